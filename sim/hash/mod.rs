@@ -1,0 +1,1 @@
+//! The kernel's Jenkins hashes, bit-exact.

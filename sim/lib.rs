@@ -1,0 +1,6 @@
+//! futexsim: a discrete-event simulator of hashed lock tables (the Linux futex
+//! hash first) and the cache-line false sharing between their buckets.
+//!
+//! Data flows one way: config -> scenario -> engine -> records -> report.
+
+pub mod hash;
