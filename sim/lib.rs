@@ -4,3 +4,5 @@
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
 pub mod hash;
+pub mod kernel;
+pub mod machine;

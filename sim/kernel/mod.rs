@@ -1,0 +1,4 @@
+//! What the kernel does: futex keys, table designs and the memory accesses
+//! of each futex operation, per era. Function only; timing lives in the engine.
+
+pub mod key;

@@ -1,0 +1,289 @@
+//! A machine profile: topology, the latency of moving a line between any two
+//! CPUs or from memory, the coherence granularity, the spinlock the kernel
+//! builds, and the cost of the kernel's non-memory work. Profiles are TOML
+//! (configs/machines/); everything here is resolved to integer picoseconds.
+
+pub mod presets;
+mod profile;
+
+pub use profile::{
+    CoherenceSpec, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec, TopologySpec,
+};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Simulated time in picoseconds: integer, so runs are bit-reproducible.
+pub type Ps = u64;
+
+pub fn ns_to_ps(ns: f64) -> Ps {
+    (ns * 1000.0).round() as Ps
+}
+
+/// The kernel's spinlock of the era (kernel-facts.md §3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LockKind {
+    /// 2.6.25-4.1: every waiter spins on the lock word.
+    Ticket,
+    /// 4.2+: only the queue head spins on the lock word, the rest on their own MCS node.
+    Queued,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("machine '{machine}': {message}")]
+pub struct MachineError {
+    pub machine: String,
+    pub message: String,
+}
+
+/// Where one CPU sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuPlace {
+    /// Memory node as the kernel sees it (after NUMA emulation).
+    pub node: u32,
+    /// Physical node: what latencies depend on.
+    pub phys_node: u32,
+    pub socket: u32,
+    pub llc: u32,
+    pub core: u32,
+    pub board: u32,
+}
+
+/// A resolved machine profile.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub spec: MachineSpec,
+    places: Vec<CpuPlace>,
+    phys_nodes: u32,
+    /// Node-to-node line transfer latency (physical nodes), row-major.
+    remote_ps: Vec<Ps>,
+    /// DRAM latency from a CPU's physical node to a memory's physical node.
+    dram_ps: Vec<Ps>,
+    pub smt_ps: Ps,
+    pub llc_ps: Ps,
+    pub node_ps: Ps,
+    pub board_ps: Ps,
+    pub l1_ps: Ps,
+    pub rmw_ps: Ps,
+    pub line_shift: u32,
+    pub board_line_shift: Option<u32>,
+    pub costs: ResolvedCosts,
+}
+
+/// Kernel work that is not a memory access, in picoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResolvedCosts {
+    pub syscall: Ps,
+    pub futex_key_private: Ps,
+    pub futex_key_shared: Ps,
+    pub jhash2: Ps,
+    pub wakeup: Ps,
+    pub schedule: Ps,
+}
+
+impl Machine {
+    pub fn new(spec: MachineSpec) -> Result<Machine, MachineError> {
+        let err = |message: String| MachineError {
+            machine: spec.name.clone(),
+            message,
+        };
+        let t = &spec.topology;
+        for (what, v) in [
+            ("sockets", t.sockets),
+            ("nodes_per_socket", t.nodes_per_socket),
+            ("cores_per_socket", t.cores_per_socket),
+            ("threads_per_core", t.threads_per_core),
+            ("cores_per_llc", t.cores_per_llc),
+            ("sockets_per_board", t.sockets_per_board),
+            ("numa_fake", t.numa_fake),
+        ] {
+            if v == 0 {
+                return Err(err(format!("topology.{what} must be at least 1")));
+            }
+        }
+        if t.cores_per_socket % t.nodes_per_socket != 0 {
+            return Err(err(format!(
+                "topology.cores_per_socket ({}) must divide evenly into nodes_per_socket ({})",
+                t.cores_per_socket, t.nodes_per_socket
+            )));
+        }
+        if t.cores_per_socket % t.cores_per_llc != 0 {
+            return Err(err(format!(
+                "topology.cores_per_socket ({}) must be a multiple of cores_per_llc ({})",
+                t.cores_per_socket, t.cores_per_llc
+            )));
+        }
+        if t.sockets % t.sockets_per_board != 0 {
+            return Err(err(format!(
+                "topology.sockets ({}) must be a multiple of sockets_per_board ({})",
+                t.sockets, t.sockets_per_board
+            )));
+        }
+        let cores = t.sockets * t.cores_per_socket;
+        let cpus = cores as u64 * t.threads_per_core as u64;
+        if cpus > 65_536 {
+            return Err(err(format!(
+                "{cpus} CPUs is more than the 65536 futexsim supports"
+            )));
+        }
+        let cores_per_node = t.cores_per_socket / t.nodes_per_socket;
+        if cores_per_node % t.numa_fake != 0 {
+            return Err(err(format!(
+                "numa_fake = {} must divide the {cores_per_node} cores of each node",
+                t.numa_fake
+            )));
+        }
+        let phys_nodes = t.sockets * t.nodes_per_socket;
+        // Linux on x86 numbers one thread of every core first, then the SMT siblings.
+        let places = (0..cpus as u32)
+            .map(|cpu| {
+                let core = cpu % cores;
+                let socket = core / t.cores_per_socket;
+                let in_socket = core % t.cores_per_socket;
+                let phys_node = socket * t.nodes_per_socket + in_socket / cores_per_node;
+                let fake = (in_socket % cores_per_node) / (cores_per_node / t.numa_fake);
+                CpuPlace {
+                    node: phys_node * t.numa_fake + fake,
+                    phys_node,
+                    socket,
+                    llc: core / t.cores_per_llc,
+                    core,
+                    board: socket / t.sockets_per_board,
+                }
+            })
+            .collect();
+        let lat = &spec.latency;
+        let remote_ps = lat.remote.matrix(phys_nodes, lat.node).map_err(err)?;
+        let node_ps = ns_to_ps(lat.node);
+        let dram_local = ns_to_ps(lat.dram_local);
+        let dram_ps = match &lat.dram_remote {
+            Some(spec) => spec.matrix(phys_nodes, lat.dram_local).map_err(err)?,
+            // Without a measured matrix, remote memory costs what a remote transfer adds.
+            None => remote_ps
+                .iter()
+                .map(|&r| dram_local + r.saturating_sub(node_ps))
+                .collect(),
+        };
+        let line = spec.coherence.line;
+        if !line.is_power_of_two() || !(8..=65_536).contains(&line) {
+            return Err(err(format!(
+                "coherence.line = {line} must be a power of two from 8 to 65536"
+            )));
+        }
+        let board_line_shift = match (t.sockets / t.sockets_per_board, spec.coherence.board_line) {
+            (1, _) | (_, None) => None,
+            (_, Some(b)) if b.is_power_of_two() && b >= line => Some(b.trailing_zeros()),
+            (_, Some(b)) => return Err(err(format!(
+                "coherence.board_line = {b} must be a power of two no smaller than line ({line})"
+            ))),
+        };
+        let k = &spec.kernel;
+        Ok(Machine {
+            places,
+            phys_nodes,
+            remote_ps,
+            dram_ps,
+            smt_ps: ns_to_ps(lat.smt),
+            llc_ps: ns_to_ps(lat.llc),
+            node_ps,
+            board_ps: ns_to_ps(lat.board.unwrap_or(0.0)),
+            l1_ps: ns_to_ps(lat.l1_hit),
+            rmw_ps: ns_to_ps(lat.rmw),
+            line_shift: line.trailing_zeros(),
+            board_line_shift,
+            costs: ResolvedCosts {
+                syscall: ns_to_ps(k.syscall),
+                futex_key_private: ns_to_ps(k.futex_key_private),
+                futex_key_shared: ns_to_ps(k.futex_key_shared),
+                jhash2: ns_to_ps(k.jhash2),
+                wakeup: ns_to_ps(k.wakeup),
+                schedule: ns_to_ps(k.schedule),
+            },
+            spec,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+    pub fn cpus(&self) -> u32 {
+        self.places.len() as u32
+    }
+    pub fn possible_cpus(&self) -> u32 {
+        self.spec
+            .topology
+            .possible_cpus
+            .unwrap_or(self.cpus())
+            .max(self.cpus())
+    }
+    /// Memory nodes as the kernel counts them (emulated nodes included).
+    pub fn nodes(&self) -> u32 {
+        self.phys_nodes * self.spec.topology.numa_fake
+    }
+    pub fn place(&self, cpu: u32) -> CpuPlace {
+        self.places[cpu as usize]
+    }
+    pub fn node_of(&self, cpu: u32) -> u32 {
+        self.places[cpu as usize].node
+    }
+    pub fn lock_kind(&self) -> LockKind {
+        self.spec.kernel.lock
+    }
+    pub fn line_size(&self) -> u64 {
+        1 << self.line_shift
+    }
+    fn phys(&self, node: u32) -> u32 {
+        node / self.spec.topology.numa_fake
+    }
+
+    /// Time for CPU `to` to obtain a line that CPU `from` holds.
+    #[inline]
+    pub fn transfer_ps(&self, from: u32, to: u32) -> Ps {
+        let (a, b) = (&self.places[from as usize], &self.places[to as usize]);
+        if a.board != b.board {
+            self.board_ps
+        } else if a.core == b.core {
+            self.smt_ps
+        } else if a.llc == b.llc {
+            self.llc_ps
+        } else if a.phys_node == b.phys_node {
+            self.node_ps
+        } else {
+            self.remote_ps[(b.phys_node * self.phys_nodes + a.phys_node) as usize]
+        }
+    }
+
+    /// Whether a transfer between the two CPUs crosses a node (perf c2c's remote HITM).
+    #[inline]
+    pub fn is_remote(&self, a: u32, b: u32) -> bool {
+        self.places[a as usize].phys_node != self.places[b as usize].phys_node
+    }
+
+    /// Time for CPU `cpu` to read a line from memory homed on `home_node`.
+    #[inline]
+    pub fn dram_ps(&self, cpu: u32, home_node: u32) -> Ps {
+        let from = self.places[cpu as usize].phys_node;
+        let base = self.dram_ps[(from * self.phys_nodes + self.phys(home_node)) as usize];
+        if self.places[cpu as usize].board != self.phys(home_node) / self.nodes_per_board() {
+            base.max(self.board_ps)
+        } else {
+            base
+        }
+    }
+
+    #[inline]
+    pub fn is_remote_memory(&self, cpu: u32, home_node: u32) -> bool {
+        self.places[cpu as usize].phys_node != self.phys(home_node)
+    }
+
+    fn nodes_per_board(&self) -> u32 {
+        let t = &self.spec.topology;
+        t.sockets_per_board * t.nodes_per_socket
+    }
+
+    /// CPUs of a memory node, in CPU order.
+    pub fn cpus_of_node(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        (0..self.cpus()).filter(move |&c| self.places[c as usize].node == node)
+    }
+}

@@ -1,0 +1,74 @@
+//! The machine profiles shipped in configs/machines/, compiled in so the
+//! binary works from any directory.
+
+use super::MachineSpec;
+
+const PRESETS: &[(&str, &str)] = &[
+    (
+        "arm64-8",
+        include_str!("../../configs/machines/arm64-8.toml"),
+    ),
+    ("clx-2s", include_str!("../../configs/machines/clx-2s.toml")),
+    (
+        "cpl-4s-224",
+        include_str!("../../configs/machines/cpl-4s-224.toml"),
+    ),
+    (
+        "e5-2650-2s-32",
+        include_str!("../../configs/machines/e5-2650-2s-32.toml"),
+    ),
+    ("icx-2s", include_str!("../../configs/machines/icx-2s.toml")),
+    (
+        "milan-2s",
+        include_str!("../../configs/machines/milan-2s.toml"),
+    ),
+    (
+        "srf-2s-192",
+        include_str!("../../configs/machines/srf-2s-192.toml"),
+    ),
+    (
+        "uv-4096",
+        include_str!("../../configs/machines/uv-4096.toml"),
+    ),
+    ("uv-512", include_str!("../../configs/machines/uv-512.toml")),
+    (
+        "vsmp-32",
+        include_str!("../../configs/machines/vsmp-32.toml"),
+    ),
+];
+
+pub fn names() -> impl Iterator<Item = &'static str> {
+    PRESETS.iter().map(|(name, _)| *name)
+}
+
+/// The profile of a shipped machine; None for an unknown name.
+pub fn preset(name: &str) -> Option<MachineSpec> {
+    let (_, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
+    // The shipped files are checked by a test, so a parse failure is a build defect.
+    Some(toml::from_str(text).unwrap_or_else(|e| panic!("configs/machines/{name}.toml: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Machine;
+
+    #[test]
+    fn every_preset_parses_resolves_and_is_named_after_its_file() {
+        for name in names() {
+            let spec = preset(name).unwrap();
+            assert_eq!(spec.name, name);
+            let m = Machine::new(spec).unwrap();
+            assert!(m.cpus() >= 8, "{name}");
+        }
+        assert_eq!(
+            Machine::new(preset("cpl-4s-224").unwrap()).unwrap().cpus(),
+            224
+        );
+        assert_eq!(
+            Machine::new(preset("uv-4096").unwrap()).unwrap().cpus(),
+            4096
+        );
+        assert_eq!(Machine::new(preset("vsmp-32").unwrap()).unwrap().cpus(), 32);
+    }
+}

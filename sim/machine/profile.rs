@@ -1,0 +1,187 @@
+//! The TOML form of a machine profile. Latencies are written in nanoseconds
+//! as measured by the tools users run (core-to-core-latency, Intel MLC).
+
+use super::{ns_to_ps, LockKind, Ps};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    pub name: String,
+    /// Where the numbers come from, so a report can cite them.
+    pub source: String,
+    pub topology: TopologySpec,
+    pub latency: LatencySpec,
+    #[serde(default)]
+    pub coherence: CoherenceSpec,
+    #[serde(default)]
+    pub kernel: KernelCosts,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    pub sockets: u32,
+    #[serde(default = "one")]
+    pub nodes_per_socket: u32,
+    pub cores_per_socket: u32,
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    /// Cores sharing one last-level cache (an AMD CCX; the whole socket on Intel).
+    pub cores_per_llc: u32,
+    /// Sockets per board of a multi-board machine (vSMP); all sockets when absent.
+    #[serde(default = "one")]
+    pub sockets_per_board: u32,
+    /// numa=fake=N: split each node's memory, and the CPUs with it, into N nodes.
+    #[serde(default = "one")]
+    pub numa_fake: u32,
+    /// num_possible_cpus() when hot-pluggable slots exceed the online CPUs.
+    #[serde(default)]
+    pub possible_cpus: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencySpec {
+    pub l1_hit: f64,
+    /// Line transfer between SMT siblings of one core.
+    pub smt: f64,
+    /// Between cores that share a last-level cache.
+    pub llc: f64,
+    /// Between cores of one node that do not share a last-level cache.
+    pub node: f64,
+    /// Between nodes.
+    pub remote: RemoteSpec,
+    pub dram_local: f64,
+    /// Memory on another node; derived from `remote` when absent.
+    #[serde(default)]
+    pub dram_remote: Option<RemoteSpec>,
+    /// Extra cost of a locked read-modify-write over a plain store.
+    pub rmw: f64,
+    /// Between boards of a multi-board machine (vSMP: over InfiniBand).
+    #[serde(default)]
+    pub board: Option<f64>,
+}
+
+/// Node-to-node latency: a measured matrix (may be asymmetric), or a
+/// hierarchy of node groups for machines too large to write out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RemoteSpec {
+    Matrix(Vec<Vec<f64>>),
+    Groups(Vec<NodeGroup>),
+}
+
+/// Nodes whose index divided by `nodes` is equal are `ns` apart; the first
+/// group that contains both nodes applies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeGroup {
+    pub nodes: u32,
+    pub ns: f64,
+}
+
+impl RemoteSpec {
+    /// The full row-major matrix; `diagonal_ns` fills same-node entries.
+    pub(super) fn matrix(&self, nodes: u32, diagonal_ns: f64) -> Result<Vec<Ps>, String> {
+        let n = nodes as usize;
+        let mut out = vec![0; n * n];
+        match self {
+            RemoteSpec::Matrix(rows) => {
+                if rows.len() != n || rows.iter().any(|r| r.len() != n) {
+                    return Err(format!(
+                        "a latency matrix must be {n} x {n} (one row and column per node)"
+                    ));
+                }
+                for (i, row) in rows.iter().enumerate() {
+                    for (j, &ns) in row.iter().enumerate() {
+                        out[i * n + j] = ns_to_ps(if i == j { diagonal_ns } else { ns });
+                    }
+                }
+            }
+            RemoteSpec::Groups(groups) => {
+                if groups.is_empty() || groups.last().map(|g| g.nodes) < Some(nodes) {
+                    return Err(format!(
+                        "the last latency group must span all {nodes} nodes"
+                    ));
+                }
+                for i in 0..nodes {
+                    for j in 0..nodes {
+                        let ns = if i == j {
+                            diagonal_ns
+                        } else {
+                            groups
+                                .iter()
+                                .find(|g| i / g.nodes == j / g.nodes)
+                                .map_or(0.0, |g| g.ns)
+                        };
+                        out[(i * nodes + j) as usize] = ns_to_ps(ns);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoherenceSpec {
+    /// Bytes moved and invalidated together: 64, or 128 where the adjacent-line
+    /// prefetcher makes pairs behave as one (perf c2c --double-cl).
+    pub line: u64,
+    /// Coherence unit between boards (vSMP: 4096).
+    #[serde(default)]
+    pub board_line: Option<u64>,
+}
+
+impl Default for CoherenceSpec {
+    fn default() -> Self {
+        CoherenceSpec {
+            line: 64,
+            board_line: None,
+        }
+    }
+}
+
+/// Costs of the kernel's own work around the memory accesses, in ns.
+///
+/// The defaults are calibrated once, on one published figure: LKP's
+/// will-it-scale futex4 in process mode on Cooper Lake runs 8.37 M failed
+/// private FUTEX_WAITs per second per process (202310081429.a30c99f2-oliver.sang),
+/// about 120 ns per call with every line in L1; the syscall cost is what is
+/// left of that once the modelled steps are taken out. musl's note that a
+/// failed wait "typically takes 1000 cycles or less" bounds it from above.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KernelCosts {
+    /// Entry and exit of one syscall, mitigations included.
+    pub syscall: f64,
+    pub futex_key_private: f64,
+    /// get_user_pages_fast and the page lookup of a shared key.
+    pub futex_key_shared: f64,
+    pub jhash2: f64,
+    /// From a wake-up to the woken task running on its (idle) CPU.
+    pub wakeup: f64,
+    /// Putting a task to sleep: schedule() out of the futex wait.
+    pub schedule: f64,
+    pub lock: LockKind,
+}
+
+impl Default for KernelCosts {
+    fn default() -> Self {
+        KernelCosts {
+            syscall: 85.0,
+            futex_key_private: 8.0,
+            futex_key_shared: 60.0,
+            jhash2: 4.0,
+            wakeup: 3000.0,
+            schedule: 1000.0,
+            lock: LockKind::Queued,
+        }
+    }
+}
