@@ -3,6 +3,9 @@
 //!
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
+pub mod coherence;
+pub mod expr;
 pub mod hash;
 pub mod kernel;
 pub mod machine;
+pub mod memory;

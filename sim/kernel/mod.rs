@@ -1,4 +1,6 @@
 //! What the kernel does: futex keys, table designs and the memory accesses
 //! of each futex operation, per era. Function only; timing lives in the engine.
 
+pub mod futex_hash;
 pub mod key;
+pub mod table;

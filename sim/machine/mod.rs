@@ -95,7 +95,7 @@ impl Machine {
             ("cores_per_socket", t.cores_per_socket),
             ("threads_per_core", t.threads_per_core),
             ("cores_per_llc", t.cores_per_llc),
-            ("sockets_per_board", t.sockets_per_board),
+            ("sockets_per_board", t.sockets_per_board.unwrap_or(1)),
             ("numa_fake", t.numa_fake),
         ] {
             if v == 0 {
@@ -114,10 +114,11 @@ impl Machine {
                 t.cores_per_socket, t.cores_per_llc
             )));
         }
-        if t.sockets % t.sockets_per_board != 0 {
+        let sockets_per_board = t.sockets_per_board.unwrap_or(t.sockets);
+        if t.sockets % sockets_per_board != 0 {
             return Err(err(format!(
-                "topology.sockets ({}) must be a multiple of sockets_per_board ({})",
-                t.sockets, t.sockets_per_board
+                "topology.sockets ({}) must be a multiple of sockets_per_board ({sockets_per_board})",
+                t.sockets
             )));
         }
         let cores = t.sockets * t.cores_per_socket;
@@ -149,7 +150,7 @@ impl Machine {
                     socket,
                     llc: core / t.cores_per_llc,
                     core,
-                    board: socket / t.sockets_per_board,
+                    board: socket / sockets_per_board,
                 }
             })
             .collect();
@@ -171,12 +172,14 @@ impl Machine {
                 "coherence.line = {line} must be a power of two from 8 to 65536"
             )));
         }
-        let board_line_shift = match (t.sockets / t.sockets_per_board, spec.coherence.board_line) {
+        let board_line_shift = match (t.sockets / sockets_per_board, spec.coherence.board_line) {
             (1, _) | (_, None) => None,
             (_, Some(b)) if b.is_power_of_two() && b >= line => Some(b.trailing_zeros()),
-            (_, Some(b)) => return Err(err(format!(
+            (_, Some(b)) => {
+                return Err(err(format!(
                 "coherence.board_line = {b} must be a power of two no smaller than line ({line})"
-            ))),
+            )))
+            }
         };
         let k = &spec.kernel;
         Ok(Machine {
@@ -239,6 +242,11 @@ impl Machine {
 
     /// Time for CPU `to` to obtain a line that CPU `from` holds.
     #[inline]
+    /// Transfer latency between two physical nodes.
+    pub fn remote_latency_ps(&self, from_node: u32, to_node: u32) -> Ps {
+        self.remote_ps[(to_node * self.phys_nodes + from_node) as usize]
+    }
+
     pub fn transfer_ps(&self, from: u32, to: u32) -> Ps {
         let (a, b) = (&self.places[from as usize], &self.places[to as usize]);
         if a.board != b.board {
@@ -279,7 +287,7 @@ impl Machine {
 
     fn nodes_per_board(&self) -> u32 {
         let t = &self.spec.topology;
-        t.sockets_per_board * t.nodes_per_socket
+        t.sockets_per_board.unwrap_or(t.sockets) * t.nodes_per_socket
     }
 
     /// CPUs of a memory node, in CPU order.

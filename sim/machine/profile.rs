@@ -30,8 +30,8 @@ pub struct TopologySpec {
     /// Cores sharing one last-level cache (an AMD CCX; the whole socket on Intel).
     pub cores_per_llc: u32,
     /// Sockets per board of a multi-board machine (vSMP); all sockets when absent.
-    #[serde(default = "one")]
-    pub sockets_per_board: u32,
+    #[serde(default)]
+    pub sockets_per_board: Option<u32>,
     /// numa=fake=N: split each node's memory, and the CPUs with it, into N nodes.
     #[serde(default = "one")]
     pub numa_fake: u32,

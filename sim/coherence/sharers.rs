@@ -1,0 +1,121 @@
+//! The set of CPUs holding a line shared. Most lines are touched by one or
+//! two CPUs, so a few ids sit inline; only a line that many CPUs spin on
+//! (a contended lock word) grows a bitmap.
+
+const INLINE: usize = 6;
+
+#[derive(Clone, Debug)]
+pub enum SharerSet {
+    Few { len: u8, cpus: [u16; INLINE] },
+    Many { count: u32, bits: Box<[u64]> },
+}
+
+impl Default for SharerSet {
+    fn default() -> Self {
+        SharerSet::Few {
+            len: 0,
+            cpus: [0; INLINE],
+        }
+    }
+}
+
+impl SharerSet {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            SharerSet::Few { len, .. } => *len as usize,
+            SharerSet::Many { count, .. } => *count as usize,
+        }
+    }
+
+    #[inline]
+    pub fn contains(&self, cpu: u16) -> bool {
+        match self {
+            SharerSet::Few { len, cpus } => cpus[..*len as usize].contains(&cpu),
+            SharerSet::Many { bits, .. } => bits[cpu as usize / 64] >> (cpu % 64) & 1 == 1,
+        }
+    }
+
+    /// Adds a CPU; `cpus` is the machine's CPU count, for the bitmap's size.
+    pub fn insert(&mut self, cpu: u16, cpus: usize) {
+        match self {
+            SharerSet::Few { len, cpus: ids } => {
+                if ids[..*len as usize].contains(&cpu) {
+                    return;
+                }
+                if (*len as usize) < INLINE {
+                    ids[*len as usize] = cpu;
+                    *len += 1;
+                    return;
+                }
+                let mut bits = vec![0u64; cpus.div_ceil(64)].into_boxed_slice();
+                for &c in ids.iter() {
+                    bits[c as usize / 64] |= 1 << (c % 64);
+                }
+                *self = SharerSet::Many {
+                    count: INLINE as u32,
+                    bits,
+                };
+                self.insert(cpu, cpus);
+            }
+            SharerSet::Many { count, bits } => {
+                let word = &mut bits[cpu as usize / 64];
+                if *word >> (cpu % 64) & 1 == 0 {
+                    *word |= 1 << (cpu % 64);
+                    *count += 1;
+                }
+            }
+        }
+    }
+
+    /// Empties the set; a bitmap shrinks back to the inline form.
+    pub fn clear(&mut self) {
+        *self = SharerSet::default();
+    }
+
+    /// Every CPU in the set, in no particular order.
+    pub fn for_each(&self, mut f: impl FnMut(u16)) {
+        match self {
+            SharerSet::Few { len, cpus } => cpus[..*len as usize].iter().for_each(|&c| f(c)),
+            SharerSet::Many { bits, .. } => {
+                for (w, &word) in bits.iter().enumerate() {
+                    let mut rest = word;
+                    while rest != 0 {
+                        f((w * 64) as u16 + rest.trailing_zeros() as u16);
+                        rest &= rest - 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_to_a_bitmap_and_back() {
+        let mut s = SharerSet::default();
+        for cpu in [3, 4000, 3, 17, 18, 19, 20, 21, 4095] {
+            s.insert(cpu, 4096);
+        }
+        assert_eq!(s.len(), 8);
+        assert!(matches!(s, SharerSet::Many { .. }));
+        assert!(s.contains(4000) && s.contains(21) && !s.contains(22));
+        let mut seen = Vec::new();
+        s.for_each(|c| seen.push(c));
+        seen.sort();
+        assert_eq!(seen, [3, 17, 18, 19, 20, 21, 4000, 4095]);
+        s.clear();
+        assert!(s.is_empty() && matches!(s, SharerSet::Few { .. }));
+    }
+
+    #[test]
+    fn inline_form_is_small() {
+        assert!(std::mem::size_of::<SharerSet>() <= 24);
+    }
+}

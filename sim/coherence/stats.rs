@@ -1,0 +1,169 @@
+//! What the directory counts: totals by class, and for every line that ever
+//! moved between caches, perf c2c's per-line and per-offset figures.
+
+use super::{AccessKind, Class};
+use crate::machine::Ps;
+use crate::memory::LineId;
+use serde::{Deserialize, Serialize};
+
+/// Counts over all accesses.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    pub loads: u64,
+    pub stores: u64,
+    /// Accesses by class, in `Class::ALL` order.
+    pub by_class: [u64; 7],
+    /// Picoseconds spent on accesses of each class, queueing included.
+    pub ps_by_class: [u64; 7],
+    /// Transfers of a line whose last write was to the same offset.
+    pub true_sharing: u64,
+    /// Transfers of a line whose last write was to another offset.
+    pub false_sharing: u64,
+}
+
+impl Totals {
+    #[inline]
+    pub(super) fn count(&mut self, kind: AccessKind, class: Class, ps: Ps, falsely: Option<bool>) {
+        match kind {
+            AccessKind::Read => self.loads += 1,
+            AccessKind::Write | AccessKind::Rmw => self.stores += 1,
+        }
+        self.by_class[class as usize] += 1;
+        self.ps_by_class[class as usize] += ps;
+        match falsely {
+            Some(true) => self.false_sharing += 1,
+            Some(false) => self.true_sharing += 1,
+            None => {}
+        }
+    }
+
+    pub fn class(&self, class: Class) -> u64 {
+        self.by_class[class as usize]
+    }
+
+    /// Line transfers between caches: HITMs and clean cache-to-cache copies.
+    pub fn transfers(&self) -> u64 {
+        Class::ALL
+            .iter()
+            .filter(|c| c.is_transfer())
+            .map(|&c| self.class(c))
+            .sum()
+    }
+
+    pub fn add(&mut self, other: &Totals) {
+        self.loads += other.loads;
+        self.stores += other.stores;
+        for i in 0..7 {
+            self.by_class[i] += other.by_class[i];
+            self.ps_by_class[i] += other.ps_by_class[i];
+        }
+        self.true_sharing += other.true_sharing;
+        self.false_sharing += other.false_sharing;
+    }
+}
+
+/// One byte offset of a line, as in perf c2c's Pareto table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OffsetStats {
+    pub offset: u16,
+    pub loads: u64,
+    pub stores: u64,
+    pub lcl_hitm: u64,
+    pub rmt_hitm: u64,
+    /// Stores that found the line in their own cache, and those that did not.
+    pub store_l1_hit: u64,
+    pub store_l1_miss: u64,
+    /// Picoseconds the HITM loads and stores waited.
+    pub hitm_ps: u64,
+    /// Distinct CPUs that accessed this offset, sorted.
+    pub cpus: Vec<u16>,
+}
+
+/// One line, as in perf c2c's Shared Data Cache Line Table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineStats {
+    pub line: LineId,
+    pub loads: u64,
+    pub stores: u64,
+    pub lcl_hitm: u64,
+    pub rmt_hitm: u64,
+    pub lcl_hit: u64,
+    pub rmt_hit: u64,
+    pub dram_lcl: u64,
+    pub dram_rmt: u64,
+    pub offsets: Vec<OffsetStats>,
+}
+
+impl LineStats {
+    pub(super) fn new(line: LineId) -> LineStats {
+        LineStats {
+            line,
+            loads: 0,
+            stores: 0,
+            lcl_hitm: 0,
+            rmt_hitm: 0,
+            lcl_hit: 0,
+            rmt_hit: 0,
+            dram_lcl: 0,
+            dram_rmt: 0,
+            offsets: Vec::new(),
+        }
+    }
+
+    pub fn hitm(&self) -> u64 {
+        self.lcl_hitm + self.rmt_hitm
+    }
+
+    pub(super) fn record(&mut self, offset: u16, cpu: u16, kind: AccessKind, class: Class, ps: Ps) {
+        let store = kind != AccessKind::Read;
+        if store {
+            self.stores += 1;
+        } else {
+            self.loads += 1;
+        }
+        match class {
+            Class::LclHitm => self.lcl_hitm += 1,
+            Class::RmtHitm => self.rmt_hitm += 1,
+            Class::LclHit => self.lcl_hit += 1,
+            Class::RmtHit => self.rmt_hit += 1,
+            Class::DramLcl => self.dram_lcl += 1,
+            Class::DramRmt => self.dram_rmt += 1,
+            Class::L1Hit => {}
+        }
+        let at = match self.offsets.binary_search_by_key(&offset, |o| o.offset) {
+            Ok(i) => i,
+            Err(i) => {
+                self.offsets.insert(
+                    i,
+                    OffsetStats {
+                        offset,
+                        ..OffsetStats::default()
+                    },
+                );
+                i
+            }
+        };
+        let o = &mut self.offsets[at];
+        if store {
+            o.stores += 1;
+            if class == Class::L1Hit {
+                o.store_l1_hit += 1;
+            } else {
+                o.store_l1_miss += 1;
+            }
+        } else {
+            o.loads += 1;
+        }
+        match class {
+            Class::LclHitm => o.lcl_hitm += 1,
+            Class::RmtHitm => o.rmt_hitm += 1,
+            _ => {}
+        }
+        if matches!(class, Class::LclHitm | Class::RmtHitm) {
+            o.hitm_ps += ps;
+        }
+        if let Err(i) = o.cpus.binary_search(&cpu) {
+            o.cpus.insert(i, cpu);
+        }
+    }
+}

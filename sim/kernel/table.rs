@@ -1,0 +1,469 @@
+//! Table designs: everything that decides where a futex key lands and what
+//! the bucket it lands in looks like in memory (kernel-facts.md §3-4). Each
+//! preset is one design that was merged or proposed; every field can be
+//! overridden from TOML.
+
+use super::key::{KeyOrder, WordSize};
+use crate::expr::Expr;
+use crate::hash::HashForm;
+use crate::machine::LockKind;
+use serde::{Deserialize, Serialize};
+
+/// The fields of `struct futex_hash_bucket` the simulator tracks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldName {
+    /// atomic_t counted by futex_wait (3.14+) so futex_wake can skip the lock.
+    Waiters,
+    /// The bucket's spinlock.
+    Lock,
+    /// The plist of queued `futex_q`s.
+    Chain,
+    /// Back-pointer to the private hash (6.16+ with CONFIG_FUTEX_PRIVATE_HASH).
+    Priv,
+}
+
+impl FieldName {
+    pub const ALL: [FieldName; 4] = [
+        FieldName::Waiters,
+        FieldName::Lock,
+        FieldName::Chain,
+        FieldName::Priv,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldName::Waiters => "waiters",
+            FieldName::Lock => "lock",
+            FieldName::Chain => "chain",
+            FieldName::Priv => "priv",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Field {
+    pub name: FieldName,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// One bucket's size and where each field sits in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BucketLayout {
+    pub size: u32,
+    pub fields: Vec<Field>,
+}
+
+impl BucketLayout {
+    pub fn field(&self, name: FieldName) -> Option<Field> {
+        self.fields.iter().copied().find(|f| f.name == name)
+    }
+
+    /// Every field inside the bucket, none overlapping, the lock present.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.size == 0 {
+            return Err("bucket size must be at least 1 byte".into());
+        }
+        for (i, f) in self.fields.iter().enumerate() {
+            if f.size == 0
+                || f.offset
+                    .checked_add(f.size)
+                    .is_none_or(|end| end > self.size)
+            {
+                return Err(format!(
+                    "field '{}' at offset {} size {} lies outside the {}-byte bucket",
+                    f.name.as_str(),
+                    f.offset,
+                    f.size,
+                    self.size
+                ));
+            }
+            for g in &self.fields[..i] {
+                if g.name == f.name {
+                    return Err(format!("field '{}' is listed twice", f.name.as_str()));
+                }
+                if f.offset < g.offset + g.size && g.offset < f.offset + f.size {
+                    return Err(format!(
+                        "fields '{}' and '{}' overlap",
+                        g.name.as_str(),
+                        f.name.as_str()
+                    ));
+                }
+            }
+        }
+        if self.field(FieldName::Lock).is_none() {
+            return Err("a bucket needs a 'lock' field".into());
+        }
+        Ok(())
+    }
+}
+
+/// Where the global table's memory lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// One array on the boot node (a static array, or an early allocation).
+    BootNode,
+    /// One array whose pages are spread round-robin over the nodes (vmalloc with hashdist).
+    Interleaved,
+    /// One array per node, on that node; a key's node comes from its hash (6.16+).
+    PerNode,
+}
+
+/// How a private hash is kept alive across a futex op (kernel-facts.md §4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefcountMode {
+    /// Immutable table, or one pointer in mm (2009): nothing per op.
+    None,
+    /// 6.16-rc rcuref: an atomic get and put on the header line at every op.
+    Shared,
+    /// 6.17: a per-CPU counter in steady state, no shared line.
+    PerCpu,
+}
+
+/// A table per process for its private futexes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivateHash {
+    /// Slots per process; `threads` is that process's thread count.
+    pub slots: Expr,
+    pub key_order: KeyOrder,
+    /// Bytes before `queues[]` in the same allocation (6.17: one 64-byte line).
+    pub header_bytes: u32,
+    pub refcount: RefcountMode,
+    /// Processes with fewer threads keep using the global table (6.17 allocates
+    /// on the first pthread_create, so a single-threaded process has none).
+    pub min_threads: u32,
+}
+
+/// A complete table design.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableDesign {
+    pub name: String,
+    /// The kernel or proposal this design stands for.
+    pub era: String,
+    pub hash: HashForm,
+    pub key_order: KeyOrder,
+    #[serde(default)]
+    pub word_size: WordSize,
+    /// Slots of one global table instance (per node with `per-node` placement).
+    pub slots: Expr,
+    pub bucket: BucketLayout,
+    /// Alignment of the bucket array's start.
+    pub align: u64,
+    /// Where the array starts within its alignment unit (the 2.6.29 static
+    /// array's offset inside a cache line was never measured).
+    #[serde(default)]
+    pub base_offset: u64,
+    pub placement: Placement,
+    #[serde(default)]
+    pub private: Option<PrivateHash>,
+    /// The era's spinlock; the machine's when absent.
+    #[serde(default)]
+    pub lock: Option<LockKind>,
+}
+
+/// Variables a sizing rule may name.
+pub const SIZING_VARIABLES: [&str; 7] = [
+    "cpus",
+    "possible_cpus",
+    "nodes",
+    "threads",
+    "processes",
+    "futexes",
+    "node_slots",
+];
+
+/// The values of the sizing variables for one scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SizingVars {
+    pub cpus: u64,
+    pub possible_cpus: u64,
+    pub nodes: u64,
+    /// Threads of the process being sized (all threads for a global table).
+    pub threads: u64,
+    pub processes: u64,
+    pub futexes: u64,
+    /// Slots of one global table instance (known once the global table is sized).
+    pub node_slots: u64,
+}
+
+impl SizingVars {
+    pub fn get(&self, name: &str) -> Option<u64> {
+        Some(match name {
+            "cpus" => self.cpus,
+            "possible_cpus" => self.possible_cpus,
+            "nodes" => self.nodes,
+            "threads" => self.threads,
+            "processes" => self.processes,
+            "futexes" => self.futexes,
+            "node_slots" => self.node_slots,
+            _ => return None,
+        })
+    }
+}
+
+/// Evaluates a sizing rule; a table's slot count must be a power of two
+/// because the kernel masks the hash.
+pub fn eval_slots(rule: &Expr, vars: &SizingVars) -> Result<u64, String> {
+    let slots = rule
+        .eval(&|name| vars.get(name))
+        .map_err(|e| format!("sizing rule '{rule}': {e}"))?;
+    if !slots.is_power_of_two() {
+        return Err(format!(
+            "sizing rule '{rule}' gives {slots} slots; the kernel masks the hash, so it must be a power of two (wrap it in roundup_pow_of_two)"
+        ));
+    }
+    Ok(slots)
+}
+
+fn layout(size: u32, fields: &[(FieldName, u32, u32)]) -> BucketLayout {
+    BucketLayout {
+        size,
+        fields: fields
+            .iter()
+            .map(|&(name, offset, size)| Field { name, offset, size })
+            .collect(),
+    }
+}
+
+fn rule(src: &str) -> Expr {
+    Expr::parse(src).expect("preset sizing rules parse")
+}
+
+/// 2.6.2x-2.6.38: lock, 4 bytes of padding, then a two-list plist_head; 40 bytes, packed.
+fn packed_40() -> BucketLayout {
+    layout(40, &[(FieldName::Lock, 0, 4), (FieldName::Chain, 8, 32)])
+}
+
+/// 3.14+: waiters, lock and chain in one cache-aligned 64-byte bucket.
+fn aligned_64() -> BucketLayout {
+    layout(
+        64,
+        &[
+            (FieldName::Waiters, 0, 4),
+            (FieldName::Lock, 4, 4),
+            (FieldName::Chain, 8, 16),
+        ],
+    )
+}
+
+const PER_NODE_SLOTS: &str = "roundup_pow_of_two(max(4, 256 * possible_cpus / nodes))";
+
+pub const PRESET_NAMES: [&str; 7] = [
+    "fixed-256",
+    "dumazet-2009",
+    "private-2009",
+    "aligned-3.14",
+    "numa-6.16",
+    "private-6.16rc",
+    "private-6.17",
+];
+
+/// The shipped designs (model.md, "Tables to compare").
+pub fn preset(name: &str) -> Option<TableDesign> {
+    let fixed_256 = TableDesign {
+        name: "fixed-256".into(),
+        era: "2.6.29: static futex_queues[256], lookup2 jhash2, ticket spinlock".into(),
+        hash: HashForm::Lookup2,
+        key_order: KeyOrder::WordPtr,
+        word_size: WordSize::Bits64,
+        slots: rule("256"),
+        bucket: packed_40(),
+        // Large static arrays get 32-byte alignment from the x86-64 ABI, not 64.
+        align: 32,
+        base_offset: 0,
+        placement: Placement::BootNode,
+        private: None,
+        lock: Some(LockKind::Ticket),
+    };
+    let per_node = TableDesign {
+        name: "numa-6.16".into(),
+        era: "6.16: one table per node, node from the hash, qspinlock".into(),
+        hash: HashForm::Lookup3,
+        key_order: KeyOrder::PtrWord,
+        slots: rule(PER_NODE_SLOTS),
+        bucket: aligned_64(),
+        align: 64,
+        placement: Placement::PerNode,
+        lock: Some(LockKind::Queued),
+        ..fixed_256.clone()
+    };
+    let private_617 = TableDesign {
+        name: "private-6.17".into(),
+        era:
+            "6.17: per-process private hash with per-CPU reference counting, per-node global table"
+                .into(),
+        bucket: layout(
+            64,
+            &[
+                (FieldName::Waiters, 0, 4),
+                (FieldName::Lock, 4, 4),
+                (FieldName::Chain, 8, 16),
+                (FieldName::Priv, 24, 8),
+            ],
+        ),
+        private: Some(PrivateHash {
+            slots: rule("clamp(roundup_pow_of_two(4 * min(threads, cpus)), 16, node_slots)"),
+            key_order: KeyOrder::Address,
+            header_bytes: 64,
+            refcount: RefcountMode::PerCpu,
+            min_threads: 2,
+        }),
+        ..per_node.clone()
+    };
+    Some(match name {
+        "fixed-256" => fixed_256,
+        "dumazet-2009" => TableDesign {
+            name: name.into(),
+            era: "2009 proposal (not merged): roundup_pow_of_two(possible CPUs) x 256 slots, vmalloc'd".into(),
+            slots: rule("roundup_pow_of_two(possible_cpus) * 256"),
+            align: 4096,
+            placement: Placement::Interleaved,
+            ..fixed_256
+        },
+        "private-2009" => TableDesign {
+            name: name.into(),
+            era: "2009 proposal (Thirumalai): 256 slots per process for private futexes, one pointer in mm".into(),
+            private: Some(PrivateHash {
+                slots: rule("256"),
+                key_order: KeyOrder::WordPtr,
+                header_bytes: 0,
+                refcount: RefcountMode::None,
+                min_threads: 1,
+            }),
+            ..fixed_256
+        },
+        "aligned-3.14" => TableDesign {
+            name: name.into(),
+            era: "3.14: roundup_pow_of_two(256 x possible CPUs) cache-aligned buckets, lookup3, ticket spinlock".into(),
+            hash: HashForm::Lookup3,
+            slots: rule("roundup_pow_of_two(256 * possible_cpus)"),
+            bucket: aligned_64(),
+            align: 4096,
+            placement: Placement::Interleaved,
+            ..fixed_256
+        },
+        "numa-6.16" => per_node,
+        "private-6.16rc" => TableDesign {
+            name: name.into(),
+            era: "6.16-rc: per-process private hash with a shared rcuref on its header line".into(),
+            private: Some(PrivateHash {
+                refcount: RefcountMode::Shared,
+                ..private_617.private.clone().expect("6.17 has a private hash")
+            }),
+            ..private_617
+        },
+        "private-6.17" => private_617,
+        _ => return None,
+    })
+}
+
+impl TableDesign {
+    pub fn validate(&self) -> Result<(), String> {
+        self.bucket.validate()?;
+        if !self.align.is_power_of_two() {
+            return Err(format!("align = {} must be a power of two", self.align));
+        }
+        if self.base_offset >= self.align {
+            return Err(format!(
+                "base_offset = {} must be below align = {}",
+                self.base_offset, self.align
+            ));
+        }
+        let rules = std::iter::once(&self.slots).chain(self.private.as_ref().map(|p| &p.slots));
+        for rule in rules {
+            rule.check_variables(&SIZING_VARIABLES)
+                .map_err(|e| format!("sizing rule '{rule}': {e}"))?;
+        }
+        if self
+            .private
+            .as_ref()
+            .is_some_and(|p| p.refcount != RefcountMode::None && p.header_bytes == 0)
+        {
+            return Err("a reference-counted private hash needs a header (header_bytes > 0) to hold the count".into());
+        }
+        Ok(())
+    }
+
+    pub fn lock_kind(&self, machine_default: LockKind) -> LockKind {
+        self.lock.unwrap_or(machine_default)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid_and_named_after_itself() {
+        for name in PRESET_NAMES {
+            let d = preset(name).unwrap();
+            assert_eq!(d.name, name);
+            d.validate().unwrap();
+        }
+        assert!(preset("fixed-512").is_none());
+    }
+
+    #[test]
+    fn kernel_sizing_examples() {
+        let vars = |cpus: u64, nodes: u64, threads: u64| SizingVars {
+            cpus,
+            possible_cpus: cpus,
+            nodes,
+            threads,
+            processes: 1,
+            futexes: 1024 * threads,
+            node_slots: 0,
+        };
+        let d = preset("aligned-3.14").unwrap();
+        assert_eq!(eval_slots(&d.slots, &vars(80, 8, 80)), Ok(32768));
+        let d = preset("numa-6.16").unwrap();
+        assert_eq!(eval_slots(&d.slots, &vars(224, 4, 224)), Ok(16384));
+        let d = preset("private-6.17").unwrap();
+        let private = d.private.unwrap().slots;
+        for (cpus, nodes, want) in [(32, 2, 128), (112, 2, 512), (144, 2, 1024), (256, 2, 1024)] {
+            let mut v = vars(cpus, nodes, cpus);
+            v.node_slots = eval_slots(&d.slots, &v).unwrap();
+            assert_eq!(eval_slots(&private, &v), Ok(want), "{cpus} CPUs");
+        }
+        let mut v = vars(32, 2, 1);
+        v.node_slots = 8192;
+        assert_eq!(eval_slots(&private, &v), Ok(16));
+        assert_eq!(
+            eval_slots(&preset("dumazet-2009").unwrap().slots, &vars(24, 2, 1)),
+            Ok(8192)
+        );
+    }
+
+    #[test]
+    fn layouts_are_rejected_when_fields_do_not_fit() {
+        let mut d = preset("aligned-3.14").unwrap();
+        d.bucket.fields.push(Field {
+            name: FieldName::Priv,
+            offset: 60,
+            size: 8,
+        });
+        assert!(d
+            .validate()
+            .unwrap_err()
+            .contains("outside the 64-byte bucket"));
+        let mut d = preset("aligned-3.14").unwrap();
+        d.bucket.fields.push(Field {
+            name: FieldName::Priv,
+            offset: 6,
+            size: 8,
+        });
+        assert!(d.validate().unwrap_err().contains("overlap"));
+        let rule = Expr::parse("3 * cpus").unwrap();
+        let v = SizingVars {
+            cpus: 4,
+            ..Default::default()
+        };
+        assert!(eval_slots(&rule, &v).unwrap_err().contains("power of two"));
+    }
+}

@@ -1,0 +1,190 @@
+//! Memory: everything the simulator touches has an address. Regions are
+//! allocations (a bucket array, a private hash, a heap of futex words, a set
+//! of stacks) with a home node; every coherence line inside them gets a dense
+//! id so the directory is a flat array.
+
+pub type LineId = u32;
+pub type RegionId = u32;
+
+pub const PAGE_SHIFT: u32 = 12;
+
+/// Which node's memory holds a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Home {
+    Node(u32),
+    /// Pages spread round-robin over `nodes` nodes (vmalloc with hashdist).
+    Interleaved {
+        nodes: u32,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub name: String,
+    pub base: u64,
+    pub len: u64,
+    pub home: Home,
+    first_line: LineId,
+    lines: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct MemoryMap {
+    line_shift: u32,
+    regions: Vec<Region>,
+    lines: u32,
+}
+
+impl MemoryMap {
+    pub fn new(line_size: u64) -> MemoryMap {
+        MemoryMap {
+            line_shift: line_size.trailing_zeros(),
+            regions: Vec::new(),
+            lines: 0,
+        }
+    }
+
+    pub fn line_size(&self) -> u64 {
+        1 << self.line_shift
+    }
+
+    /// Adds a region; the caller keeps regions from sharing a line.
+    pub fn add(&mut self, name: impl Into<String>, base: u64, len: u64, home: Home) -> RegionId {
+        let first = base >> self.line_shift;
+        let last = (base + len.max(1) - 1) >> self.line_shift;
+        let region = Region {
+            name: name.into(),
+            base,
+            len,
+            home,
+            first_line: self.lines,
+            lines: (last - first + 1) as u32,
+        };
+        assert!(
+            self.regions.iter().all(|r| {
+                let (a, b) = (
+                    r.base >> self.line_shift,
+                    (r.base + r.len.max(1) - 1) >> self.line_shift,
+                );
+                last < a || first > b
+            }),
+            "region '{}' shares a line with another region",
+            region.name
+        );
+        self.lines += region.lines;
+        self.regions.push(region);
+        (self.regions.len() - 1) as RegionId
+    }
+
+    pub fn lines(&self) -> u32 {
+        self.lines
+    }
+
+    pub fn region(&self, id: RegionId) -> &Region {
+        &self.regions[id as usize]
+    }
+
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
+    /// The line holding `addr` inside a known region: the hot path.
+    #[inline]
+    pub fn line_in(&self, region: RegionId, addr: u64) -> LineId {
+        let r = &self.regions[region as usize];
+        debug_assert!(
+            addr >= r.base && addr < r.base + r.len.max(1),
+            "{addr:#x} outside '{}'",
+            r.name
+        );
+        r.first_line + ((addr >> self.line_shift) - (r.base >> self.line_shift)) as LineId
+    }
+
+    /// The region holding a line.
+    pub fn region_of_line(&self, line: LineId) -> RegionId {
+        self.regions
+            .partition_point(|r| r.first_line + r.lines <= line) as RegionId
+    }
+
+    /// The first byte address of a line.
+    pub fn line_addr(&self, line: LineId) -> u64 {
+        let r = &self.regions[self.region_of_line(line) as usize];
+        ((r.base >> self.line_shift) + u64::from(line - r.first_line)) << self.line_shift
+    }
+
+    /// The node whose memory holds a line.
+    pub fn home_of_line(&self, line: LineId) -> u32 {
+        let r = &self.regions[self.region_of_line(line) as usize];
+        match r.home {
+            Home::Node(n) => n,
+            Home::Interleaved { nodes } => {
+                ((self.line_addr(line) >> PAGE_SHIFT) % u64::from(nodes)) as u32
+            }
+        }
+    }
+}
+
+/// Hands out addresses in one area of the address space, keeping a page of
+/// distance between allocations so that no two share a line at any granularity
+/// up to a page.
+#[derive(Clone, Debug)]
+pub struct Arena {
+    next: u64,
+}
+
+impl Arena {
+    pub fn new(start: u64) -> Arena {
+        Arena { next: start }
+    }
+
+    /// An address congruent to `offset` modulo `align`.
+    pub fn alloc(&mut self, len: u64, align: u64, offset: u64) -> u64 {
+        let page = 1u64 << PAGE_SHIFT;
+        let base = self.next.next_multiple_of(align.max(page)) + offset;
+        self.next = (base + len).next_multiple_of(page) + page;
+        base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_dense_and_homes_follow_placement() {
+        let mut m = MemoryMap::new(64);
+        let a = m.add("a", 0x1000, 128, Home::Node(1));
+        let b = m.add(
+            "b",
+            0x10_0000 + 32,
+            3 * 4096,
+            Home::Interleaved { nodes: 2 },
+        );
+        assert_eq!(m.lines(), 2 + 193);
+        assert_eq!(m.line_in(a, 0x1040), 1);
+        assert_eq!(m.line_in(b, 0x10_0000 + 32), 2);
+        assert_eq!(m.line_in(b, 0x10_0040), 3);
+        assert_eq!(m.home_of_line(1), 1);
+        assert_eq!(m.line_addr(3), 0x10_0040);
+        assert_eq!(m.home_of_line(m.line_in(b, 0x10_1000)), 1);
+        assert_eq!(m.home_of_line(m.line_in(b, 0x10_2000)), 0);
+        assert_eq!(m.region_of_line(194), b);
+    }
+
+    #[test]
+    #[should_panic(expected = "shares a line")]
+    fn overlapping_regions_are_a_defect() {
+        let mut m = MemoryMap::new(64);
+        m.add("a", 0x1000, 40, Home::Node(0));
+        m.add("b", 0x1028, 40, Home::Node(0));
+    }
+
+    #[test]
+    fn arena_keeps_allocations_a_page_apart_with_offsets() {
+        let mut arena = Arena::new(0x10_0000);
+        let a = arena.alloc(100, 32, 32);
+        let b = arena.alloc(10, 64, 0);
+        assert_eq!(a % 4096, 32);
+        assert!(b >= a + 100 + 4096 - 32 && b % 4096 == 0);
+    }
+}
