@@ -3,4 +3,5 @@
 //!
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
+pub mod expr;
 pub mod hash;
