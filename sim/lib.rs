@@ -4,8 +4,12 @@
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
 pub mod coherence;
+pub mod engine;
 pub mod expr;
 pub mod hash;
 pub mod kernel;
 pub mod machine;
 pub mod memory;
+pub mod record;
+pub mod scenario;
+pub mod workload;

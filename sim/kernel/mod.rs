@@ -3,4 +3,6 @@
 
 pub mod futex_hash;
 pub mod key;
+pub mod script;
 pub mod table;
+pub mod waitwake;

@@ -1,0 +1,146 @@
+//! What a run measures, without allocating per event: per-task op counts, an
+//! op-latency histogram, lock wait and hold times.
+
+use crate::machine::Ps;
+use serde::{Deserialize, Serialize};
+
+/// Log-linear histogram of nanoseconds: exact below 64 ns, then 32 buckets
+/// per power of two (about 3% resolution), like HdrHistogram.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    max: u64,
+    total: u64,
+    sum: u128,
+}
+
+const SUB: u32 = 5;
+const LINEAR: u64 = 64;
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Histogram {
+            counts: vec![0; 64 + 58 * (1 << SUB)],
+            max: 0,
+            total: 0,
+            sum: 0,
+        }
+    }
+}
+
+impl Histogram {
+    fn index(v: u64) -> usize {
+        if v < LINEAR {
+            return v as usize;
+        }
+        let exp = 63 - v.leading_zeros(); // >= 6
+        let mantissa = (v >> (exp - SUB)) & ((1 << SUB) - 1);
+        (LINEAR + u64::from(exp - 6) * (1 << SUB) + mantissa) as usize
+    }
+
+    /// The smallest value that falls in bucket `i`.
+    fn lower(i: usize) -> u64 {
+        let i = i as u64;
+        if i < LINEAR {
+            return i;
+        }
+        let exp = (i - LINEAR) / (1 << SUB) + 6;
+        let mantissa = (i - LINEAR) % (1 << SUB);
+        (1 << exp) | (mantissa << (exp - u64::from(SUB)))
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.counts[Self::index(ns)] += 1;
+        self.max = self.max.max(ns);
+        self.total += 1;
+        self.sum += u128::from(ns);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.total as f64
+        }
+    }
+
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The value below which a fraction `q` of samples fall (bucket lower bound).
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Self::lower(i).min(self.max);
+            }
+        }
+        self.max
+    }
+}
+
+/// Lock statistics over all spinlocks of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LockStats {
+    pub acquisitions: u64,
+    /// Acquisitions that had to wait for another holder.
+    pub contended: u64,
+    pub wait_ps: u64,
+    pub hold_ps: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Metrics {
+    pub ops_per_task: Vec<u64>,
+    pub latency: Histogram,
+    pub locks: LockStats,
+}
+
+impl Metrics {
+    pub fn new(tasks: usize) -> Metrics {
+        Metrics {
+            ops_per_task: vec![0; tasks],
+            ..Metrics::default()
+        }
+    }
+
+    #[inline]
+    pub fn op_done(&mut self, task: u32, latency: Ps) {
+        self.ops_per_task[task as usize] += 1;
+        self.latency.record(latency / 1000);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_within_bucket_resolution() {
+        let mut h = Histogram::default();
+        for v in 1..=10_000u64 {
+            h.record(v);
+        }
+        for (q, want) in [(0.5, 5000.0), (0.9, 9000.0), (0.99, 9900.0)] {
+            let got = h.quantile(q) as f64;
+            assert!((got - want).abs() / want < 0.04, "q{q}: {got} vs {want}");
+        }
+        assert_eq!(h.max(), 10_000);
+        assert_eq!(h.quantile(0.001), 10);
+        assert!((h.mean() - 5000.5).abs() < 1e-9);
+        for v in [0, 63, 64, 65, 1000, 1 << 40] {
+            assert!(Histogram::lower(Histogram::index(v)) <= v);
+        }
+    }
+}

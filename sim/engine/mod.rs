@@ -1,0 +1,432 @@
+//! The event loop. Each simulated task runs its script step by step; a step
+//! that takes time (a compute step, a cache miss, a lock it must wait for)
+//! schedules the task's next event and yields. Hits in the task's own cache
+//! need no event. A spinner is not simulated spin by spin: it waits for the
+//! next write to the line it spins on, then pays one transfer to re-read it.
+
+pub mod metrics;
+mod queue;
+pub mod spinlock;
+
+use crate::coherence::{AccessKind, Class, Directory};
+use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
+use crate::kernel::waitwake::{FutexOp, FutexSystem};
+use crate::machine::{LockKind, Machine, Ps};
+use crate::memory::{LineId, MemoryMap};
+use metrics::Metrics;
+use queue::EventQueue;
+use spinlock::{Arrival, Locks};
+
+pub use queue::MAX_TASKS;
+
+/// One operation of a task's program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Futex(FutexOp),
+    /// User-space work that touches no shared line.
+    Compute(Ps),
+    /// A user-space load, store or atomic.
+    Access(Mem, AccessKind),
+}
+
+/// What a task does, one operation at a time.
+pub trait Program: Send {
+    fn next_op(&mut self) -> Op;
+}
+
+pub struct TaskSpec {
+    pub cpu: u32,
+    pub program: Box<dyn Program>,
+}
+
+/// How long to run and what to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunWindow {
+    /// Simulated time before counting starts.
+    pub warmup: Ps,
+    /// Simulated time counted after the warm-up.
+    pub duration: Ps,
+}
+
+/// Why a task is not running its script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    Running,
+    Blocked,
+    /// Spinning on a line: the next write to it wakes the task to re-read it.
+    Spin(Spin),
+    /// The re-read is in flight; at its completion the task looks again.
+    Check(Spin),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spin {
+    Ticket { lock: LockRef, ticket: u32 },
+    Head { lock: LockRef },
+    Mcs { lock: LockRef },
+}
+
+struct Task {
+    cpu: u32,
+    program: Box<dyn Program>,
+    script: Script,
+    pc: usize,
+    wait: Wait,
+    op_start: Ps,
+    lock_asked: Ps,
+    lock_taken: Ps,
+    woken_early: bool,
+}
+
+/// Everything a finished run hands to its record.
+pub struct Outcome {
+    pub metrics: Metrics,
+    pub directory: Directory,
+    pub events: u64,
+    pub window: RunWindow,
+    pub asleep_at_end: usize,
+}
+
+pub struct Engine<'a> {
+    m: &'a Machine,
+    memory: &'a MemoryMap,
+    futex: FutexSystem,
+    dir: Directory,
+    queue: EventQueue,
+    tasks: Vec<Task>,
+    locks: Locks,
+    /// Lists of tasks spinning on a line; a line's `watch` is 1 + an index here.
+    watchers: Vec<Vec<u32>>,
+    free_watchers: Vec<u32>,
+    metrics: Metrics,
+    window: RunWindow,
+    counting: bool,
+    events: u64,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(
+        m: &'a Machine,
+        memory: &'a MemoryMap,
+        futex: FutexSystem,
+        tasks: Vec<TaskSpec>,
+        lock: LockKind,
+        window: RunWindow,
+    ) -> Engine<'a> {
+        assert!(
+            tasks.len() < MAX_TASKS,
+            "more tasks than the event queue can name"
+        );
+        let dir = Directory::new(memory, m);
+        let locks = Locks::new(lock, futex.lock_count());
+        let metrics = Metrics::new(tasks.len());
+        let tasks = tasks
+            .into_iter()
+            .map(|t| Task {
+                cpu: t.cpu,
+                program: t.program,
+                script: Vec::with_capacity(32),
+                pc: 0,
+                wait: Wait::Running,
+                op_start: 0,
+                lock_asked: 0,
+                lock_taken: 0,
+                woken_early: false,
+            })
+            .collect();
+        Engine {
+            m,
+            memory,
+            futex,
+            dir,
+            queue: EventQueue::default(),
+            tasks,
+            locks,
+            watchers: Vec::new(),
+            free_watchers: Vec::new(),
+            metrics,
+            window,
+            counting: window.warmup == 0,
+            events: 0,
+        }
+    }
+
+    /// Runs every task from time zero until the window closes and every
+    /// operation in flight has finished.
+    pub fn run(mut self) -> Outcome {
+        for t in 0..self.tasks.len() as u32 {
+            self.queue.push(0, t);
+        }
+        while let Some((now, task)) = self.queue.pop() {
+            self.events += 1;
+            if !self.counting && now >= self.window.warmup {
+                self.counting = true;
+                self.dir.reset_stats();
+                self.metrics = Metrics::new(self.tasks.len());
+            }
+            self.resume(task, now);
+        }
+        Outcome {
+            metrics: self.metrics,
+            directory: self.dir,
+            events: self.events,
+            window: self.window,
+            asleep_at_end: self.futex.sleeping(),
+        }
+    }
+
+    fn end(&self) -> Ps {
+        self.window.warmup + self.window.duration
+    }
+
+    fn resume(&mut self, task: u32, now: Ps) {
+        match self.tasks[task as usize].wait {
+            Wait::Running => self.step(task, now),
+            Wait::Blocked => unreachable!("a blocked task has no event until it is woken"),
+            Wait::Spin(spin) => {
+                // The line changed under the spinner: one transfer to see how.
+                let line = match spin {
+                    Spin::Ticket { lock, .. } | Spin::Head { lock } => lock.word,
+                    Spin::Mcs { .. } => self
+                        .futex
+                        .mcs_node(self.memory, self.tasks[task as usize].cpu),
+                };
+                let done = self.access(task, now, line, AccessKind::Read).done;
+                self.tasks[task as usize].wait = Wait::Check(spin);
+                self.queue.push(done, task);
+            }
+            Wait::Check(spin) => self.check(task, now, spin),
+        }
+    }
+
+    /// A spinner's re-read completed: take the lock, move up, or spin again.
+    fn check(&mut self, task: u32, now: Ps, spin: Spin) {
+        match spin {
+            Spin::Ticket { lock, ticket } => {
+                if self.locks.ticket_turn(lock.id, task, ticket) {
+                    self.acquired(task, now);
+                    self.tasks[task as usize].wait = Wait::Running;
+                    self.step(task, now);
+                } else {
+                    self.spin(task, spin);
+                }
+            }
+            Spin::Head { lock } => {
+                if self.locks.head_free(lock.id) {
+                    let mut t = self.access(task, now, lock.word, AccessKind::Rmw).done;
+                    if let Some(next) = self.locks.head_take(lock.id, task) {
+                        // Pass the MCS lock: the successor sees its node change.
+                        let node = self
+                            .futex
+                            .mcs_node(self.memory, self.tasks[next as usize].cpu);
+                        t = self.access(task, t, node, AccessKind::Write).done;
+                    }
+                    self.acquired(task, t);
+                    self.tasks[task as usize].wait = Wait::Running;
+                    self.queue.push(t, task);
+                } else {
+                    self.spin(task, spin);
+                }
+            }
+            Spin::Mcs { lock } => {
+                if self.locks.is_head(lock.id, task) {
+                    let done = self.access(task, now, lock.word, AccessKind::Read).done;
+                    self.tasks[task as usize].wait = Wait::Check(Spin::Head { lock });
+                    self.queue.push(done, task);
+                } else {
+                    self.spin(task, spin);
+                }
+            }
+        }
+    }
+
+    fn spin(&mut self, task: u32, spin: Spin) {
+        let line = match spin {
+            Spin::Ticket { lock, .. } | Spin::Head { lock } => lock.word.line,
+            Spin::Mcs { .. } => {
+                self.futex
+                    .mcs_node(self.memory, self.tasks[task as usize].cpu)
+                    .line
+            }
+        };
+        self.tasks[task as usize].wait = Wait::Spin(spin);
+        self.watch(line, task);
+    }
+
+    fn watch(&mut self, line: LineId, task: u32) {
+        let slot = self.dir.watch(line);
+        if *slot == 0 {
+            let index = self.free_watchers.pop().unwrap_or_else(|| {
+                self.watchers.push(Vec::new());
+                self.watchers.len() as u32 - 1
+            });
+            *slot = index + 1;
+        }
+        self.watchers[*slot as usize - 1].push(task);
+    }
+
+    /// One access through the directory; a write wakes the line's spinners
+    /// at the moment it completes.
+    #[inline]
+    fn access(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        kind: AccessKind,
+    ) -> crate::coherence::Outcome {
+        let cpu = self.tasks[task as usize].cpu;
+        let out = self.dir.access(self.m, cpu, now, mem.line, mem.addr, kind);
+        if kind != AccessKind::Read {
+            let slot = self.dir.watch(mem.line);
+            if *slot != 0 {
+                let index = *slot as usize - 1;
+                *slot = 0;
+                for &w in &self.watchers[index] {
+                    self.queue.push(out.done, w);
+                }
+                self.watchers[index].clear();
+                self.free_watchers.push(index as u32);
+            }
+        }
+        out
+    }
+
+    fn acquired(&mut self, task: u32, at: Ps) {
+        let t = &mut self.tasks[task as usize];
+        t.lock_taken = at;
+        if self.counting {
+            let waited = at - t.lock_asked;
+            self.metrics.locks.acquisitions += 1;
+            self.metrics.locks.wait_ps += waited;
+            if waited > self.m.l1_ps + self.m.rmw_ps {
+                self.metrics.locks.contended += 1;
+            }
+        }
+    }
+
+    fn cost(&self, c: Cost) -> Ps {
+        let k = &self.m.costs;
+        match c {
+            Cost::SyscallHalf => k.syscall / 2,
+            Cost::FutexKeyPrivate => k.futex_key_private,
+            Cost::FutexKeyShared => k.futex_key_shared,
+            Cost::Jhash2 => k.jhash2,
+            Cost::Schedule => k.schedule,
+            Cost::Ps(ps) => ps,
+        }
+    }
+
+    /// Runs a task's script from `now` until it must wait.
+    fn step(&mut self, task: u32, mut now: Ps) {
+        let end = self.end();
+        loop {
+            let t = &mut self.tasks[task as usize];
+            if t.pc == t.script.len() {
+                if now >= end {
+                    return;
+                }
+                t.script.clear();
+                t.pc = 0;
+                t.op_start = now;
+                match t.program.next_op() {
+                    Op::Futex(op) => {
+                        let mut script = std::mem::take(&mut t.script);
+                        self.futex.begin(self.memory, task, op, &mut script);
+                        self.tasks[task as usize].script = script;
+                    }
+                    Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
+                    Op::Access(mem, kind) => {
+                        t.script.extend([Step::Access(mem, kind), Step::OpDone])
+                    }
+                }
+                continue;
+            }
+            let step = t.script[t.pc];
+            t.pc += 1;
+            match step {
+                Step::Compute(c) => {
+                    now += self.cost(c);
+                    // Merge consecutive compute steps into one event.
+                    while let Some(&Step::Compute(c)) = self.tasks[task as usize]
+                        .script
+                        .get(self.tasks[task as usize].pc)
+                    {
+                        self.tasks[task as usize].pc += 1;
+                        now += self.cost(c);
+                    }
+                    self.queue.push(now, task);
+                    return;
+                }
+                Step::Access(mem, kind) => {
+                    let out = self.access(task, now, mem, kind);
+                    if out.class != Class::L1Hit || out.done > now + self.m.l1_ps + self.m.rmw_ps {
+                        self.queue.push(out.done, task);
+                        return;
+                    }
+                    now = out.done;
+                }
+                Step::Lock(lock) => {
+                    self.tasks[task as usize].lock_asked = now;
+                    let out = self.access(task, now, lock.word, AccessKind::Rmw);
+                    match self.locks.arrive(lock.id, task) {
+                        Arrival::Acquired => {
+                            self.acquired(task, out.done);
+                            if out.class != Class::L1Hit {
+                                self.queue.push(out.done, task);
+                                return;
+                            }
+                            now = out.done;
+                        }
+                        Arrival::Ticket(ticket) => {
+                            return self.spin(task, Spin::Ticket { lock, ticket })
+                        }
+                        Arrival::Head => return self.spin(task, Spin::Head { lock }),
+                        Arrival::Queued => return self.spin(task, Spin::Mcs { lock }),
+                    }
+                }
+                Step::Unlock(lock) => {
+                    let t = &self.tasks[task as usize];
+                    if self.counting {
+                        self.metrics.locks.hold_ps += now.saturating_sub(t.lock_taken);
+                    }
+                    self.locks.release(lock.id, task);
+                    let out = self.access(task, now, lock.word, AccessKind::Write);
+                    if out.class != Class::L1Hit {
+                        self.queue.push(out.done, task);
+                        return;
+                    }
+                    now = out.done;
+                }
+                Step::Decide(d) => {
+                    let mut script = std::mem::take(&mut self.tasks[task as usize].script);
+                    self.futex.decide(self.memory, task, d, &mut script);
+                    self.tasks[task as usize].script = script;
+                }
+                Step::Block => {
+                    let t = &mut self.tasks[task as usize];
+                    // A wake that came while the task was still on its way to sleep.
+                    if !std::mem::take(&mut t.woken_early) {
+                        t.wait = Wait::Blocked;
+                        return;
+                    }
+                }
+                Step::Wake(other) => {
+                    let o = &mut self.tasks[other as usize];
+                    if o.wait == Wait::Blocked {
+                        o.wait = Wait::Running;
+                        self.queue.push(now + self.m.costs.wakeup, other);
+                    } else {
+                        o.woken_early = true;
+                    }
+                }
+                Step::OpDone => {
+                    let start = self.tasks[task as usize].op_start;
+                    if self.counting && now < self.end() {
+                        self.metrics.op_done(task, now - start);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The vocabulary of an operation's script: what the kernel does, step by
+//! step, in terms the engine can time. The kernel writes scripts (function);
+//! the engine prices and orders them (timing).
+
+use crate::coherence::AccessKind;
+use crate::memory::LineId;
+
+/// A byte the simulator can access: its address and the line holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mem {
+    pub addr: u64,
+    pub line: LineId,
+}
+
+/// A spinlock: a dense id for its logical state, and its lock word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockRef {
+    pub id: u32,
+    pub word: Mem,
+}
+
+/// Work that touches no shared memory, priced by the machine profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cost {
+    /// Half of a syscall's entry plus exit: charged once on the way in, once out.
+    SyscallHalf,
+    FutexKeyPrivate,
+    FutexKeyShared,
+    Jhash2,
+    /// Going to sleep in schedule().
+    Schedule,
+    /// A fixed number of picoseconds (user-space work of a workload).
+    Ps(u64),
+}
+
+/// A point where what happens next depends on state at that moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// futex_wait under the bucket lock: compare the user word, then queue or return EAGAIN.
+    WaitCompare,
+    /// futex_wake (3.14+): `waiters` was read; skip the lock if it is zero.
+    WakeCheckWaiters,
+    /// futex_wake under the bucket lock: walk the chain and unqueue matches.
+    WakeWalk,
+    /// futex_requeue under both bucket locks.
+    RequeueWalk,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Compute(Cost),
+    Access(Mem, AccessKind),
+    Lock(LockRef),
+    Unlock(LockRef),
+    Decide(Decision),
+    /// Sleep until another task's Wake.
+    Block,
+    /// Make a sleeping task runnable.
+    Wake(u32),
+    /// The operation is complete: count it and its latency.
+    OpDone,
+}
+
+pub type Script = Vec<Step>;

@@ -1,0 +1,194 @@
+//! A scenario is one fully resolved point: a machine, a table design, a
+//! workload, a run window and a seed. `simulate` lays it out in memory, runs
+//! the engine and turns the outcome into a record.
+
+use crate::engine::{Engine, RunWindow};
+use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
+use crate::kernel::table::{SizingVars, TableDesign};
+use crate::kernel::waitwake::{FutexSystem, TaskInfo};
+use crate::machine::{Machine, MachineSpec};
+use crate::memory::MemoryMap;
+use crate::record::{
+    CoherenceRecord, Latency, LineRecord, LockRecord, RunRecord, Speed, TableRecord,
+};
+use crate::workload::WorkloadSpec;
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::time::Instant;
+
+/// Lines listed in a record's c2c table.
+pub const TOP_LINES: usize = 10;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub machine: MachineSpec,
+    pub design: TableDesign,
+    pub workload: WorkloadSpec,
+    pub window: RunWindow,
+    pub seed: u64,
+}
+
+impl Scenario {
+    pub fn simulate(&self) -> Result<(RunRecord, Speed), String> {
+        let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
+        self.design
+            .validate()
+            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+        let threads = self.workload.threads(&machine);
+        if threads > machine.cpus() {
+            return Err(format!(
+                "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
+                machine.cpus()
+            ));
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
+        let mut memory = MemoryMap::new(machine.line_size());
+        let setup = self.workload.setup(&machine, &mut memory, &mut rng);
+        let processes: Vec<ProcessInfo> = (0..setup.mms.len() as u32)
+            .map(|p| {
+                let mut tasks = setup
+                    .task_process
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &q)| q == p);
+                let first = tasks.next().map_or(0, |(t, _)| t);
+                ProcessInfo {
+                    threads: 1 + tasks.count() as u64,
+                    node: machine.node_of(setup.tasks[first].cpu),
+                }
+            })
+            .collect();
+        let vars = SizingVars {
+            cpus: machine.cpus().into(),
+            possible_cpus: machine.possible_cpus().into(),
+            nodes: machine.nodes().into(),
+            threads: setup.tasks.len() as u64,
+            processes: processes.len() as u64,
+            futexes: setup.futexes,
+            node_slots: 0,
+        };
+        let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)?;
+        let table = TableRecord {
+            slots: hash.global_slots(),
+            instances: hash.global.len() as u32,
+            private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
+            bytes: hash.memory_bytes(),
+        };
+        let infos: Vec<TaskInfo> = setup
+            .tasks
+            .iter()
+            .zip(&setup.task_process)
+            .map(|(t, &process)| TaskInfo {
+                process,
+                cpu: t.cpu,
+            })
+            .collect();
+        let cpu_nodes: Vec<u32> = (0..machine.cpus()).map(|c| machine.node_of(c)).collect();
+        let futex = FutexSystem::new(
+            hash.clone(),
+            infos,
+            setup.mms.clone(),
+            &cpu_nodes,
+            &mut memory,
+        );
+        let lock = self.design.lock_kind(machine.lock_kind());
+        let started = Instant::now();
+        let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
+        let wall_s = started.elapsed().as_secs_f64();
+
+        let m = &out.metrics;
+        let ops: u64 = m.ops_per_task.iter().sum();
+        let sim_ns = self.window.duration / 1000;
+        let secs = sim_ns as f64 / 1e9;
+        let rates: Vec<f64> = m.ops_per_task.iter().map(|&n| n as f64 / secs).collect();
+        let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+        let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len().max(1) as f64;
+        let mut lines: Vec<_> = out
+            .directory
+            .line_stats()
+            .iter()
+            .filter(|s| s.hitm() > 0)
+            .collect();
+        lines.sort_by_key(|s| (std::cmp::Reverse(s.hitm()), s.line));
+        let top_lines = lines
+            .into_iter()
+            .take(TOP_LINES)
+            .map(|s| {
+                let region = memory.region(memory.region_of_line(s.line));
+                let address = memory.line_addr(s.line);
+                let what = |offset: u16| describe(&hash, &region.name, address + u64::from(offset));
+                LineRecord::from_stats(s, address, region.name.clone(), what, |c| {
+                    machine.node_of(c)
+                })
+            })
+            .collect();
+        let record = RunRecord {
+            machine: machine.name().to_string(),
+            design: self.design.name.clone(),
+            workload: self.workload.label(),
+            seed: self.seed,
+            cpus: machine.cpus(),
+            nodes: machine.nodes(),
+            threads,
+            processes: processes.len() as u32,
+            line_size: machine.line_size(),
+            table,
+            sim_ns,
+            ops,
+            ops_per_sec: ops as f64 / secs,
+            mean_thread_ops_per_sec: mean,
+            thread_rsd_pct: if mean > 0.0 {
+                100.0 * var.sqrt() / mean
+            } else {
+                0.0
+            },
+            min_thread_ops: m.ops_per_task.iter().copied().min().unwrap_or(0),
+            max_thread_ops: m.ops_per_task.iter().copied().max().unwrap_or(0),
+            latency_ns: Latency {
+                mean: m.latency.mean(),
+                p50: m.latency.quantile(0.50),
+                p90: m.latency.quantile(0.90),
+                p99: m.latency.quantile(0.99),
+                max: m.latency.max(),
+            },
+            locks: LockRecord::from_stats(&m.locks),
+            coherence: CoherenceRecord::from_totals(&out.directory.totals, ops),
+            top_lines,
+            events: out.events,
+            asleep_at_end: out.asleep_at_end as u64,
+        };
+        let speed = Speed {
+            events: out.events,
+            wall_s,
+            events_per_sec: out.events as f64 / wall_s.max(1e-9),
+            sim_ops_per_sec: ops as f64 / wall_s.max(1e-9),
+        };
+        Ok((record, speed))
+    }
+}
+
+/// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
+fn describe(hash: &FutexHash, region: &str, addr: u64) -> String {
+    let tables = (0..hash.global.len() as u32).map(TableSel::Global).chain(
+        (0..hash.private.len() as u32)
+            .filter(|&p| hash.private[p as usize].is_some())
+            .map(TableSel::Private),
+    );
+    for table in tables {
+        if let Some((index, field)) = hash.locate(table, addr) {
+            let field = field.map_or("padding", |f| f.as_str());
+            return match table {
+                TableSel::Global(_) => format!("bucket {index} {field}"),
+                TableSel::Private(p) => format!("process {p} bucket {index} {field}"),
+            };
+        }
+        if hash
+            .instance(table)
+            .header
+            .is_some_and(|h| addr >= h && addr < hash.instance(table).base)
+        {
+            return "private hash header".into();
+        }
+    }
+    region.to_string()
+}

@@ -1,0 +1,127 @@
+//! perf bench futex hash (tools/perf/bench/futex-hash.c, kernel-facts.md
+//! §6.1): each thread, pinned to CPU i mod nCPU, loops FUTEX_WAIT on its own
+//! contiguous calloc'd array of futexes with a value that never matches, so
+//! every call hashes, takes the bucket lock and returns EAGAIN.
+
+use super::{user_memory, Setup};
+use crate::engine::{Op, Program, TaskSpec};
+use crate::kernel::key::KeyKind;
+use crate::kernel::script::Mem;
+use crate::kernel::waitwake::FutexOp;
+use crate::machine::Machine;
+use crate::memory::{Home, MemoryMap};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfHash {
+    /// -t: threads; the machine's CPU count when absent.
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// -f: futexes per thread.
+    #[serde(default = "default_futexes")]
+    pub futexes: u32,
+    /// -S: shared futexes instead of private ones.
+    #[serde(default)]
+    pub shared: bool,
+}
+
+fn default_futexes() -> u32 {
+    1024
+}
+
+impl Default for PerfHash {
+    fn default() -> Self {
+        PerfHash {
+            threads: None,
+            futexes: default_futexes(),
+            shared: false,
+        }
+    }
+}
+
+/// The value perf passes; the words are zero, so every wait fails.
+const WAIT_VAL: u32 = 1234;
+
+struct Worker {
+    futexes: Vec<Mem>,
+    next: usize,
+    kind: KeyKind,
+}
+
+impl Program for Worker {
+    fn next_op(&mut self) -> Op {
+        let uaddr = self.futexes[self.next];
+        self.next = (self.next + 1) % self.futexes.len();
+        Op::Futex(FutexOp::Wait {
+            uaddr,
+            val: WAIT_VAL,
+            kind: self.kind,
+        })
+    }
+}
+
+impl PerfHash {
+    pub fn label(&self) -> String {
+        let mut s = format!("perf bench futex hash -f {}", self.futexes);
+        if let Some(t) = self.threads {
+            s += &format!(" -t {t}");
+        }
+        if self.shared {
+            s += " -S";
+        }
+        s
+    }
+
+    pub fn setup(
+        &self,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
+        let threads = self.threads.unwrap_or(machine.cpus());
+        let mms = user_memory::mm_addresses(1, rng);
+        let arrays = user_memory::perf_hash_arrays(threads, self.futexes, rng);
+        let bytes = u64::from(self.futexes) * 4;
+        // The main thread allocates every array, so all are on its node's heap.
+        let (lo, hi) = (
+            arrays.iter().min().copied().unwrap_or(0),
+            arrays.iter().max().copied().unwrap_or(0),
+        );
+        let region = memory.add(
+            "perf bench futex arrays",
+            lo,
+            hi + bytes - lo,
+            Home::Node(machine.node_of(0)),
+        );
+        let kind = if self.shared {
+            KeyKind::SharedAnon
+        } else {
+            KeyKind::Private
+        };
+        let tasks = arrays
+            .iter()
+            .enumerate()
+            .map(|(i, &base)| TaskSpec {
+                cpu: i as u32 % machine.cpus(),
+                program: Box::new(Worker {
+                    futexes: (0..u64::from(self.futexes))
+                        .map(|f| Mem {
+                            addr: base + 4 * f,
+                            line: memory.line_in(region, base + 4 * f),
+                        })
+                        .collect(),
+                    next: 0,
+                    kind,
+                }),
+            })
+            .collect();
+        Setup {
+            tasks,
+            task_process: vec![0; threads as usize],
+            mms,
+            futexes: u64::from(threads) * u64::from(self.futexes),
+        }
+    }
+}
