@@ -100,9 +100,11 @@ pub struct Engine<'a> {
     free_watchers: Vec<u32>,
     metrics: Metrics,
     window: RunWindow,
-    counting: bool,
     events: u64,
 }
+
+/// The event that marks the end of the warm-up: counting starts afresh.
+const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
 
 impl<'a> Engine<'a> {
     pub fn new(
@@ -146,7 +148,6 @@ impl<'a> Engine<'a> {
             free_watchers: Vec::new(),
             metrics,
             window,
-            counting: window.warmup == 0,
             events: 0,
         }
     }
@@ -154,17 +155,18 @@ impl<'a> Engine<'a> {
     /// Runs every task from time zero until the window closes and every
     /// operation in flight has finished.
     pub fn run(mut self) -> Outcome {
+        self.queue.push(self.window.warmup, WARMUP_DONE);
         for t in 0..self.tasks.len() as u32 {
             self.queue.push(0, t);
         }
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
-            if !self.counting && now >= self.window.warmup {
-                self.counting = true;
+            if task == WARMUP_DONE {
                 self.dir.reset_stats();
                 self.metrics = Metrics::new(self.tasks.len());
+            } else {
+                self.resume(task, now);
             }
-            self.resume(task, now);
         }
         Outcome {
             metrics: self.metrics,
@@ -177,6 +179,11 @@ impl<'a> Engine<'a> {
 
     fn end(&self) -> Ps {
         self.window.warmup + self.window.duration
+    }
+
+    /// Whether something that happens at `t` is counted.
+    fn counts(&self, t: Ps) -> bool {
+        t >= self.window.warmup && t < self.end()
     }
 
     fn resume(&mut self, task: u32, now: Ps) {
@@ -295,7 +302,7 @@ impl<'a> Engine<'a> {
     fn acquired(&mut self, task: u32, at: Ps) {
         let t = &mut self.tasks[task as usize];
         t.lock_taken = at;
-        if self.counting {
+        if at >= self.window.warmup && at < self.window.warmup + self.window.duration {
             let waited = at - t.lock_asked;
             self.metrics.locks.acquisitions += 1;
             self.metrics.locks.wait_ps += waited;
@@ -386,9 +393,9 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Step::Unlock(lock) => {
-                    let t = &self.tasks[task as usize];
-                    if self.counting {
-                        self.metrics.locks.hold_ps += now.saturating_sub(t.lock_taken);
+                    if self.counts(now) {
+                        self.metrics.locks.hold_ps +=
+                            now.saturating_sub(self.tasks[task as usize].lock_taken);
                     }
                     self.locks.release(lock.id, task);
                     let out = self.access(task, now, lock.word, AccessKind::Write);
@@ -422,9 +429,12 @@ impl<'a> Engine<'a> {
                 }
                 Step::OpDone => {
                     let start = self.tasks[task as usize].op_start;
-                    if self.counting && now < self.end() {
+                    if self.counts(now) {
                         self.metrics.op_done(task, now - start);
                     }
+                    // Yield between ops, so no task runs ahead of the others on hits alone.
+                    self.queue.push(now, task);
+                    return;
                 }
             }
         }

@@ -1,0 +1,321 @@
+//! Analytic checks of the engine (model.md, Validation): each asserts a
+//! behaviour that follows from the mechanisms, not a number read off a run.
+
+use futexsim::coherence::AccessKind;
+use futexsim::engine::{Engine, Op, Outcome, Program, RunWindow, TaskSpec};
+use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
+use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
+use futexsim::kernel::script::Mem;
+use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
+use futexsim::kernel::waitwake::{FutexOp, FutexSystem, TaskInfo};
+use futexsim::machine::{presets::preset as machine, LockKind, Machine};
+use futexsim::memory::{Home, MemoryMap};
+use futexsim::scenario::Scenario;
+use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
+
+const MM: u64 = 0xffff_8881_00ab_c000;
+const HEAP: u64 = 0x5555_5555_6000;
+const MS: u64 = 1_000_000_000;
+
+/// A task that fails FUTEX_WAIT on one word, forever.
+struct WaitOn(Mem);
+impl Program for WaitOn {
+    fn next_op(&mut self) -> Op {
+        Op::Futex(FutexOp::Wait {
+            uaddr: self.0,
+            val: 1,
+            kind: KeyKind::Private,
+        })
+    }
+}
+
+/// Runs `tasks` (cpu, word offset in a one-page heap) failing FUTEX_WAIT on
+/// their word, all in one process.
+fn run_waits(
+    m: &Machine,
+    design: &TableDesign,
+    lock: LockKind,
+    tasks: &[(u32, u64)],
+    window: RunWindow,
+) -> Outcome {
+    let mut memory = MemoryMap::new(m.line_size());
+    let heap = memory.add("heap", HEAP, 4096, Home::Node(0));
+    let vars = SizingVars {
+        cpus: m.cpus().into(),
+        possible_cpus: m.cpus().into(),
+        nodes: m.nodes().into(),
+        threads: tasks.len() as u64,
+        processes: 1,
+        futexes: tasks.len() as u64,
+        node_slots: 0,
+    };
+    let procs = [ProcessInfo {
+        threads: tasks.len() as u64,
+        node: 0,
+    }];
+    let hash = FutexHash::build(design, vars, &procs, m.nodes(), &mut memory).unwrap();
+    let infos = tasks
+        .iter()
+        .map(|&(cpu, _)| TaskInfo { process: 0, cpu })
+        .collect();
+    let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
+    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, &mut memory);
+    let specs = tasks
+        .iter()
+        .map(|&(cpu, off)| TaskSpec {
+            cpu,
+            program: Box::new(WaitOn(Mem {
+                addr: HEAP + off,
+                line: memory.line_in(heap, HEAP + off),
+            })),
+        })
+        .collect();
+    Engine::new(m, &memory, futex, specs, lock, window).run()
+}
+
+fn total_ops(o: &Outcome) -> u64 {
+    o.metrics.ops_per_task.iter().sum()
+}
+
+#[test]
+fn an_uncontended_op_costs_the_sum_of_its_steps() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: MS / 10,
+        duration: MS / 10,
+    };
+    let o = run_waits(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Ticket,
+        &[(0, 0)],
+        window,
+    );
+    // Syscall, key and hash; waiters inc, lock, read, unlock, waiters dec; all in L1.
+    let k = &m.costs;
+    let steps =
+        k.syscall / 2 * 2 + k.futex_key_private + k.jhash2 + 3 * (m.l1_ps + m.rmw_ps) + 2 * m.l1_ps;
+    let h = &o.metrics.latency;
+    assert_eq!(
+        (h.mean(), h.max()),
+        ((steps / 1000) as f64, steps / 1000),
+        "every op takes the same time"
+    );
+    assert_eq!(
+        o.directory.totals.transfers(),
+        0,
+        "one thread alone moves no line"
+    );
+    assert!(total_ops(&o).abs_diff(window.duration / steps) <= 1);
+}
+
+#[test]
+fn one_thread_of_perf_bench_moves_no_lines() {
+    let s = Scenario {
+        machine: machine("clx-2s").unwrap(),
+        design: table("fixed-256").unwrap(),
+        workload: WorkloadSpec::PerfHash(PerfHash {
+            threads: Some(1),
+            ..Default::default()
+        }),
+        window: RunWindow {
+            warmup: MS / 2,
+            duration: MS / 2,
+        },
+        seed: 7,
+    };
+    let (r, _) = s.simulate().unwrap();
+    assert!(r.ops > 1000);
+    assert_eq!(r.coherence.transfers, 0);
+    assert_eq!(r.coherence.false_sharing + r.coherence.true_sharing, 0);
+}
+
+/// Offsets in one heap page whose fixed-256 buckets are 0 and 1: the same
+/// 64-byte line (40-byte buckets from a line boundary).
+fn neighbour_words(design: &TableDesign) -> (u64, u64) {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let mut memory = MemoryMap::new(64);
+    let vars = SizingVars {
+        cpus: 128,
+        possible_cpus: 128,
+        nodes: 2,
+        threads: 2,
+        processes: 1,
+        futexes: 2,
+        node_slots: 0,
+    };
+    let procs = [ProcessInfo {
+        threads: 2,
+        node: 0,
+    }];
+    let h = FutexHash::build(design, vars, &procs, m.nodes(), &mut memory).unwrap();
+    let bucket_of = |off: u64| {
+        let key = get_futex_key(
+            HEAP + off,
+            KeySource::Private { mm: MM },
+            Default::default(),
+        )
+        .unwrap();
+        h.futex_hash(&key, 0).bucket.index
+    };
+    let find = |want| {
+        (0..1024)
+            .map(|i| i * 4)
+            .find(|&off| bucket_of(off) == want)
+            .unwrap()
+    };
+    (find(0), find(1))
+}
+
+#[test]
+fn neighbouring_buckets_falsely_share_a_line_only_when_packed() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let (a, b) = neighbour_words(&table("fixed-256").unwrap());
+    let window = RunWindow {
+        warmup: MS / 10,
+        duration: MS / 2,
+    };
+    // CPUs 0 and 64 are on different sockets of icx-2s.
+    let tasks = [(0, a), (64, b)];
+    let packed = run_waits(
+        &m,
+        &table("fixed-256").unwrap(),
+        LockKind::Ticket,
+        &tasks,
+        window,
+    );
+    assert!(
+        packed.directory.totals.false_sharing > 1000,
+        "{:?}",
+        packed.directory.totals
+    );
+    let aligned = run_waits(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Ticket,
+        &tasks,
+        window,
+    );
+    assert_eq!(aligned.directory.totals.transfers(), 0);
+    assert_eq!(aligned.directory.totals.false_sharing, 0);
+    assert!(total_ops(&aligned) > total_ops(&packed));
+}
+
+/// Total ops per simulated ms of `n` threads failing FUTEX_WAIT on one
+/// futex, in a bucket whose line holds only its lock (the 2.6.29 layout has
+/// no `waiters` word beside it).
+fn single_bucket(lock: LockKind, n: u32) -> f64 {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let tasks: Vec<(u32, u64)> = (0..n).map(|i| (i, 0)).collect();
+    let window = RunWindow {
+        warmup: MS / 20,
+        duration: MS / 5,
+    };
+    let o = run_waits(&m, &table("fixed-256").unwrap(), lock, &tasks, window);
+    total_ops(&o) as f64 / 0.2
+}
+
+#[test]
+fn ticket_locks_collapse_past_a_knee_and_queued_locks_hold() {
+    let counts = [1, 2, 4, 8, 16, 32, 48, 64];
+    let ticket: Vec<f64> = counts
+        .iter()
+        .map(|&n| single_bucket(LockKind::Ticket, n))
+        .collect();
+    let queued: Vec<f64> = counts
+        .iter()
+        .map(|&n| single_bucket(LockKind::Queued, n))
+        .collect();
+    let peak = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let last = counts.len() - 1;
+    let knee = ticket.iter().position(|&t| t == peak(&ticket)).unwrap();
+    assert!(knee > 0 && knee < last - 1, "ticket {ticket:?}");
+    assert!(ticket[last] < 0.5 * peak(&ticket), "ticket {ticket:?}");
+    // Once contended (two or more threads), the queued lock's hand-off is O(1).
+    assert!(queued[last] > 0.7 * peak(&queued[1..]), "queued {queued:?}");
+    assert!(
+        queued[last] > 2.0 * ticket[last],
+        "ticket {ticket:?} queued {queued:?}"
+    );
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_record() {
+    let s = Scenario {
+        machine: machine("milan-2s").unwrap(),
+        design: table("private-6.17").unwrap(),
+        workload: WorkloadSpec::PerfHash(PerfHash {
+            threads: Some(48),
+            futexes: 64,
+            shared: false,
+        }),
+        window: RunWindow {
+            warmup: MS / 20,
+            duration: MS / 10,
+        },
+        seed: 3,
+    };
+    let a = serde_json::to_string(&s.simulate().unwrap().0).unwrap();
+    let b = serde_json::to_string(&s.simulate().unwrap().0).unwrap();
+    assert_eq!(a, b);
+    let other = Scenario { seed: 4, ..s }.simulate().unwrap().0;
+    assert_ne!(a, serde_json::to_string(&other).unwrap());
+}
+
+#[test]
+fn a_store_to_a_word_nobody_reads_is_a_hit() {
+    // User accesses go through the same directory as the kernel's.
+    struct Store(Mem);
+    impl Program for Store {
+        fn next_op(&mut self) -> Op {
+            Op::Access(self.0, AccessKind::Write)
+        }
+    }
+    let m = Machine::new(machine("arm64-8").unwrap()).unwrap();
+    let mut memory = MemoryMap::new(64);
+    let heap = memory.add("heap", HEAP, 64, Home::Node(0));
+    let vars = SizingVars {
+        cpus: 8,
+        possible_cpus: 8,
+        nodes: 1,
+        threads: 1,
+        processes: 1,
+        futexes: 1,
+        node_slots: 0,
+    };
+    let procs = [ProcessInfo {
+        threads: 1,
+        node: 0,
+    }];
+    let hash =
+        FutexHash::build(&table("numa-6.16").unwrap(), vars, &procs, 1, &mut memory).unwrap();
+    let futex = FutexSystem::new(
+        hash,
+        vec![TaskInfo { process: 0, cpu: 0 }],
+        vec![MM],
+        &[0; 8],
+        &mut memory,
+    );
+    let word = Mem {
+        addr: HEAP,
+        line: memory.line_in(heap, HEAP),
+    };
+    let tasks = vec![TaskSpec {
+        cpu: 0,
+        program: Box::new(Store(word)),
+    }];
+    let o = Engine::new(
+        &m,
+        &memory,
+        futex,
+        tasks,
+        LockKind::Queued,
+        RunWindow {
+            warmup: MS / 100,
+            duration: MS / 100,
+        },
+    )
+    .run();
+    assert_eq!(o.directory.totals.transfers(), 0);
+    assert!(total_ops(&o) > 1000);
+}
