@@ -1,0 +1,42 @@
+//! Simulator speed: events and simulated futex ops per wall second for perf
+//! bench futex hash with aligned-3.14 buckets, at 64, 512 and 4096 CPUs.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use futexsim::engine::RunWindow;
+use futexsim::kernel::table::preset as table;
+use futexsim::machine::presets::preset as machine;
+use futexsim::scenario::Scenario;
+use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
+
+/// `duration_us` simulated microseconds counted after a warm-up of a fifth of that.
+fn scenario(machine_name: &str, threads: u32, duration_us: u64) -> Scenario {
+    Scenario {
+        machine: machine(machine_name).unwrap(),
+        design: table("aligned-3.14").unwrap(),
+        workload: WorkloadSpec::PerfHash(PerfHash { threads: Some(threads), ..Default::default() }),
+        window: RunWindow { warmup: duration_us * 200_000, duration: duration_us * 1_000_000 },
+        seed: 1,
+    }
+}
+
+fn engine(c: &mut Criterion) {
+    let mut group = c.benchmark_group("perf_hash_aligned_3_14");
+    group.sample_size(10);
+    for (name, threads, duration_us) in [("icx-2s", 64, 1000), ("uv-512", 512, 200), ("uv-4096", 4096, 40)] {
+        let s = scenario(name, threads, duration_us);
+        let (record, speed) = s.simulate().unwrap();
+        eprintln!(
+            "{threads} CPUs: {} events, {} ops per run; last run {:.1} M events/s, {:.2} M simulated ops/s",
+            record.events,
+            record.ops,
+            speed.events_per_sec / 1e6,
+            speed.sim_ops_per_sec / 1e6
+        );
+        group.throughput(Throughput::Elements(record.events));
+        group.bench_function(format!("{threads}_cpus_events"), |b| b.iter(|| s.simulate().unwrap()));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, engine);
+criterion_main!(benches);
