@@ -3,9 +3,11 @@
 //!
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
+pub mod analysis;
 pub mod coherence;
 pub mod expr;
 pub mod hash;
 pub mod kernel;
 pub mod machine;
 pub mod memory;
+pub mod workload;

@@ -1,1 +1,33 @@
-fn main() {}
+//! futexsim's command line: parses the arguments and hands them to the
+//! command's module under cli/.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "futexsim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compute the kernel's Jenkins hashes, or place one futex key in a table design.
+    Hash(cli::hash::HashArgs),
+    /// Hash a benchmark's futex keys into table designs and compare bucket and
+    /// cache-line sharing with a uniform hash.
+    Layout(cli::layout::LayoutArgs),
+}
+
+fn main() -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let result = match Cli::parse().command {
+        Command::Hash(args) => cli::hash::run(&args, &mut out),
+        Command::Layout(args) => cli::layout::run(&args, &mut out),
+    };
+    cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
+}

@@ -185,6 +185,6 @@ mod tests {
         let a = arena.alloc(100, 32, 32);
         let b = arena.alloc(10, 64, 0);
         assert_eq!(a % 4096, 32);
-        assert!(b >= a + 100 + 4096 - 32 && b % 4096 == 0);
+        assert!(b >= a + 100 + 4096 - 32 && b.is_multiple_of(4096));
     }
 }

@@ -98,7 +98,7 @@ impl HashInput {
 /// Builds the key as get_futex_key does: offset within the page, the
 /// page-aligned address, and the type bits.
 pub fn get_futex_key(uaddr: u64, source: KeySource, bits: WordSize) -> Result<FutexKey, KeyError> {
-    if uaddr % 4 != 0 {
+    if !uaddr.is_multiple_of(4) {
         return Err(KeyError::Misaligned(uaddr));
     }
     if bits == WordSize::Bits32 {

@@ -102,20 +102,20 @@ impl Machine {
                 return Err(err(format!("topology.{what} must be at least 1")));
             }
         }
-        if t.cores_per_socket % t.nodes_per_socket != 0 {
+        if !t.cores_per_socket.is_multiple_of(t.nodes_per_socket) {
             return Err(err(format!(
                 "topology.cores_per_socket ({}) must divide evenly into nodes_per_socket ({})",
                 t.cores_per_socket, t.nodes_per_socket
             )));
         }
-        if t.cores_per_socket % t.cores_per_llc != 0 {
+        if !t.cores_per_socket.is_multiple_of(t.cores_per_llc) {
             return Err(err(format!(
                 "topology.cores_per_socket ({}) must be a multiple of cores_per_llc ({})",
                 t.cores_per_socket, t.cores_per_llc
             )));
         }
         let sockets_per_board = t.sockets_per_board.unwrap_or(t.sockets);
-        if t.sockets % sockets_per_board != 0 {
+        if !t.sockets.is_multiple_of(sockets_per_board) {
             return Err(err(format!(
                 "topology.sockets ({}) must be a multiple of sockets_per_board ({sockets_per_board})",
                 t.sockets
@@ -129,7 +129,7 @@ impl Machine {
             )));
         }
         let cores_per_node = t.cores_per_socket / t.nodes_per_socket;
-        if cores_per_node % t.numa_fake != 0 {
+        if !cores_per_node.is_multiple_of(t.numa_fake) {
             return Err(err(format!(
                 "numa_fake = {} must divide the {cores_per_node} cores of each node",
                 t.numa_fake
