@@ -13,8 +13,14 @@ fn scenario(machine_name: &str, threads: u32, duration_us: u64) -> Scenario {
     Scenario {
         machine: machine(machine_name).unwrap(),
         design: table("aligned-3.14").unwrap(),
-        workload: WorkloadSpec::PerfHash(PerfHash { threads: Some(threads), ..Default::default() }),
-        window: RunWindow { warmup: duration_us * 200_000, duration: duration_us * 1_000_000 },
+        workload: WorkloadSpec::PerfHash(PerfHash {
+            threads: Some(threads),
+            ..Default::default()
+        }),
+        window: RunWindow {
+            warmup: duration_us * 200_000,
+            duration: duration_us * 1_000_000,
+        },
         seed: 1,
     }
 }
@@ -22,7 +28,11 @@ fn scenario(machine_name: &str, threads: u32, duration_us: u64) -> Scenario {
 fn engine(c: &mut Criterion) {
     let mut group = c.benchmark_group("perf_hash_aligned_3_14");
     group.sample_size(10);
-    for (name, threads, duration_us) in [("icx-2s", 64, 1000), ("uv-512", 512, 200), ("uv-4096", 4096, 40)] {
+    for (name, threads, duration_us) in [
+        ("icx-2s", 64, 1000),
+        ("uv-512", 512, 200),
+        ("uv-4096", 4096, 40),
+    ] {
         let s = scenario(name, threads, duration_us);
         let (record, speed) = s.simulate().unwrap();
         eprintln!(
@@ -33,7 +43,9 @@ fn engine(c: &mut Criterion) {
             speed.sim_ops_per_sec / 1e6
         );
         group.throughput(Throughput::Elements(record.events));
-        group.bench_function(format!("{threads}_cpus_events"), |b| b.iter(|| s.simulate().unwrap()));
+        group.bench_function(format!("{threads}_cpus_events"), |b| {
+            b.iter(|| s.simulate().unwrap())
+        });
     }
     group.finish();
 }

@@ -3,6 +3,7 @@
 //!
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
+pub mod analysis;
 pub mod coherence;
 pub mod engine;
 pub mod expr;

@@ -1,15 +1,14 @@
-//! The `futexsim` binary: parses arguments and calls the library.
+//! futexsim's command line: parses the arguments and hands them to the
+//! command's module under cli/.
 
 mod cli;
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(
-    name = "futexsim",
-    version,
-    about = "Simulates futex hash-bucket contention and false sharing"
-)]
+#[command(name = "futexsim", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -17,17 +16,21 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compute the kernel's Jenkins hashes, or place one futex key in a table design.
+    Hash(cli::hash::HashArgs),
+    /// Hash a benchmark's futex keys into table designs and compare bucket and
+    /// cache-line sharing with a uniform hash.
+    Layout(cli::layout::LayoutArgs),
     /// Simulate perf bench futex hash for one or more table designs.
     Run(cli::run::RunArgs),
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(args) => cli::run::run(args),
+fn main() -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let result = match Cli::parse().command {
+        Command::Hash(args) => cli::hash::run(&args, &mut out),
+        Command::Layout(args) => cli::layout::run(&args, &mut out),
+        Command::Run(args) => cli::run::run(&args, &mut out),
     };
-    if let Err(e) = result {
-        eprintln!("futexsim: error: {e}");
-        std::process::exit(e.code);
-    }
+    cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

@@ -1,38 +1,78 @@
-//! The command line: one module per command. Each parses its arguments and
-//! calls the library; none simulates anything itself.
+//! The command-line commands, one module each. A command takes its parsed
+//! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod hash;
+pub mod layout;
 pub mod run;
 
-use std::fmt;
+use std::io::Write;
+use std::process::ExitCode;
 
-/// A failure to report to the user: bad input exits 2.
-#[derive(Debug)]
-pub struct CliError {
-    pub message: String,
-    pub code: i32,
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The arguments make no sense together, or a value is out of range.
+    #[error("{0}")]
+    Input(String),
+    #[error("writing output: {0}")]
+    Output(#[from] std::io::Error),
 }
 
 impl CliError {
-    pub fn input(message: impl Into<String>) -> CliError {
-        CliError {
-            message: message.into(),
-            code: 2,
+    fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 2,
+            CliError::Output(_) => 1,
         }
     }
 }
 
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+/// Reports a command's failure on stderr in one line and turns it into the
+/// process's exit status.
+pub fn exit_status(result: Result<(), CliError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader has what it wanted (`futexsim ... | head`).
+        Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            // Nothing more can be done if stderr is gone too.
+            let _ = writeln!(std::io::stderr(), "futexsim: error: {e}");
+            ExitCode::from(e.exit_code())
+        }
     }
 }
 
-/// A number in decimal or 0x-hex, `_` separators allowed.
-pub fn parse_u64(s: &str) -> Result<u64, String> {
-    let t = s.trim().replace('_', "");
-    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+/// A number as users write addresses and sizes: decimal, or hex after `0x`,
+/// with optional `_` separators. Every numeric argument goes through here.
+pub fn parse_u64(text: &str) -> Result<u64, String> {
+    let digits = text.trim().replace('_', "");
+    let parsed = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         Some(hex) => u64::from_str_radix(hex, 16),
-        None => t.parse(),
+        None => digits.parse(),
     };
-    parsed.map_err(|_| format!("'{s}' is not a number (decimal or 0x-hex)"))
+    parsed.map_err(|e| format!("'{text}' is not a 64-bit number (decimal or 0x hex): {e}"))
+}
+
+pub fn parse_u32(text: &str) -> Result<u32, String> {
+    let value = parse_u64(text)?;
+    u32::try_from(value).map_err(|_| format!("'{text}' does not fit in 32 bits"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_decimal_and_hex() {
+        assert_eq!(parse_u64("4096"), Ok(4096));
+        assert_eq!(parse_u64("0x7f12_3456_7abc"), Ok(0x7f12_3456_7abc));
+        assert_eq!(parse_u64("0XFF"), Ok(255));
+        assert_eq!(parse_u32("0xffffffff"), Ok(u32::MAX));
+        assert!(parse_u32("0x100000000").unwrap_err().contains("32 bits"));
+        assert!(parse_u64("12k").unwrap_err().contains("'12k'"));
+        assert!(parse_u64("0x").is_err());
+        assert!(parse_u64("").is_err());
+    }
 }

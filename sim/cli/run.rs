@@ -10,6 +10,7 @@ use futexsim::record::{RunRecord, Speed};
 use futexsim::scenario::Scenario;
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use rayon::prelude::*;
+use std::io::Write;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -41,9 +42,9 @@ pub struct RunArgs {
     json: bool,
 }
 
-pub fn run(args: RunArgs) -> Result<(), CliError> {
+pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     let machine = presets::preset(&args.machine).ok_or_else(|| {
-        CliError::input(format!(
+        CliError::Input(format!(
             "unknown machine '{}'; expected one of {}",
             args.machine,
             presets::names().collect::<Vec<_>>().join(", ")
@@ -54,7 +55,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         .iter()
         .map(|name| {
             table::preset(name).ok_or_else(|| {
-                CliError::input(format!(
+                CliError::Input(format!(
                     "unknown table '{name}'; expected one of {}",
                     table::PRESET_NAMES.join(", ")
                 ))
@@ -62,10 +63,10 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let threads = args.threads.map(|t| u32::try_from(t).unwrap_or(u32::MAX));
-    let futexes =
-        u32::try_from(args.futexes).map_err(|_| CliError::input("--futexes is too large"))?;
+    let futexes = u32::try_from(args.futexes)
+        .map_err(|_| CliError::Input("--futexes is too large".into()))?;
     if futexes == 0 {
-        return Err(CliError::input("--futexes must be at least 1"));
+        return Err(CliError::Input("--futexes must be at least 1".into()));
     }
     let workload = WorkloadSpec::PerfHash(PerfHash {
         threads,
@@ -87,17 +88,18 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
                 seed: args.seed,
             }
             .simulate()
-            .map_err(CliError::input)
+            .map_err(CliError::Input)
         })
         .collect::<Result<_, _>>()?;
     if args.json {
         let records: Vec<&RunRecord> = results.iter().map(|(r, _)| r).collect();
-        println!(
+        writeln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&records).expect("records serialize")
-        );
+        )?;
     } else {
-        print_table(&results);
+        print_table(&results, out)?;
     }
     let events: u64 = results.iter().map(|(_, s)| s.events).sum();
     let wall: f64 = results.iter().map(|(_, s)| s.wall_s).sum();
@@ -108,20 +110,22 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn print_table(results: &[(RunRecord, Speed)]) {
+fn print_table(results: &[(RunRecord, Speed)], out: &mut impl Write) -> Result<(), CliError> {
     let first = &results[0].0;
-    println!(
+    writeln!(
+        out,
         "{} on {} ({} CPUs, {} nodes), {} ms simulated",
         first.workload,
         first.machine,
         first.cpus,
         first.nodes,
         first.sim_ns as f64 / 1e6
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "| design | slots | averaged ops/s/thread | total ops/s | p50 ns | p99 ns | HITM/op (lcl+rmt) | false/true sharing | lock wait ns |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    )?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
     for (r, _) in results {
         let slots = match r.table.private_slots.first() {
             Some(p) => format!(
@@ -130,7 +134,8 @@ fn print_table(results: &[(RunRecord, Speed)]) {
             ),
             None => (r.table.slots * u64::from(r.table.instances)).to_string(),
         };
-        println!(
+        writeln!(
+            out,
             "| {} | {slots} | {:.0} | {:.0} | {} | {} | {:.3} ({}+{}) | {}/{} | {:.1} |",
             r.design,
             r.mean_thread_ops_per_sec,
@@ -143,7 +148,7 @@ fn print_table(results: &[(RunRecord, Speed)]) {
             r.coherence.false_sharing,
             r.coherence.true_sharing,
             r.locks.mean_wait_ns
-        );
+        )?;
     }
     for (r, _) in results {
         if let Some(line) = r.top_lines.first() {
@@ -161,14 +166,16 @@ fn print_table(results: &[(RunRecord, Speed)]) {
                     )
                 })
                 .collect();
-            println!(
+            writeln!(
+                out,
                 "{}: hottest line {:#x} ({}), {} HITM: {}",
                 r.design,
                 line.address,
                 line.region,
                 line.hitm(),
                 what.join("; ")
-            );
+            )?;
         }
     }
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! memory, and `futex_hash`, which maps a key to its bucket as the kernel of
 //! that design would.
 
-use super::key::{FutexKey, KeyOrder};
+use super::key::{FutexKey, HashInput, KeyOrder};
 use super::table::{eval_slots, FieldName, Placement, SizingVars, TableDesign};
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
 
@@ -152,23 +152,15 @@ impl FutexHash {
         })
     }
 
-    /// The kernel's futex_hash(): private hash first where the design and the
-    /// key allow it, else the global table (and its node).
+    /// The words and initval jhash2 reads for `key`, and whether they go to
+    /// the process's private hash: only a private key of a process that has
+    /// one does (kernel-facts.md §2.4).
     #[inline]
-    pub fn futex_hash(&self, key: &FutexKey, process: u32) -> Hashed {
+    pub fn hash_input(&self, key: &FutexKey, process: u32) -> (HashInput, bool) {
         let d = &self.design;
-        if let (Some(ph), Some(Some(table))) = (&d.private, self.private.get(process as usize)) {
+        if let (Some(ph), Some(Some(_))) = (&d.private, self.private.get(process as usize)) {
             if key.is_private() {
-                let input = key.hash_input(ph.key_order, d.word_size);
-                let hash = d.hash.jhash2(input.words(), input.initval);
-                let index = (hash as u64 & (table.slots - 1)) as u32;
-                return Hashed {
-                    hash,
-                    bucket: Bucket {
-                        table: TableSel::Private(process),
-                        index,
-                    },
-                };
+                return (key.hash_input(ph.key_order, d.word_size), true);
             }
         }
         let order = if d.key_order == KeyOrder::Address {
@@ -176,19 +168,27 @@ impl FutexHash {
         } else {
             d.key_order
         };
-        let input = key.hash_input(order, d.word_size);
-        let hash = d.hash.jhash2(input.words(), input.initval);
-        let node = match self.global.len() {
-            1 => 0,
-            n => ((u64::from(hash) >> self.global_shift) % n as u64) as u32,
+        (key.hash_input(order, d.word_size), false)
+    }
+
+    /// The kernel's futex_hash(): private hash first where the design and the
+    /// key allow it, else the global table (and its node).
+    #[inline]
+    pub fn futex_hash(&self, key: &FutexKey, process: u32) -> Hashed {
+        let (input, private) = self.hash_input(key, process);
+        let hash = self.design.hash.jhash2(input.words(), input.initval);
+        let table = if private {
+            TableSel::Private(process)
+        } else {
+            TableSel::Global(match self.global.len() {
+                1 => 0,
+                n => ((u64::from(hash) >> self.global_shift) % n as u64) as u32,
+            })
         };
-        let index = (u64::from(hash) & (self.global[node as usize].slots - 1)) as u32;
+        let index = (u64::from(hash) & (self.instance(table).slots - 1)) as u32;
         Hashed {
             hash,
-            bucket: Bucket {
-                table: TableSel::Global(node),
-                index,
-            },
+            bucket: Bucket { table, index },
         }
     }
 

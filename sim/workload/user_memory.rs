@@ -41,7 +41,8 @@ pub fn mm_addresses(processes: u32, rng: &mut Xoshiro256PlusPlus) -> Vec<u64> {
     let slabs = u64::from(processes).div_ceil(per_slab);
     let mut slab_starts: Vec<u64> = Vec::with_capacity(slabs as usize);
     while (slab_starts.len() as u64) < slabs {
-        let start = DIRECT_MAP_4G + rng.gen_range(0..SLAB_POOL_BYTES / MM_SLAB_BYTES) * MM_SLAB_BYTES;
+        let start =
+            DIRECT_MAP_4G + rng.gen_range(0..SLAB_POOL_BYTES / MM_SLAB_BYTES) * MM_SLAB_BYTES;
         if !slab_starts.contains(&start) {
             slab_starts.push(start);
         }
@@ -83,7 +84,9 @@ const DTV_REQUEST: u64 = (4 + 14 + 2) * 16;
 /// glibc `request2size`: the chunk for `bytes`. The next chunk's prev_size
 /// field overlaps the tail of this one, so only SIZE_SZ is added.
 fn chunk_size(bytes: u64) -> u64 {
-    (bytes + SIZE_SZ).next_multiple_of(MALLOC_ALIGN).max(MIN_CHUNK)
+    (bytes + SIZE_SZ)
+        .next_multiple_of(MALLOC_ALIGN)
+        .max(MIN_CHUNK)
 }
 
 /// Every 4-KiB page in the 28 bits of page number that the kernel randomizes

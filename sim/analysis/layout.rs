@@ -1,0 +1,638 @@
+//! Static layout analysis, no timing: hash a benchmark's real futex keys into
+//! a table design as the kernel would, and count how the keys crowd buckets
+//! and how occupied buckets crowd cache lines, beside what a perfectly
+//! uniform hash would give (references.md §4).
+
+use super::balls_into_bins::{expected_max_load, Bins};
+use super::population::{KeyPopulation, PlacedKey};
+use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
+use crate::kernel::table::{FieldName, SizingVars, TableDesign};
+use crate::memory::{MemoryMap, PAGE_SHIFT};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Most CPUs a platform may have (as machine profiles).
+pub const MAX_CPUS: u64 = 1 << 16;
+/// The kernel's MAX_NUMNODES with NODES_SHIFT = 10.
+pub const MAX_NODES: u32 = 1 << 10;
+/// Most bucket slots, over all table instances, one analysis looks at.
+pub const MAX_SLOTS: u64 = 1 << 26;
+
+/// The machine facts the tables are sized and laid out from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Platform {
+    pub cpus: u64,
+    pub possible_cpus: u64,
+    pub nodes: u32,
+    /// Coherence line size in bytes.
+    pub line_size: u64,
+}
+
+impl Platform {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_CPUS).contains(&self.cpus) {
+            return Err(format!(
+                "cpus = {}: must be from 1 to {MAX_CPUS}",
+                self.cpus
+            ));
+        }
+        if !(self.cpus..=MAX_CPUS).contains(&self.possible_cpus) {
+            return Err(format!(
+                "possible_cpus = {}: must be from cpus ({}) to {MAX_CPUS}",
+                self.possible_cpus, self.cpus
+            ));
+        }
+        if !(1..=MAX_NODES).contains(&self.nodes) {
+            return Err(format!(
+                "nodes = {}: must be from 1 to {MAX_NODES}",
+                self.nodes
+            ));
+        }
+        // Tables are allocated at least a page apart, so no line up to a page
+        // holds bytes of two of them.
+        let page = 1u64 << PAGE_SHIFT;
+        if !self.line_size.is_power_of_two() || !(8..=page).contains(&self.line_size) {
+            return Err(format!(
+                "line size {}: must be a power of two from 8 to {page}",
+                self.line_size
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// How many buckets hold a given number of keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LoadCount {
+    pub load: u64,
+    pub buckets: u64,
+}
+
+/// How many lines of the bucket arrays hold a given number of lock words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LockCount {
+    pub locks: u64,
+    pub lines: u64,
+}
+
+/// The same figures for m keys thrown uniformly into each instance's n
+/// buckets, m being the keys the real hash put in that instance.
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize)]
+pub struct Expected {
+    /// Approximate: bucket loads taken as independent (see balls_into_bins).
+    pub max_load: f64,
+    /// Keys over expected occupied buckets (a ratio of expectations).
+    pub mean_load_nonempty: f64,
+    pub keys_sharing_bucket: f64,
+    pub keys_sharing_bucket_sd: f64,
+    pub fraction_sharing_bucket: f64,
+    pub colliding_pairs: f64,
+    pub colliding_pairs_sd: f64,
+    pub line_sharing_bucket_pairs: f64,
+    pub keys_on_shared_lines: f64,
+    pub fraction_on_shared_lines: f64,
+}
+
+/// One of the most loaded buckets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BucketLoad {
+    /// "global", "node N" (per-node tables) or "process N" (its private hash).
+    pub table: String,
+    pub index: u32,
+    pub load: u64,
+}
+
+/// How many of the most loaded buckets a report names.
+pub const BUSIEST_BUCKETS: usize = 5;
+
+/// What one design does with one set of keys.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayoutReport {
+    pub design: String,
+    pub era: String,
+    /// Slots of one global table instance.
+    pub slots_per_instance: u64,
+    /// Global instances: 1, or one per node.
+    pub instances: usize,
+    /// Private hash slots of each process; 0 where it uses the global table.
+    pub private_slots_per_process: Vec<u64>,
+    /// Bytes of all bucket arrays and private-hash headers.
+    pub table_bytes: u64,
+    pub keys: u64,
+    /// Slots of every instance the keys can reach: all global instances if
+    /// any key went global, and each private hash that got keys.
+    pub reachable_buckets: u64,
+    pub load_histogram: Vec<LoadCount>,
+    /// Most loaded first; ties in table and index order.
+    pub busiest_buckets: Vec<BucketLoad>,
+    pub max_load: u64,
+    pub mean_load_nonempty: f64,
+    /// Keys in buckets holding two or more keys.
+    pub keys_sharing_bucket: u64,
+    pub fraction_sharing_bucket: f64,
+    /// Sum over buckets of C(load, 2).
+    pub colliding_pairs: u64,
+    /// Pairs of distinct occupied buckets whose lock words share a line.
+    pub line_sharing_bucket_pairs: u64,
+    /// Keys whose bucket (any of its fields) touches a line holding another
+    /// occupied bucket's lock word: the keys exposed to false sharing.
+    pub keys_on_shared_lines: u64,
+    pub fraction_on_shared_lines: f64,
+    /// Lines of the reachable bucket arrays by lock words on them.
+    pub lock_words_per_line: Vec<LockCount>,
+    pub expected: Expected,
+}
+
+/// Where one table instance's buckets and lock words fall on lines. Lines
+/// are numbered by address / line size; no line holds two tables' bytes.
+struct InstanceLines<'a> {
+    hash: &'a FutexHash,
+    table: TableSel,
+    slots: u64,
+    stride: u64,
+    first_lock: u64,
+    line_size: u64,
+}
+
+impl<'a> InstanceLines<'a> {
+    fn new(hash: &'a FutexHash, table: TableSel, line_size: u64) -> InstanceLines<'a> {
+        let first_lock = hash
+            .field_addr(Bucket { table, index: 0 }, FieldName::Lock)
+            .expect("validated designs have a lock");
+        InstanceLines {
+            hash,
+            table,
+            slots: hash.instance(table).slots,
+            stride: hash.design.bucket.size.into(),
+            first_lock,
+            line_size,
+        }
+    }
+
+    fn lock_line(&self, index: u64) -> u64 {
+        (self.first_lock + index * self.stride) / self.line_size
+    }
+
+    /// Lock words whose first byte lies on `line`.
+    fn locks_on(&self, line: u64) -> u64 {
+        // First bucket index whose lock address is >= addr.
+        let first_at = |addr: u64| {
+            addr.saturating_sub(self.first_lock)
+                .div_ceil(self.stride)
+                .min(self.slots)
+        };
+        first_at((line + 1) * self.line_size) - first_at(line * self.line_size)
+    }
+
+    /// The lines the fields of a bucket cover, in order, each once.
+    fn lines_touched(&self, index: u64, lines: &mut Vec<u64>) {
+        lines.clear();
+        let bucket = Bucket {
+            table: self.table,
+            index: index as u32,
+        };
+        for field in &self.hash.design.bucket.fields {
+            let start = self
+                .hash
+                .field_addr(bucket, field.name)
+                .expect("the field is the design's");
+            let end = start + u64::from(field.size) - 1;
+            lines.extend(start / self.line_size..=end / self.line_size);
+        }
+        lines.sort_unstable();
+        lines.dedup();
+    }
+
+    /// Lock words of other buckets on the lines a bucket touches.
+    fn neighbour_locks(&self, index: u64, lines: &mut Vec<u64>) -> u64 {
+        self.lines_touched(index, lines);
+        lines.iter().map(|&l| self.locks_on(l)).sum::<u64>() - 1
+    }
+
+    /// Lines of the bucket array by the lock words on them (0 included).
+    fn lock_histogram(&self, into: &mut BTreeMap<u64, u64>) {
+        let base = self.hash.instance(self.table).base;
+        let last = (base + self.slots * self.stride - 1) / self.line_size;
+        let mut lines_with_locks = 0;
+        let mut index = 0;
+        while index < self.slots {
+            let locks = self.locks_on(self.lock_line(index));
+            *into.entry(locks).or_insert(0) += 1;
+            lines_with_locks += 1;
+            index += locks;
+        }
+        let empty = last - base / self.line_size + 1 - lines_with_locks;
+        if empty > 0 {
+            *into.entry(0).or_insert(0) += empty;
+        }
+    }
+}
+
+fn table_name(table: TableSel, global_instances: usize) -> String {
+    match table {
+        TableSel::Global(_) if global_instances == 1 => "global".into(),
+        TableSel::Global(node) => format!("node {node}"),
+        TableSel::Private(p) => format!("process {p}"),
+    }
+}
+
+fn pairs(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        a / b
+    }
+}
+
+/// Hashes the population's keys into the design's tables, built for the
+/// platform, and measures the layout. The keys depend only on the population
+/// and the seed, so designs analysed with one seed see the same keys.
+pub fn analyze(
+    design: &TableDesign,
+    platform: &Platform,
+    population: &KeyPopulation,
+    seed: u64,
+) -> Result<LayoutReport, String> {
+    population.validate()?;
+    let keys = population
+        .place_keys(seed, design.word_size)
+        .map_err(|e| format!("design '{}': {e}", design.name))?;
+    analyze_keys(design, platform, &population.processes(), &keys)
+}
+
+/// The layout of any set of keys, each naming one of `processes`.
+pub fn analyze_keys(
+    design: &TableDesign,
+    platform: &Platform,
+    processes: &[ProcessInfo],
+    keys: &[PlacedKey],
+) -> Result<LayoutReport, String> {
+    platform.validate()?;
+    design
+        .validate()
+        .map_err(|e| format!("design '{}': {e}", design.name))?;
+    if let Some(k) = keys.iter().find(|k| k.process as usize >= processes.len()) {
+        return Err(format!(
+            "a key names process {} of {}",
+            k.process,
+            processes.len()
+        ));
+    }
+    let vars = SizingVars {
+        cpus: platform.cpus,
+        possible_cpus: platform.possible_cpus,
+        nodes: platform.nodes.into(),
+        threads: processes.iter().map(|p| p.threads).sum(),
+        processes: processes.len() as u64,
+        futexes: keys.len() as u64,
+        node_slots: 0,
+    };
+    let mut memory = MemoryMap::new(platform.line_size);
+    let hash = FutexHash::build(design, vars, processes, platform.nodes, &mut memory)
+        .map_err(|e| format!("design '{}': {e}", design.name))?;
+    let all_slots: u64 = hash
+        .global
+        .iter()
+        .chain(hash.private.iter().flatten())
+        .map(|t| t.slots)
+        .sum();
+    if all_slots > MAX_SLOTS {
+        return Err(format!(
+            "design '{}' has {all_slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes",
+            design.name
+        ));
+    }
+
+    let mut loads: HashMap<Bucket, u64> = HashMap::new();
+    let mut keys_per_table: BTreeMap<TableSel, u64> = BTreeMap::new();
+    for k in keys {
+        let bucket = hash.futex_hash(&k.key, k.process).bucket;
+        *loads.entry(bucket).or_insert(0) += 1;
+        *keys_per_table.entry(bucket.table).or_insert(0) += 1;
+    }
+    let mut reachable: BTreeSet<TableSel> = keys_per_table.keys().copied().collect();
+    if reachable.iter().any(|t| matches!(t, TableSel::Global(_))) {
+        reachable.extend((0..hash.global.len() as u32).map(TableSel::Global));
+    }
+    let lines: BTreeMap<TableSel, InstanceLines> = reachable
+        .iter()
+        .map(|&t| (t, InstanceLines::new(&hash, t, platform.line_size)))
+        .collect();
+    let reachable_buckets: u64 = lines.values().map(|l| l.slots).sum();
+
+    let key_count = keys.len() as u64;
+    let mut histogram: BTreeMap<u64, u64> = BTreeMap::new();
+    for &load in loads.values() {
+        *histogram.entry(load).or_insert(0) += 1;
+    }
+    let empty = reachable_buckets - loads.len() as u64;
+    if empty > 0 {
+        histogram.insert(0, empty);
+    }
+    let keys_sharing_bucket: u64 = loads.values().filter(|&&l| l >= 2).sum();
+    let (line_sharing_bucket_pairs, keys_on_shared_lines) = line_sharing(&loads, &lines);
+    let instances: Vec<(Bins, &InstanceLines)> = lines
+        .iter()
+        .map(|(t, l)| {
+            let keys = keys_per_table.get(t).copied().unwrap_or(0);
+            (
+                Bins {
+                    keys,
+                    buckets: l.slots,
+                },
+                l,
+            )
+        })
+        .collect();
+    let mut lock_histogram = BTreeMap::new();
+    for (_, l) in &instances {
+        l.lock_histogram(&mut lock_histogram);
+    }
+    let mut busiest: Vec<(&Bucket, &u64)> = loads.iter().collect();
+    busiest.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    busiest.truncate(BUSIEST_BUCKETS);
+
+    Ok(LayoutReport {
+        design: design.name.clone(),
+        era: design.era.clone(),
+        slots_per_instance: hash.global_slots(),
+        instances: hash.global.len(),
+        private_slots_per_process: hash
+            .private
+            .iter()
+            .map(|t| t.as_ref().map_or(0, |t| t.slots))
+            .collect(),
+        table_bytes: hash.memory_bytes(),
+        keys: key_count,
+        reachable_buckets,
+        load_histogram: histogram
+            .into_iter()
+            .map(|(load, buckets)| LoadCount { load, buckets })
+            .collect(),
+        busiest_buckets: busiest
+            .into_iter()
+            .map(|(b, &load)| BucketLoad {
+                table: table_name(b.table, hash.global.len()),
+                index: b.index,
+                load,
+            })
+            .collect(),
+        max_load: loads.values().copied().max().unwrap_or(0),
+        mean_load_nonempty: ratio(key_count as f64, loads.len() as f64),
+        keys_sharing_bucket,
+        fraction_sharing_bucket: ratio(keys_sharing_bucket as f64, key_count as f64),
+        colliding_pairs: loads.values().map(|&l| pairs(l)).sum(),
+        line_sharing_bucket_pairs,
+        keys_on_shared_lines,
+        fraction_on_shared_lines: ratio(keys_on_shared_lines as f64, key_count as f64),
+        lock_words_per_line: lock_histogram
+            .into_iter()
+            .map(|(locks, lines)| LockCount { locks, lines })
+            .collect(),
+        expected: expected_figures(&instances, key_count),
+    })
+}
+
+/// Measured line sharing among occupied buckets: pairs of them with lock
+/// words on one line, and the keys of those whose fields touch a line with
+/// another one's lock word.
+fn line_sharing(
+    loads: &HashMap<Bucket, u64>,
+    lines: &BTreeMap<TableSel, InstanceLines>,
+) -> (u64, u64) {
+    let mut occupied_locks: HashMap<u64, u64> = HashMap::new();
+    for b in loads.keys() {
+        *occupied_locks
+            .entry(lines[&b.table].lock_line(b.index.into()))
+            .or_insert(0) += 1;
+    }
+    let bucket_pairs = occupied_locks.values().map(|&n| pairs(n)).sum();
+    let mut touched = Vec::new();
+    let keys = loads
+        .iter()
+        .filter(|(b, _)| {
+            lines[&b.table].lines_touched(b.index.into(), &mut touched);
+            let locks: u64 = touched
+                .iter()
+                .map(|l| occupied_locks.get(l).copied().unwrap_or(0))
+                .sum();
+            // The bucket's own lock is one of them.
+            locks > 1
+        })
+        .map(|(_, &load)| load)
+        .sum();
+    (bucket_pairs, keys)
+}
+
+/// The uniform-hash figures, instance by instance and summed; the maximum
+/// is over all instances together.
+fn expected_figures(instances: &[(Bins, &InstanceLines)], keys: u64) -> Expected {
+    let mut e = Expected {
+        max_load: expected_max_load(&instances.iter().map(|(b, _)| *b).collect::<Vec<_>>()),
+        ..Expected::default()
+    };
+    let (mut occupied, mut sharing_var, mut pairs_var) = (0.0, 0.0, 0.0);
+    let mut touched = Vec::new();
+    for (b, l) in instances {
+        occupied += b.occupied();
+        e.keys_sharing_bucket += b.keys as f64 * b.fraction_sharing();
+        sharing_var += b.keys_sharing_variance();
+        e.colliding_pairs += b.colliding_pairs();
+        pairs_var += b.colliding_pairs_variance();
+        if b.keys == 0 {
+            continue;
+        }
+        let mut lock_lines = BTreeMap::new();
+        l.lock_histogram(&mut lock_lines);
+        let lock_pairs: u64 = lock_lines.iter().map(|(&locks, &n)| n * pairs(locks)).sum();
+        if lock_pairs > 0 {
+            e.line_sharing_bucket_pairs += lock_pairs as f64 * b.both_occupied();
+        }
+        // Buckets differ only in how many other locks their lines hold.
+        let mut by_neighbours: BTreeMap<u64, u64> = BTreeMap::new();
+        for index in 0..l.slots {
+            *by_neighbours
+                .entry(l.neighbour_locks(index, &mut touched))
+                .or_insert(0) += 1;
+        }
+        e.keys_on_shared_lines += by_neighbours
+            .iter()
+            .map(|(&others, &n)| n as f64 * b.keys_beside_occupied(others))
+            .sum::<f64>();
+    }
+    let keys = keys as f64;
+    e.mean_load_nonempty = ratio(keys, occupied);
+    e.fraction_sharing_bucket = ratio(e.keys_sharing_bucket, keys);
+    e.fraction_on_shared_lines = ratio(e.keys_on_shared_lines, keys);
+    e.keys_sharing_bucket_sd = sharing_var.sqrt();
+    e.colliding_pairs_sd = pairs_var.sqrt();
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::key::{get_futex_key, KeySource, WordSize};
+    use crate::kernel::table::preset;
+
+    fn platform(cpus: u64, nodes: u32) -> Platform {
+        Platform {
+            cpus,
+            possible_cpus: cpus,
+            nodes,
+            line_size: 64,
+        }
+    }
+
+    fn perf_hash(threads: u32) -> KeyPopulation {
+        KeyPopulation::PerfHash {
+            threads,
+            futexes: 1024,
+            shared: false,
+        }
+    }
+
+    fn lock_lines(r: &LayoutReport) -> Vec<(u64, u64)> {
+        r.lock_words_per_line
+            .iter()
+            .map(|c| (c.locks, c.lines))
+            .collect()
+    }
+
+    #[test]
+    fn a_uniform_table_matches_balls_into_bins() {
+        let d = preset("aligned-3.14").unwrap();
+        let r = analyze(&d, &platform(32, 1), &perf_hash(32), 1).unwrap();
+        assert_eq!((r.keys, r.reachable_buckets), (32_768, 8192));
+        let e = r.expected;
+        // C(32768, 2) / 8192 and 1 - (1 - 1/8192)^32767 ~ 1 - e^-4.
+        assert!((e.colliding_pairs - 65_534.0).abs() < 1e-6);
+        assert!((e.fraction_sharing_bucket - (1.0 - (-4.0f64).exp())).abs() < 1e-4);
+        // A good hash of distinct keys behaves as m uniform throws, so the
+        // measured counts are one draw of those random variables: allow four
+        // standard deviations (a uniform hash passes with probability
+        // 0.99994). The deviations are exact (balls_into_bins): about 256
+        // pairs, and about 21 keys for keys sharing a bucket.
+        assert!((e.colliding_pairs_sd - 256.0).abs() < 1.0);
+        assert!((e.keys_sharing_bucket_sd - 21.4).abs() < 0.5);
+        let z_pairs = (r.colliding_pairs as f64 - e.colliding_pairs) / e.colliding_pairs_sd;
+        let z_sharing =
+            (r.keys_sharing_bucket as f64 - e.keys_sharing_bucket) / e.keys_sharing_bucket_sd;
+        assert!(z_pairs.abs() < 4.0, "colliding pairs z = {z_pairs}");
+        assert!(z_sharing.abs() < 4.0, "keys sharing z = {z_sharing}");
+        assert!((r.max_load as f64 - e.max_load).abs() < 4.0);
+        // One lock per line: no two buckets share a line.
+        assert_eq!(lock_lines(&r), [(1, 8192)]);
+        assert_eq!(r.line_sharing_bucket_pairs, 0);
+        assert_eq!(r.keys_on_shared_lines, 0);
+        assert_eq!(e.line_sharing_bucket_pairs, 0.0);
+        assert_eq!(r.table_bytes, 8192 * 64);
+    }
+
+    #[test]
+    fn packed_buckets_put_two_locks_on_some_lines() {
+        let d = preset("fixed-256").unwrap();
+        let r = analyze(&d, &platform(32, 1), &perf_hash(32), 1).unwrap();
+        // 40-byte buckets from a line boundary: every 5 lines hold 8 locks as
+        // 2, 2, 1, 2, 1.
+        assert_eq!(lock_lines(&r), [(1, 64), (2, 96)]);
+        // 128 keys per bucket on average: every bucket is occupied, so every
+        // two-lock line is a pair.
+        assert_eq!(r.line_sharing_bucket_pairs, 96);
+        assert!((r.expected.line_sharing_bucket_pairs - 96.0).abs() < 1e-6);
+        // Every bucket but the last of each 8 (bytes 280-319 of the period,
+        // alone on its line) touches another bucket's lock: the keys of 224
+        // buckets, 28672 expected. For a uniform hash the measured count is
+        // Bin(32768, 224/256), sd 60: allow four.
+        let e = r.expected.keys_on_shared_lines;
+        assert!((e - 28_672.0).abs() < 1e-6, "{e}");
+        assert!((r.keys_on_shared_lines as f64 - e).abs() < 4.0 * 60.0);
+        assert_eq!(r.fraction_sharing_bucket, 1.0);
+        assert_eq!(r.table_bytes, 256 * 40);
+    }
+
+    #[test]
+    fn the_example_key_lands_in_its_derived_bucket() {
+        // kernel-facts.md §1.5: mm 0xffff888100abc000, uaddr 0x7f1234567abc.
+        let key = get_futex_key(
+            0x7f12_3456_7abc,
+            KeySource::Private {
+                mm: 0xffff_8881_00ab_c000,
+            },
+            WordSize::Bits64,
+        )
+        .unwrap();
+        let keys = [PlacedKey { key, process: 0 }];
+        let procs = [ProcessInfo {
+            threads: 8,
+            node: 0,
+        }];
+        for (name, cpus, index) in [("fixed-256", 8, 69), ("numa-6.16", 32, 1591)] {
+            let d = preset(name).unwrap();
+            let r = analyze_keys(&d, &platform(cpus, 1), &procs, &keys).unwrap();
+            assert_eq!(
+                r.busiest_buckets,
+                [BucketLoad {
+                    table: "global".into(),
+                    index,
+                    load: 1
+                }],
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_spread_over_node_tables_and_private_hashes() {
+        let d = preset("numa-6.16").unwrap();
+        let r = analyze(&d, &platform(64, 4), &perf_hash(64), 3).unwrap();
+        assert_eq!((r.instances, r.slots_per_instance), (4, 4096));
+        assert_eq!(r.reachable_buckets, 4 * 4096);
+        let d = preset("private-6.17").unwrap();
+        let r = analyze(&d, &platform(32, 1), &perf_hash(32), 3).unwrap();
+        assert_eq!(r.private_slots_per_process, [128]);
+        assert_eq!(r.reachable_buckets, 128);
+        assert_eq!(r.table_bytes, 8192 * 64 + 64 + 128 * 64);
+        // Forked single-threaded tasks never get a 6.17 private hash, and the
+        // 2009 proposal gives each its own table with one key in it.
+        let forks = KeyPopulation::WillItScale {
+            tasks: 16,
+            process_mode: true,
+            shared: false,
+        };
+        let r = analyze(&d, &platform(32, 1), &forks, 3).unwrap();
+        assert_eq!(r.private_slots_per_process, [0; 16]);
+        let d = preset("private-2009").unwrap();
+        let r = analyze(&d, &platform(32, 1), &forks, 3).unwrap();
+        assert_eq!(r.private_slots_per_process, [256; 16]);
+        assert_eq!(
+            (r.reachable_buckets, r.max_load, r.colliding_pairs),
+            (16 * 256, 1, 0)
+        );
+        assert_eq!(r.expected.colliding_pairs, 0.0);
+        assert!((r.expected.max_load - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_platforms_are_rejected() {
+        let d = preset("aligned-3.14").unwrap();
+        for (p, why) in [
+            (platform(0, 1), "cpus = 0"),
+            (platform(8, 0), "nodes = 0"),
+            (
+                Platform {
+                    line_size: 96,
+                    ..platform(8, 1)
+                },
+                "line size 96",
+            ),
+        ] {
+            let err = analyze(&d, &p, &perf_hash(8), 0).unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+    }
+}
