@@ -319,3 +319,103 @@ fn a_store_to_a_word_nobody_reads_is_a_hit() {
     assert_eq!(o.directory.totals.transfers(), 0);
     assert!(total_ops(&o) > 1000);
 }
+
+#[test]
+fn a_waiter_sleeps_until_each_wake() {
+    // One task sleeps on a word that matches; another wakes it every 10 us.
+    struct Waiter(Mem);
+    impl Program for Waiter {
+        fn next_op(&mut self) -> Op {
+            Op::Futex(FutexOp::Wait {
+                uaddr: self.0,
+                val: 0,
+                kind: KeyKind::Private,
+            })
+        }
+    }
+    struct Waker(Mem, bool);
+    impl Program for Waker {
+        fn next_op(&mut self) -> Op {
+            self.1 = !self.1;
+            if self.1 {
+                Op::Compute(10_000_000)
+            } else {
+                Op::Futex(FutexOp::Wake {
+                    uaddr: self.0,
+                    nr: 1,
+                    kind: KeyKind::Private,
+                })
+            }
+        }
+    }
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let mut memory = MemoryMap::new(64);
+    let heap = memory.add("heap", HEAP, 64, Home::Node(0));
+    let vars = SizingVars {
+        cpus: 128,
+        possible_cpus: 128,
+        nodes: 2,
+        threads: 2,
+        processes: 1,
+        futexes: 1,
+        node_slots: 0,
+    };
+    let procs = [ProcessInfo {
+        threads: 2,
+        node: 0,
+    }];
+    let hash = FutexHash::build(
+        &table("aligned-3.14").unwrap(),
+        vars,
+        &procs,
+        2,
+        &mut memory,
+    )
+    .unwrap();
+    let infos = vec![
+        TaskInfo { process: 0, cpu: 0 },
+        TaskInfo {
+            process: 0,
+            cpu: 64,
+        },
+    ];
+    let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
+    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, &mut memory);
+    let word = Mem {
+        addr: HEAP,
+        line: memory.line_in(heap, HEAP),
+    };
+    let tasks = vec![
+        TaskSpec {
+            cpu: 0,
+            program: Box::new(Waiter(word)),
+        },
+        TaskSpec {
+            cpu: 64,
+            program: Box::new(Waker(word, false)),
+        },
+    ];
+    let o = Engine::new(
+        &m,
+        &memory,
+        futex,
+        tasks,
+        LockKind::Queued,
+        RunWindow {
+            warmup: 0,
+            duration: MS,
+        },
+    )
+    .run();
+    let [waits, waker_ops] = [o.metrics.ops_per_task[0], o.metrics.ops_per_task[1]];
+    // Under 100 wakes in 1 ms (10 us apart plus the wake itself); each completes one wait, give or take the one in flight at the end.
+    assert!((90..=100).contains(&(waker_ops / 2)), "{waker_ops}");
+    assert!(
+        waits.abs_diff(waker_ops / 2) <= 1,
+        "{waits} waits for {} wakes",
+        waker_ops / 2
+    );
+    // A completed wait lasted about one wake period: it slept.
+    assert!(o.metrics.latency.max() > 9_000);
+    assert_eq!(o.asleep_at_end, 1);
+}
