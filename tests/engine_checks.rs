@@ -29,8 +29,49 @@ impl Program for WaitOn {
     }
 }
 
-/// Runs `tasks` (cpu, word offset in a one-page heap) failing FUTEX_WAIT on
-/// their word, all in one process.
+/// Runs tasks of one process, on `cpus`, whose programs `programs` builds
+/// from the words of a one-page heap (a word is named by its offset).
+fn run_process(
+    m: &Machine,
+    design: &TableDesign,
+    lock: LockKind,
+    cpus: &[u32],
+    programs: impl Fn(&dyn Fn(u64) -> Mem) -> Vec<Box<dyn Program>>,
+    window: RunWindow,
+) -> Outcome {
+    let mut memory = MemoryMap::new(m.line_size());
+    let heap = memory.add("heap", HEAP, 4096, Home::Node(0));
+    let threads = cpus.len() as u64;
+    let vars = SizingVars {
+        cpus: m.cpus().into(),
+        possible_cpus: m.cpus().into(),
+        nodes: m.nodes().into(),
+        threads,
+        processes: 1,
+        futexes: threads,
+        node_slots: 0,
+    };
+    let procs = [ProcessInfo { threads, node: 0 }];
+    let hash = FutexHash::build(design, vars, &procs, m.nodes(), &mut memory).unwrap();
+    let infos = cpus
+        .iter()
+        .map(|&cpu| TaskInfo { process: 0, cpu })
+        .collect();
+    let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
+    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, &mut memory);
+    let word = |off: u64| Mem {
+        addr: HEAP + off,
+        line: memory.line_in(heap, HEAP + off),
+    };
+    let specs = cpus
+        .iter()
+        .zip(programs(&word))
+        .map(|(&cpu, program)| TaskSpec { cpu, program })
+        .collect();
+    Engine::new(m, &memory, futex, specs, lock, window).run()
+}
+
+/// Runs `tasks` (cpu, word offset) failing FUTEX_WAIT on their word, all in one process.
 fn run_waits(
     m: &Machine,
     design: &TableDesign,
@@ -38,39 +79,14 @@ fn run_waits(
     tasks: &[(u32, u64)],
     window: RunWindow,
 ) -> Outcome {
-    let mut memory = MemoryMap::new(m.line_size());
-    let heap = memory.add("heap", HEAP, 4096, Home::Node(0));
-    let vars = SizingVars {
-        cpus: m.cpus().into(),
-        possible_cpus: m.cpus().into(),
-        nodes: m.nodes().into(),
-        threads: tasks.len() as u64,
-        processes: 1,
-        futexes: tasks.len() as u64,
-        node_slots: 0,
+    let cpus: Vec<u32> = tasks.iter().map(|&(cpu, _)| cpu).collect();
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        tasks
+            .iter()
+            .map(|&(_, off)| Box::new(WaitOn(word(off))) as Box<dyn Program>)
+            .collect()
     };
-    let procs = [ProcessInfo {
-        threads: tasks.len() as u64,
-        node: 0,
-    }];
-    let hash = FutexHash::build(design, vars, &procs, m.nodes(), &mut memory).unwrap();
-    let infos = tasks
-        .iter()
-        .map(|&(cpu, _)| TaskInfo { process: 0, cpu })
-        .collect();
-    let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
-    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, &mut memory);
-    let specs = tasks
-        .iter()
-        .map(|&(cpu, off)| TaskSpec {
-            cpu,
-            program: Box::new(WaitOn(Mem {
-                addr: HEAP + off,
-                line: memory.line_in(heap, HEAP + off),
-            })),
-        })
-        .collect();
-    Engine::new(m, &memory, futex, specs, lock, window).run()
+    run_process(m, design, lock, &cpus, programs, window)
 }
 
 fn total_ops(o: &Outcome) -> u64 {
@@ -272,50 +288,19 @@ fn a_store_to_a_word_nobody_reads_is_a_hit() {
         }
     }
     let m = Machine::new(machine("arm64-8").unwrap()).unwrap();
-    let mut memory = MemoryMap::new(64);
-    let heap = memory.add("heap", HEAP, 64, Home::Node(0));
-    let vars = SizingVars {
-        cpus: 8,
-        possible_cpus: 8,
-        nodes: 1,
-        threads: 1,
-        processes: 1,
-        futexes: 1,
-        node_slots: 0,
+    let programs = |word: &dyn Fn(u64) -> Mem| vec![Box::new(Store(word(0))) as Box<dyn Program>];
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 100,
     };
-    let procs = [ProcessInfo {
-        threads: 1,
-        node: 0,
-    }];
-    let hash =
-        FutexHash::build(&table("numa-6.16").unwrap(), vars, &procs, 1, &mut memory).unwrap();
-    let futex = FutexSystem::new(
-        hash,
-        vec![TaskInfo { process: 0, cpu: 0 }],
-        vec![MM],
-        &[0; 8],
-        &mut memory,
-    );
-    let word = Mem {
-        addr: HEAP,
-        line: memory.line_in(heap, HEAP),
-    };
-    let tasks = vec![TaskSpec {
-        cpu: 0,
-        program: Box::new(Store(word)),
-    }];
-    let o = Engine::new(
+    let o = run_process(
         &m,
-        &memory,
-        futex,
-        tasks,
+        &table("numa-6.16").unwrap(),
         LockKind::Queued,
-        RunWindow {
-            warmup: MS / 100,
-            duration: MS / 100,
-        },
-    )
-    .run();
+        &[0],
+        programs,
+        window,
+    );
     assert_eq!(o.directory.totals.transfers(), 0);
     assert!(total_ops(&o) > 1000);
 }
@@ -349,64 +334,24 @@ fn a_waiter_sleeps_until_each_wake() {
         }
     }
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
-    let mut memory = MemoryMap::new(64);
-    let heap = memory.add("heap", HEAP, 64, Home::Node(0));
-    let vars = SizingVars {
-        cpus: 128,
-        possible_cpus: 128,
-        nodes: 2,
-        threads: 2,
-        processes: 1,
-        futexes: 1,
-        node_slots: 0,
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        vec![
+            Box::new(Waiter(word(0))) as Box<dyn Program>,
+            Box::new(Waker(word(0), false)),
+        ]
     };
-    let procs = [ProcessInfo {
-        threads: 2,
-        node: 0,
-    }];
-    let hash = FutexHash::build(
-        &table("aligned-3.14").unwrap(),
-        vars,
-        &procs,
-        2,
-        &mut memory,
-    )
-    .unwrap();
-    let infos = vec![
-        TaskInfo { process: 0, cpu: 0 },
-        TaskInfo {
-            process: 0,
-            cpu: 64,
-        },
-    ];
-    let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
-    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, &mut memory);
-    let word = Mem {
-        addr: HEAP,
-        line: memory.line_in(heap, HEAP),
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS,
     };
-    let tasks = vec![
-        TaskSpec {
-            cpu: 0,
-            program: Box::new(Waiter(word)),
-        },
-        TaskSpec {
-            cpu: 64,
-            program: Box::new(Waker(word, false)),
-        },
-    ];
-    let o = Engine::new(
+    let o = run_process(
         &m,
-        &memory,
-        futex,
-        tasks,
+        &table("aligned-3.14").unwrap(),
         LockKind::Queued,
-        RunWindow {
-            warmup: 0,
-            duration: MS,
-        },
-    )
-    .run();
+        &[0, 64],
+        programs,
+        window,
+    );
     let [waits, waker_ops] = [o.metrics.ops_per_task[0], o.metrics.ops_per_task[1]];
     // Under 100 wakes in 1 ms (10 us apart plus the wake itself); each completes one wait, give or take the one in flight at the end.
     assert!((90..=100).contains(&(waker_ops / 2)), "{waker_ops}");
