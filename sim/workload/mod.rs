@@ -32,7 +32,7 @@ pub struct Setup {
 impl WorkloadSpec {
     pub fn threads(&self, machine: &Machine) -> u32 {
         match self {
-            WorkloadSpec::PerfHash(p) => p.threads.unwrap_or(machine.cpus()),
+            WorkloadSpec::PerfHash(p) => p.threads(machine),
         }
     }
 

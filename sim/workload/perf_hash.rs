@@ -74,13 +74,18 @@ impl PerfHash {
         s
     }
 
+    /// -t, or one thread per CPU as perf does by default.
+    pub fn threads(&self, machine: &Machine) -> u32 {
+        self.threads.unwrap_or(machine.cpus())
+    }
+
     pub fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
-        let threads = self.threads.unwrap_or(machine.cpus());
+        let threads = self.threads(machine);
         let mms = user_memory::mm_addresses(1, rng);
         let arrays = user_memory::perf_hash_arrays(threads, self.futexes, rng);
         let bytes = u64::from(self.futexes) * 4;
