@@ -12,5 +12,6 @@ pub mod kernel;
 pub mod machine;
 pub mod memory;
 pub mod record;
+pub mod results;
 pub mod scenario;
 pub mod workload;
