@@ -10,8 +10,9 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "futexsim", version, about)]
 struct Cli {
+    /// Without a command, futexsim runs the embedded default config.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -21,16 +22,23 @@ enum Command {
     /// Hash a benchmark's futex keys into table designs and compare bucket and
     /// cache-line sharing with a uniform hash.
     Layout(cli::layout::LayoutArgs),
-    /// Simulate perf bench futex hash for one or more table designs.
+    /// Simulate the sweeps of TOML configs (the embedded default when none)
+    /// and write their results and reports.
     Run(cli::run::RunArgs),
+    /// Combine the shard directories of one campaign into its results and report.
+    Merge(cli::merge::MergeArgs),
 }
 
 fn main() -> ExitCode {
     let mut out = std::io::stdout().lock();
-    let result = match Cli::parse().command {
+    let command = Cli::parse()
+        .command
+        .unwrap_or_else(|| Command::Run(Default::default()));
+    let result = match command {
         Command::Hash(args) => cli::hash::run(&args, &mut out),
         Command::Layout(args) => cli::layout::run(&args, &mut out),
         Command::Run(args) => cli::run::run(&args, &mut out),
+        Command::Merge(args) => cli::merge::run(&args),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

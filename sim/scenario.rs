@@ -11,15 +11,16 @@ use crate::memory::MemoryMap;
 use crate::record::{
     CoherenceRecord, Latency, LineRecord, LockRecord, RunRecord, Speed, TableRecord,
 };
-use crate::workload::WorkloadSpec;
+use crate::workload::{Setup, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
 use std::time::Instant;
 
 /// Lines listed in a record's c2c table.
 pub const TOP_LINES: usize = 10;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
     pub machine: MachineSpec,
     pub design: TableDesign,
@@ -28,13 +29,37 @@ pub struct Scenario {
     pub seed: u64,
 }
 
+/// A scenario laid out in memory, ready for the engine.
+struct Prepared {
+    memory: MemoryMap,
+    setup: Setup,
+    processes: Vec<ProcessInfo>,
+    hash: FutexHash,
+    threads: u32,
+}
+
 impl Scenario {
-    pub fn simulate(&self) -> Result<(RunRecord, Speed), String> {
-        let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
+    /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
+    /// sizing rule that gives no valid table) without running anything.
+    pub fn check(&self, machine: &Machine) -> Result<(), String> {
+        self.prepare(machine).map(drop)
+    }
+
+    /// Relative cost of simulating it, to start the longest runs first: CPUs
+    /// times simulated time.
+    pub fn cost_estimate(&self) -> u64 {
+        let t = &self.machine.topology;
+        let cpus = t
+            .nr_cpus
+            .unwrap_or(t.sockets * t.cores_per_socket * t.threads_per_core);
+        u64::from(cpus) * ((self.window.warmup + self.window.duration) / 1_000_000)
+    }
+
+    fn prepare(&self, machine: &Machine) -> Result<Prepared, String> {
         self.design
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
-        let threads = self.workload.threads(&machine);
+        let threads = self.workload.threads(machine);
         if threads > machine.cpus() {
             return Err(format!(
                 "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
@@ -43,7 +68,7 @@ impl Scenario {
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
-        let setup = self.workload.setup(&machine, &mut memory, &mut rng);
+        let setup = self.workload.setup(machine, &mut memory, &mut rng);
         let processes: Vec<ProcessInfo> = (0..setup.mms.len() as u32)
             .map(|p| {
                 let mut tasks = setup
@@ -67,7 +92,26 @@ impl Scenario {
             futexes: setup.futexes,
             node_slots: 0,
         };
-        let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)?;
+        let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)
+            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+        Ok(Prepared {
+            memory,
+            setup,
+            processes,
+            hash,
+            threads,
+        })
+    }
+
+    pub fn simulate(&self) -> Result<(RunRecord, Speed), String> {
+        let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
+        let Prepared {
+            mut memory,
+            setup,
+            processes,
+            hash,
+            threads,
+        } = self.prepare(&machine)?;
         let table = TableRecord {
             slots: hash.global_slots(),
             instances: hash.global.len() as u32,

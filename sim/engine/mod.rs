@@ -40,7 +40,7 @@ pub struct TaskSpec {
 }
 
 /// How long to run and what to count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RunWindow {
     /// Simulated time before counting starts.
     pub warmup: Ps,
