@@ -12,6 +12,7 @@ pub mod kernel;
 pub mod machine;
 pub mod memory;
 pub mod record;
+pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod workload;

@@ -23,6 +23,12 @@ enum Command {
     Layout(cli::layout::LayoutArgs),
     /// Simulate perf bench futex hash for one or more table designs.
     Run(cli::run::RunArgs),
+    /// Rebuild a report directory's report.md, results.csv and charts from
+    /// its results.json, without simulating again.
+    Report(cli::report::ReportArgs),
+    /// Compare two result sets point by point (for example before and after
+    /// a layout change).
+    Diff(cli::diff::DiffArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +37,8 @@ fn main() -> ExitCode {
         Command::Hash(args) => cli::hash::run(&args, &mut out),
         Command::Layout(args) => cli::layout::run(&args, &mut out),
         Command::Run(args) => cli::run::run(&args, &mut out),
+        Command::Report(args) => cli::report::run(&args, &mut out),
+        Command::Diff(args) => cli::diff::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

@@ -1,8 +1,10 @@
 //! The command-line commands, one module each. A command takes its parsed
 //! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod diff;
 pub mod hash;
 pub mod layout;
+pub mod report;
 pub mod run;
 
 use std::io::Write;
