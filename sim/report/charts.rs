@@ -302,9 +302,10 @@ fn node_heat_map(cell: &Cell, r: &RunRecord) -> std::io::Result<Vec<u8>> {
             .margin(20)
             .x_label_area_size(56)
             .y_label_area_size(80)
+            // A segmented range includes its end: nodes 0 to n-1.
             .build_cartesian_2d(
-                (0..n.max(1)).into_segmented(),
-                (0..n.max(1)).into_segmented(),
+                (0..n.max(1) - 1).into_segmented(),
+                (0..n.max(1) - 1).into_segmented(),
             )
             .map_err(drawing_error)?;
         chart
