@@ -27,6 +27,12 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Combine the shard directories of one campaign into its results and report.
     Merge(cli::merge::MergeArgs),
+    /// Rebuild a report directory's report.md, results.csv and charts from
+    /// its results.json, without simulating again.
+    Report(cli::report::ReportArgs),
+    /// Compare two result sets point by point (for example before and after
+    /// a layout change).
+    Diff(cli::diff::DiffArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +45,8 @@ fn main() -> ExitCode {
         Command::Layout(args) => cli::layout::run(&args, &mut out),
         Command::Run(args) => cli::run::run(&args, &mut out),
         Command::Merge(args) => cli::merge::run(&args),
+        Command::Report(args) => cli::report::run(&args, &mut out),
+        Command::Diff(args) => cli::diff::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

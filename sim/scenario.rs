@@ -2,6 +2,7 @@
 //! workload, a run window and a seed. `simulate` lays it out in memory, runs
 //! the engine and turns the outcome into a record.
 
+use crate::analysis::layout::{self, Platform};
 use crate::engine::{Engine, RunWindow};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{SizingVars, TableDesign};
@@ -9,7 +10,7 @@ use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
-    CoherenceRecord, Latency, LineRecord, LockRecord, RunRecord, Speed, TableRecord,
+    CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, RunRecord, Speed, TableRecord,
 };
 use crate::workload::{Setup, WorkloadSpec};
 use rand::SeedableRng;
@@ -118,6 +119,14 @@ impl Scenario {
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
         };
+        let platform = Platform {
+            cpus: machine.cpus().into(),
+            possible_cpus: machine.possible_cpus().into(),
+            nodes: machine.nodes(),
+            line_size: machine.line_size(),
+        };
+        let population = self.workload.key_population(&machine);
+        let load = layout::analyze(&self.design, &platform, &population, self.seed)?;
         let infos: Vec<TaskInfo> = setup
             .tasks
             .iter()
@@ -197,6 +206,7 @@ impl Scenario {
             },
             locks: LockRecord::from_stats(&m.locks),
             coherence: CoherenceRecord::from_totals(&out.directory.totals, ops),
+            load: LoadRecord::from_layout(&load),
             top_lines,
             events: out.events,
             asleep_at_end: out.asleep_at_end as u64,

@@ -1,9 +1,11 @@
 //! The command-line commands, one module each. A command takes its parsed
 //! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod diff;
 pub mod hash;
 pub mod layout;
 pub mod merge;
+pub mod report;
 pub mod run;
 
 use futexsim::campaign::CampaignError;

@@ -4,6 +4,7 @@
 pub mod perf_hash;
 pub mod user_memory;
 
+use crate::analysis::population::KeyPopulation;
 use crate::engine::TaskSpec;
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
@@ -44,6 +45,18 @@ impl WorkloadSpec {
     ) -> Setup {
         match self {
             WorkloadSpec::PerfHash(p) => p.setup(machine, memory, rng),
+        }
+    }
+
+    /// The futex keys the workload makes the kernel hash, as the layout
+    /// analysis places them: the same addresses as `setup` for one seed.
+    pub fn key_population(&self, machine: &Machine) -> KeyPopulation {
+        match self {
+            WorkloadSpec::PerfHash(p) => KeyPopulation::PerfHash {
+                threads: p.threads(machine),
+                futexes: p.futexes,
+                shared: p.shared,
+            },
         }
     }
 
