@@ -35,8 +35,9 @@ pub struct RunRecord {
     pub top_lines: Vec<LineRecord>,
     pub events: u64,
     pub asleep_at_end: u64,
-    /// The workload's own kernel locks (time_exit's tasklist_lock, a node's
-    /// LRU lock...), so a reader sees which critical section dominates.
+    /// The workload's own kernel locks taken in the window (time_exit's
+    /// tasklist_lock, a node's LRU lock...), so a reader sees which critical
+    /// section dominates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workload_locks: Vec<NamedLockRecord>,
     /// Figures only some workloads have (time until all exited, requests per second...).

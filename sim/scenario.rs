@@ -173,6 +173,7 @@ impl Scenario {
                         .iter()
                         .chain(std::iter::repeat(&Default::default())),
                 )
+                .filter(|(_, stats)| stats.acquisitions > 0)
                 .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
                 .collect(),
             extra: self.workload.figures(&out.timeline),

@@ -5,6 +5,7 @@ pub mod fea_solver;
 pub mod lru_lock;
 pub mod objects;
 pub mod perf_hash;
+pub mod program;
 pub mod pthread;
 pub mod task_loop;
 pub mod time_exit;
@@ -29,6 +30,8 @@ pub enum WorkloadSpec {
     TimeExit(time_exit::TimeExit),
     /// will-it-scale tlb_flush1 on per-node LRU locks (seed 003, NUMA emulation).
     LruLock(lru_lock::LruLock),
+    /// A task program written in TOML as a list of steps.
+    Program(program::ProgramSpec),
 }
 
 /// A workload laid out in memory, ready to run.
@@ -52,6 +55,7 @@ impl WorkloadSpec {
             WorkloadSpec::FeaSolver(f) => f.threads(),
             WorkloadSpec::TimeExit(t) => t.threads(machine),
             WorkloadSpec::LruLock(l) => l.threads(machine),
+            WorkloadSpec::Program(p) => p.threads(),
         }
     }
 
@@ -66,6 +70,7 @@ impl WorkloadSpec {
             WorkloadSpec::FeaSolver(f) => f.setup(machine, memory, rng),
             WorkloadSpec::TimeExit(t) => t.setup(machine, memory, rng),
             WorkloadSpec::LruLock(l) => l.setup(machine, memory, rng),
+            WorkloadSpec::Program(p) => p.setup(machine, memory, rng),
         }
     }
 
@@ -75,6 +80,7 @@ impl WorkloadSpec {
             WorkloadSpec::FeaSolver(f) => f.label(),
             WorkloadSpec::TimeExit(t) => t.label(),
             WorkloadSpec::LruLock(l) => l.label(),
+            WorkloadSpec::Program(p) => p.label(),
         }
     }
 
@@ -85,6 +91,7 @@ impl WorkloadSpec {
             WorkloadSpec::FeaSolver(f) => f.validate(),
             WorkloadSpec::TimeExit(t) => t.validate(),
             WorkloadSpec::LruLock(l) => l.validate(),
+            WorkloadSpec::Program(p) => p.validate(),
         }
     }
 
@@ -95,6 +102,7 @@ impl WorkloadSpec {
             WorkloadSpec::FeaSolver(f) => f.figures(timeline),
             WorkloadSpec::TimeExit(t) => t.figures(timeline),
             WorkloadSpec::LruLock(l) => l.figures(timeline),
+            WorkloadSpec::Program(p) => p.figures(timeline),
         }
     }
 }
