@@ -37,6 +37,53 @@ pub struct RunRecord {
     pub top_lines: Vec<LineRecord>,
     pub events: u64,
     pub asleep_at_end: u64,
+    /// The workload's own kernel locks taken in the window (time_exit's
+    /// tasklist_lock, a node's LRU lock...), so a reader sees which critical
+    /// section dominates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload_locks: Vec<NamedLockRecord>,
+    /// Figures only some workloads have (time until all exited, requests per second...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<Metric>,
+}
+
+/// A workload-specific figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+impl Metric {
+    pub fn new(name: impl Into<String>, value: f64, unit: impl Into<String>) -> Metric {
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        }
+    }
+}
+
+/// One of a workload's kernel locks: how often it was taken and the time
+/// spent waiting for it and holding it, over all tasks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedLockRecord {
+    pub name: String,
+    pub lock: LockRecord,
+    pub total_wait_ns: f64,
+    pub total_hold_ns: f64,
+}
+
+impl NamedLockRecord {
+    pub fn from_stats(name: &str, s: &LockStats) -> NamedLockRecord {
+        NamedLockRecord {
+            name: name.to_string(),
+            lock: LockRecord::from_stats(s),
+            total_wait_ns: s.wait_ps as f64 / 1000.0,
+            total_hold_ns: s.hold_ps as f64 / 1000.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -133,8 +180,10 @@ impl CoherenceRecord {
 
 /// How the workload's futex keys spread over the design's buckets and lines
 /// (static layout analysis), beside what a uniform hash would give.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadRecord {
+    /// 0 when the workload makes its keys as it runs (time_exit, a TOML
+    /// program...), so no static analysis applies; the report leaves it out.
     pub keys: u64,
     /// Buckets the keys can reach.
     pub buckets: u64,
@@ -152,7 +201,7 @@ pub struct LoadRecord {
 }
 
 /// The balls-into-bins figures for the same keys and buckets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UniformLoad {
     pub max_load: f64,
     pub mean_load: f64,

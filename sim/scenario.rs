@@ -10,7 +10,8 @@ use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
-    CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, RunRecord, Speed, TableRecord,
+    CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, NamedLockRecord, RunRecord,
+    Speed, TableRecord,
 };
 use crate::workload::{Setup, WorkloadSpec};
 use rand::SeedableRng;
@@ -60,6 +61,9 @@ impl Scenario {
         self.design
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+        self.workload
+            .validate()
+            .map_err(|e| format!("workload: {e}"))?;
         let threads = self.workload.threads(machine);
         if threads > machine.cpus() {
             return Err(format!(
@@ -108,7 +112,7 @@ impl Scenario {
         let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
         let Prepared {
             mut memory,
-            setup,
+            mut setup,
             processes,
             hash,
             threads,
@@ -125,8 +129,15 @@ impl Scenario {
             nodes: machine.nodes(),
             line_size: machine.line_size(),
         };
-        let population = self.workload.key_population(&machine);
-        let load = layout::analyze(&self.design, &platform, &population, self.seed)?;
+        let load = match self.workload.key_population(&machine) {
+            Some(population) => LoadRecord::from_layout(&layout::analyze(
+                &self.design,
+                &platform,
+                &population,
+                self.seed,
+            )?),
+            None => LoadRecord::default(),
+        };
         let infos: Vec<TaskInfo> = setup
             .tasks
             .iter()
@@ -145,13 +156,19 @@ impl Scenario {
             &mut memory,
         );
         let lock = self.design.lock_kind(machine.lock_kind());
+        let lock_names = std::mem::take(&mut setup.lock_names);
         let started = Instant::now();
         let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
         let wall_s = started.elapsed().as_secs_f64();
 
         let m = &out.metrics;
         let ops: u64 = m.ops_per_task.iter().sum();
-        let sim_ns = self.window.duration / 1000;
+        // A run whose tasks all exit ends early: its counted time ends with the last exit.
+        let counted_ps = out.timeline.all_exited().map_or(self.window.duration, |t| {
+            t.saturating_sub(self.window.warmup)
+                .clamp(1000, self.window.duration)
+        });
+        let sim_ns = counted_ps / 1000;
         let secs = sim_ns as f64 / 1e9;
         let rates: Vec<f64> = m.ops_per_task.iter().map(|&n| n as f64 / secs).collect();
         let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
@@ -206,10 +223,21 @@ impl Scenario {
             },
             locks: LockRecord::from_stats(&m.locks),
             coherence: CoherenceRecord::from_totals(&out.directory.totals, ops),
-            load: LoadRecord::from_layout(&load),
+            load,
             top_lines,
             events: out.events,
             asleep_at_end: out.asleep_at_end as u64,
+            workload_locks: lock_names
+                .iter()
+                .zip(
+                    m.workload_locks
+                        .iter()
+                        .chain(std::iter::repeat(&Default::default())),
+                )
+                .filter(|(_, stats)| stats.acquisitions > 0)
+                .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
+                .collect(),
+            extra: self.workload.figures(&out.timeline),
         };
         let speed = Speed {
             events: out.events,

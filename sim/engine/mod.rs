@@ -7,6 +7,7 @@
 pub mod metrics;
 mod queue;
 pub mod spinlock;
+pub mod user_word;
 
 use crate::coherence::{AccessKind, Class, Directory};
 use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
@@ -16,6 +17,7 @@ use crate::memory::{LineId, MemoryMap};
 use metrics::Metrics;
 use queue::EventQueue;
 use spinlock::{Arrival, Locks};
+use user_word::{AtomicOp, Until, UserWord};
 
 pub use queue::MAX_TASKS;
 
@@ -27,11 +29,42 @@ pub enum Op {
     Compute(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
+    /// An atomic on a word whose value matters; the program is told the old value.
+    Atomic(UserWord, AtomicOp),
+    /// Spin reading a word (`while (...) cpu_relax();`) until its value satisfies the condition.
+    SpinUntil(UserWord, Until),
+    /// spin_lock of one of the workload's own kernel locks. Its id counts
+    /// from 0 among the workload's locks; the engine places them after the
+    /// futex tables' bucket locks, and prices them the same way.
+    SpinLock(LockRef),
+    SpinUnlock(LockRef),
+    /// One pass of the benchmark's loop is complete: counted as one op when
+    /// the program counts iterations, its latency the time since the last one.
+    Iteration,
+    /// The program reads the clock, as a benchmark brackets what it times
+    /// with gettimeofday; the engine notes the time for the workload's figures.
+    Clock,
+    /// The task exits: it issues nothing more and the engine notes when.
+    Exit,
+}
+
+/// What one counted operation of a program is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counting {
+    /// Every op (perf bench futex: each futex call).
+    EachOp,
+    /// Each `Op::Iteration` (will-it-scale: one pass of the test loop).
+    Iterations,
 }
 
 /// What a task does, one operation at a time.
 pub trait Program: Send {
     fn next_op(&mut self) -> Op;
+    /// The value a word held before this program's last `Op::Atomic`.
+    fn result(&mut self, _old: u32) {}
+    fn counting(&self) -> Counting {
+        Counting::EachOp
+    }
 }
 
 pub struct TaskSpec {
@@ -61,9 +94,21 @@ enum Wait {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Spin {
-    Ticket { lock: LockRef, ticket: u32 },
-    Head { lock: LockRef },
-    Mcs { lock: LockRef },
+    Ticket {
+        lock: LockRef,
+        ticket: u32,
+    },
+    Head {
+        lock: LockRef,
+    },
+    Mcs {
+        lock: LockRef,
+    },
+    /// A user-space spin on a word's value.
+    Word {
+        word: UserWord,
+        until: Until,
+    },
 }
 
 struct Task {
@@ -76,6 +121,25 @@ struct Task {
     lock_asked: Ps,
     lock_taken: Ps,
     woken_early: bool,
+    counting: Counting,
+    iteration_start: Ps,
+}
+
+/// When each task read the clock and exited: what workloads that time
+/// something (time_exit, a solver run to completion) compute their figures from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    pub clock_reads: Vec<Vec<Ps>>,
+    pub exits: Vec<Option<Ps>>,
+}
+
+impl Timeline {
+    /// When the last task exited, if every task did.
+    pub fn all_exited(&self) -> Option<Ps> {
+        self.exits
+            .iter()
+            .try_fold(0, |last: Ps, e| e.map(|t| last.max(t)))
+    }
 }
 
 /// Everything a finished run hands to its record.
@@ -85,6 +149,7 @@ pub struct Outcome {
     pub events: u64,
     pub window: RunWindow,
     pub asleep_at_end: usize,
+    pub timeline: Timeline,
 }
 
 pub struct Engine<'a> {
@@ -101,6 +166,9 @@ pub struct Engine<'a> {
     metrics: Metrics,
     window: RunWindow,
     events: u64,
+    /// The id of the workload's lock 0: its locks follow the tables' locks.
+    workload_lock_base: u32,
+    timeline: Timeline,
 }
 
 /// The event that marks the end of the warm-up: counting starts afresh.
@@ -120,12 +188,19 @@ impl<'a> Engine<'a> {
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);
-        let locks = Locks::new(lock, futex.lock_count());
+        let workload_lock_base = futex.lock_count();
+        let locks = Locks::new(lock, workload_lock_base);
         let metrics = Metrics::new(tasks.len());
+        let timeline = Timeline {
+            clock_reads: vec![Vec::new(); tasks.len()],
+            exits: vec![None; tasks.len()],
+        };
         let tasks = tasks
             .into_iter()
             .map(|t| Task {
                 cpu: t.cpu,
+                counting: t.program.counting(),
+                iteration_start: 0,
                 program: t.program,
                 script: Vec::with_capacity(32),
                 pc: 0,
@@ -149,6 +224,8 @@ impl<'a> Engine<'a> {
             metrics,
             window,
             events: 0,
+            workload_lock_base,
+            timeline,
         }
     }
 
@@ -174,6 +251,7 @@ impl<'a> Engine<'a> {
             events: self.events,
             window: self.window,
             asleep_at_end: self.futex.sleeping(),
+            timeline: self.timeline,
         }
     }
 
@@ -197,6 +275,7 @@ impl<'a> Engine<'a> {
                     Spin::Mcs { .. } => self
                         .futex
                         .mcs_node(self.memory, self.tasks[task as usize].cpu),
+                    Spin::Word { word, .. } => word.mem,
                 };
                 let done = self.access(task, now, line, AccessKind::Read).done;
                 self.tasks[task as usize].wait = Wait::Check(spin);
@@ -211,7 +290,7 @@ impl<'a> Engine<'a> {
         match spin {
             Spin::Ticket { lock, ticket } => {
                 if self.locks.ticket_turn(lock.id, task, ticket) {
-                    self.acquired(task, now);
+                    self.acquired(task, now, lock.id);
                     self.tasks[task as usize].wait = Wait::Running;
                     self.step(task, now);
                 } else {
@@ -228,7 +307,7 @@ impl<'a> Engine<'a> {
                             .mcs_node(self.memory, self.tasks[next as usize].cpu);
                         t = self.access(task, t, node, AccessKind::Write).done;
                     }
-                    self.acquired(task, t);
+                    self.acquired(task, t, lock.id);
                     self.tasks[task as usize].wait = Wait::Running;
                     self.queue.push(t, task);
                 } else {
@@ -244,6 +323,14 @@ impl<'a> Engine<'a> {
                     self.spin(task, spin);
                 }
             }
+            Spin::Word { word, until } => {
+                if until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
+                    self.tasks[task as usize].wait = Wait::Running;
+                    self.step(task, now);
+                } else {
+                    self.spin(task, spin);
+                }
+            }
         }
     }
 
@@ -255,6 +342,7 @@ impl<'a> Engine<'a> {
                     .mcs_node(self.memory, self.tasks[task as usize].cpu)
                     .line
             }
+            Spin::Word { word, .. } => word.mem.line,
         };
         self.tasks[task as usize].wait = Wait::Spin(spin);
         self.watch(line, task);
@@ -299,16 +387,24 @@ impl<'a> Engine<'a> {
         out
     }
 
-    fn acquired(&mut self, task: u32, at: Ps) {
+    fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
         let t = &mut self.tasks[task as usize];
         t.lock_taken = at;
         if at >= self.window.warmup && at < self.window.warmup + self.window.duration {
             let waited = at - t.lock_asked;
-            self.metrics.locks.acquisitions += 1;
-            self.metrics.locks.wait_ps += waited;
-            if waited > self.m.l1_ps + self.m.rmw_ps {
-                self.metrics.locks.contended += 1;
+            let contended = waited > self.m.l1_ps + self.m.rmw_ps;
+            self.metrics.locks.acquired(waited, contended);
+            if let Some(l) = lock.checked_sub(self.workload_lock_base) {
+                self.metrics.workload_lock(l).acquired(waited, contended);
             }
+        }
+    }
+
+    /// A workload's lock, numbered among the tables' locks.
+    fn workload_lock(&self, lock: LockRef) -> LockRef {
+        LockRef {
+            id: self.workload_lock_base + lock.id,
+            word: lock.word,
         }
     }
 
@@ -336,7 +432,10 @@ impl<'a> Engine<'a> {
                 t.script.clear();
                 t.pc = 0;
                 t.op_start = now;
-                match t.program.next_op() {
+                let op = t.program.next_op();
+                let counts = self.counts(now);
+                let t = &mut self.tasks[task as usize];
+                match op {
                     Op::Futex(op) => {
                         let mut script = std::mem::take(&mut t.script);
                         self.futex.begin(self.memory, task, op, &mut script);
@@ -345,6 +444,47 @@ impl<'a> Engine<'a> {
                     Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
                     Op::Access(mem, kind) => {
                         t.script.extend([Step::Access(mem, kind), Step::OpDone])
+                    }
+                    Op::Atomic(word, op) => {
+                        let old = self.futex.value(task, word.mem.addr, word.kind);
+                        let new = op.apply(old);
+                        if new != old {
+                            self.futex.set_value(task, word.mem.addr, word.kind, new);
+                        }
+                        let t = &mut self.tasks[task as usize];
+                        t.program.result(old);
+                        t.script
+                            .extend([Step::Access(word.mem, op.access()), Step::OpDone]);
+                    }
+                    Op::SpinUntil(word, until) => {
+                        // The first read; each write to the line afterwards costs one re-read.
+                        t.script.push(Step::OpDone);
+                        let done = self.access(task, now, word.mem, AccessKind::Read).done;
+                        self.tasks[task as usize].wait = Wait::Check(Spin::Word { word, until });
+                        self.queue.push(done, task);
+                        return;
+                    }
+                    Op::SpinLock(lock) => {
+                        let lock = self.workload_lock(lock);
+                        self.locks.grow_to(lock.id + 1);
+                        let t = &mut self.tasks[task as usize];
+                        t.script.extend([Step::Lock(lock), Step::OpDone]);
+                    }
+                    Op::SpinUnlock(lock) => {
+                        let lock = self.workload_lock(lock);
+                        let t = &mut self.tasks[task as usize];
+                        t.script.extend([Step::Unlock(lock), Step::OpDone]);
+                    }
+                    Op::Iteration => {
+                        if t.counting == Counting::Iterations && counts {
+                            self.metrics.op_done(task, now - t.iteration_start);
+                        }
+                        self.tasks[task as usize].iteration_start = now;
+                    }
+                    Op::Clock => self.timeline.clock_reads[task as usize].push(now),
+                    Op::Exit => {
+                        self.timeline.exits[task as usize] = Some(now);
+                        return;
                     }
                 }
                 continue;
@@ -378,7 +518,7 @@ impl<'a> Engine<'a> {
                     let out = self.access(task, now, lock.word, AccessKind::Rmw);
                     match self.locks.arrive(lock.id, task) {
                         Arrival::Acquired => {
-                            self.acquired(task, out.done);
+                            self.acquired(task, out.done, lock.id);
                             if out.class != Class::L1Hit {
                                 self.queue.push(out.done, task);
                                 return;
@@ -394,8 +534,11 @@ impl<'a> Engine<'a> {
                 }
                 Step::Unlock(lock) => {
                     if self.counts(now) {
-                        self.metrics.locks.hold_ps +=
-                            now.saturating_sub(self.tasks[task as usize].lock_taken);
+                        let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
+                        self.metrics.locks.hold_ps += held;
+                        if let Some(l) = lock.id.checked_sub(self.workload_lock_base) {
+                            self.metrics.workload_lock(l).hold_ps += held;
+                        }
                     }
                     self.locks.release(lock.id, task);
                     let out = self.access(task, now, lock.word, AccessKind::Write);
@@ -428,9 +571,9 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Step::OpDone => {
-                    let start = self.tasks[task as usize].op_start;
-                    if self.counts(now) {
-                        self.metrics.op_done(task, now - start);
+                    let t = &self.tasks[task as usize];
+                    if t.counting == Counting::EachOp && self.counts(now) {
+                        self.metrics.op_done(task, now - t.op_start);
                     }
                     // Yield between ops, so no task runs ahead of the others on hits alone.
                     self.queue.push(now, task);

@@ -69,10 +69,12 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
     };
     for cell in cells.iter().filter(|c| c.point == point) {
         let first = cell.runs[0];
-        files.push(File {
-            path: load_chart(cell.design),
-            bytes: load_histogram(cell, first)?,
-        });
+        if first.load.keys > 0 {
+            files.push(File {
+                path: load_chart(cell.design),
+                bytes: load_histogram(cell, first)?,
+            });
+        }
         files.push(File {
             path: nodes_chart(cell.design),
             bytes: node_heat_map(cell, first)?,

@@ -245,7 +245,7 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         "| point | design | keys | buckets | max load (uniform) | mean load (uniform) | keys sharing a bucket (uniform) | keys sharing a line (uniform) | colliding pairs (uniform) |"
     );
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    for c in cells {
+    for c in cells.iter().filter(|c| c.runs[0].load.keys > 0) {
         let l = &c.runs[0].load;
         let u = &l.uniform;
         let _ = writeln!(
@@ -279,10 +279,17 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         busiest[0].label
     );
     for c in busiest {
+        if c.runs[0].load.keys > 0 {
+            let _ = writeln!(
+                md,
+                "![Bucket load of {d}]({})\n",
+                charts::load_chart(c.design),
+                d = c.design
+            );
+        }
         let _ = writeln!(
             md,
-            "![Bucket load of {d}]({})\n\n![HITM by node of {d}]({})\n",
-            charts::load_chart(c.design),
+            "![HITM by node of {d}]({})\n",
             charts::nodes_chart(c.design),
             d = c.design
         );
