@@ -91,3 +91,16 @@ fn the_resolved_config_is_a_config_that_resolves_to_itself() {
         assert_eq!(again.points, c.points);
     }
 }
+
+#[test]
+fn every_shipped_config_parses() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/configs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            Config::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+            seen += 1;
+        }
+    }
+    assert!(seen >= 4, "{seen} configs");
+}

@@ -7,9 +7,9 @@
 //! DIR/runs/<id>.json     one finished run: its record and how fast it went
 //! ```
 //!
-//! A run's id hashes its scenario with the futexsim version and commit, so a
-//! run file is valid for exactly one (scenario, build) and never reused by
-//! another. Every file is written whole or not at all.
+//! A run's id hashes its scenario with the futexsim version and a hash of
+//! the executable, so a run file is valid for exactly one (scenario, build)
+//! and never reused by another. Every file is written whole or not at all.
 
 pub mod shard;
 mod store;
@@ -409,7 +409,24 @@ fn first_difference(old: &str, new: &str) -> String {
 /// A run's identity: its scenario and the build that simulates it, hashed.
 pub fn run_id(scenario: &Scenario) -> String {
     let canonical =
-        serde_json::to_string(&(VERSION, COMMIT, scenario)).expect("a scenario serializes");
-    let (c, b) = hashlittle2(canonical.as_bytes(), 0, 0);
+        serde_json::to_string(&(VERSION, build(), scenario)).expect("a scenario serializes");
+    hash64(canonical.as_bytes())
+}
+
+fn hash64(bytes: &[u8]) -> String {
+    let (c, b) = hashlittle2(bytes, 0, 0);
     format!("{:016x}", (u64::from(c) << 32) | u64::from(b))
+}
+
+/// The build: a hash of the running executable, so that an edit rebuilt
+/// without a commit (where the commit name stays "-dirty") still never reuses
+/// another build's runs. The commit name stands in where the executable
+/// cannot be read.
+fn build() -> &'static str {
+    static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BUILD.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(fs::read)
+            .map_or_else(|_| COMMIT.to_string(), |exe| hash64(&exe))
+    })
 }

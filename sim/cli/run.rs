@@ -6,7 +6,8 @@ use crate::cli::CliError;
 use clap::Args;
 use futexsim::campaign::{Campaign, Run, Shard};
 use futexsim::config::Config;
-use futexsim::record::Speed;
+use futexsim::record::{RunRecord, Speed};
+use futexsim::report::summary::figure;
 use futexsim::results::{ResultSet, SpeedLog};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -149,13 +150,21 @@ fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError
         .map_err(|e| CliError::Failed(format!("writing the report in {}: {e}", dir.display())))
 }
 
-/// One row per point, one column per design: averaged ops/s per thread (as
-/// perf bench prints it), mean over repetitions, and the ratio to the baseline.
+/// One row per point, one column per design: the workload's headline figure
+/// (its first own figure, else averaged ops/s per thread as perf bench prints
+/// it), mean over repetitions, and the ratio to the baseline.
 fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<(), CliError> {
     let first = &set.runs[0].record;
+    let (what, headline): (String, fn(&RunRecord) -> f64) = match first.extra.first() {
+        Some(m) if m.unit.is_empty() => (m.name.clone(), |r| r.extra[0].value),
+        Some(m) => (format!("{} ({})", m.name, m.unit), |r| r.extra[0].value),
+        None => ("averaged ops/s per thread".into(), |r| {
+            r.mean_thread_ops_per_sec
+        }),
+    };
     writeln!(
         out,
-        "{}: {} on {}; averaged ops/s per thread, and the ratio to {}",
+        "{}: {} on {}; {what}, and the ratio to {}",
         set.provenance.config_name, first.workload, first.machine, set.baseline
     )?;
     let mut header: Vec<String> = set.axes.clone();
@@ -170,7 +179,7 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
         let mean = |design: &str| {
             let runs: Vec<f64> = set
                 .runs_of(point, design)
-                .map(|r| r.record.mean_thread_ops_per_sec)
+                .map(|r| headline(&r.record))
                 .collect();
             runs.iter().sum::<f64>() / runs.len().max(1) as f64
         };
@@ -184,9 +193,9 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
         for design in &set.designs {
             let m = mean(design);
             row.push(if *design == set.baseline {
-                format!("{m:.0}")
+                figure(m)
             } else {
-                format!("{m:.0} ({:.2}x)", m / base.max(1e-9))
+                format!("{} ({:.2}x)", figure(m), m / base)
             });
         }
         writeln!(out, "| {} |", row.join(" | "))?;

@@ -6,7 +6,7 @@
 use super::c2c;
 use super::charts;
 use super::compare::{Change, NOISE_THRESHOLD};
-use super::summary::{self, of_keys, per_op, Cell};
+use super::summary::{self, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
 use crate::record::RunRecord;
@@ -18,6 +18,7 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     let mut md = String::new();
     provenance(&mut md, set, speed);
     summary_table(&mut md, &cells);
+    workload_figures(&mut md, &cells);
     comparison(&mut md, set, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
@@ -143,6 +144,61 @@ fn summary_table(md: &mut String, cells: &[Cell]) {
             c.mean(|r| of_keys(r.load.keys_sharing_bucket as f64, r)),
             c.mean(|r| of_keys(r.load.keys_sharing_line as f64, r)),
             bytes(c.mean(|r| r.table.bytes as f64) as u64),
+        );
+    }
+    md.push('\n');
+}
+
+/// The figures a workload measures itself (time until all exited, requests
+/// per second, wake-up latency...), for the workloads that have them; a run
+/// that lacks one (a time never reached) shows a dash.
+fn workload_figures(md: &mut String, cells: &[Cell]) {
+    let mut names: Vec<(&str, &str)> = Vec::new();
+    for m in cells.iter().flat_map(|c| &c.runs).flat_map(|r| &r.extra) {
+        if !names.contains(&(m.name.as_str(), m.unit.as_str())) {
+            names.push((&m.name, &m.unit));
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    let header: Vec<String> = names
+        .iter()
+        .map(|(name, unit)| match *unit {
+            "" => name.to_string(),
+            unit => format!("{name} ({unit})"),
+        })
+        .collect();
+    let _ = writeln!(md, "## Workload figures\n");
+    let _ = writeln!(
+        md,
+        "What the benchmark itself reports, means over repetitions.\n"
+    );
+    let _ = writeln!(md, "| point | design | {} |", header.join(" | "));
+    let _ = writeln!(md, "|---|---|{}", "---:|".repeat(names.len()));
+    for c in cells {
+        let values: Vec<String> = names
+            .iter()
+            .map(|(name, _)| {
+                let each: Vec<f64> = c
+                    .runs
+                    .iter()
+                    .filter_map(|r| r.extra.iter().find(|m| m.name == *name))
+                    .map(|m| m.value)
+                    .collect();
+                if each.len() == c.runs.len() {
+                    figure(each.iter().sum::<f64>() / each.len() as f64)
+                } else {
+                    "-".into()
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            c.label,
+            c.design,
+            values.join(" | ")
         );
     }
     md.push('\n');

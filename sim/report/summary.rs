@@ -139,3 +139,13 @@ pub fn busiest_point(cells: &[Cell]) -> Option<usize> {
         .max_by_key(|c| (c.threads(), c.point))
         .map(|c| c.point)
 }
+
+/// A measured figure: whole numbers as they are, others to four significant digits.
+pub fn figure(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let digits = v.abs().log10().floor() as i32;
+        format!("{v:.*}", (3 - digits).clamp(0, 12) as usize)
+    }
+}

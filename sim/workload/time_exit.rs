@@ -427,7 +427,7 @@ impl TimeExit {
     pub fn figures(&self, timeline: &Timeline) -> Vec<Metric> {
         let children = timeline.exits.split_last().map_or(&[][..], |(_, c)| c);
         let exited = children.iter().filter(|e| e.is_some()).count();
-        let mut figures = vec![Metric::new("children exited", exited as f64, "")];
+        let mut figures = Vec::new();
         if let Some(reads) = timeline.clock_reads.last() {
             if let [released, reaped] = reads[..] {
                 figures.push(Metric::new(
@@ -437,6 +437,7 @@ impl TimeExit {
                 ));
             }
         }
+        figures.push(Metric::new("children exited", exited as f64, ""));
         figures
     }
 }
