@@ -104,3 +104,17 @@ fn every_shipped_config_parses() {
     }
     assert!(seen >= 4, "{seen} configs");
 }
+
+#[test]
+fn the_example_in_the_config_reference_parses() {
+    let doc = include_str!("../docs/config.md");
+    let example = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/config.md opens with a TOML example");
+    let c = Config::parse("docs/config.md", "example", example, &[]).unwrap();
+    assert_eq!(c.designs, ["fixed-256", "chain-apart"]);
+    assert_eq!(c.points.len(), 3 * 2);
+    assert_eq!(c.points[5].designs[1].slots.to_string(), "1024");
+}
