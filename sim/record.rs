@@ -35,6 +35,28 @@ pub struct RunRecord {
     pub top_lines: Vec<LineRecord>,
     pub events: u64,
     pub asleep_at_end: u64,
+    /// What the workload measures itself, as its real benchmark prints it
+    /// (wake-up times, requests per second, latency percentiles...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<Metric>,
+}
+
+/// One figure a workload reports beyond ops and op latency.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+impl Metric {
+    pub fn new(name: &str, value: f64, unit: &str) -> Metric {
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

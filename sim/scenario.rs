@@ -43,7 +43,8 @@ impl Scenario {
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
-        let setup = self.workload.setup(&machine, &mut memory, &mut rng);
+        let mut setup = self.workload.setup(&machine, &mut memory, &mut rng);
+        let readout = setup.readout.take();
         let processes: Vec<ProcessInfo> = (0..setup.mms.len() as u32)
             .map(|p| {
                 let mut tasks = setup
@@ -156,6 +157,7 @@ impl Scenario {
             top_lines,
             events: out.events,
             asleep_at_end: out.asleep_at_end as u64,
+            extra: readout.map_or_else(Vec::new, |read| read(&self.window)),
         };
         let speed = Speed {
             events: out.events,

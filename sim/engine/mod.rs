@@ -9,7 +9,9 @@ mod queue;
 pub mod spinlock;
 
 use crate::coherence::{AccessKind, Class, Directory};
+use crate::kernel::key::KeyKind;
 use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
+use crate::kernel::user_word::WordUpdate;
 use crate::kernel::waitwake::{FutexOp, FutexSystem};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
@@ -27,11 +29,33 @@ pub enum Op {
     Compute(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
+    /// A user-space atomic on a futex word, whose value the kernel sees; it
+    /// returns the word's old value.
+    Word {
+        uaddr: Mem,
+        kind: KeyKind,
+        update: WordUpdate,
+    },
+}
+
+/// How an operation ended, as its program learns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// Simulated time at the end of the operation.
+    pub now: Ps,
+    /// A syscall's return value, a user atomic's old value, 0 otherwise.
+    pub ret: i64,
+    /// Whether the operation ended inside the counted window.
+    pub counted: bool,
 }
 
 /// What a task does, one operation at a time.
 pub trait Program: Send {
     fn next_op(&mut self) -> Op;
+
+    /// The operation `next_op` gave last has ended. Programs that branch on
+    /// results or measure time themselves look here.
+    fn op_returned(&mut self, _done: Done) {}
 }
 
 pub struct TaskSpec {
@@ -76,6 +100,8 @@ struct Task {
     lock_asked: Ps,
     lock_taken: Ps,
     woken_early: bool,
+    /// What the operation in flight returns.
+    ret: i64,
 }
 
 /// Everything a finished run hands to its record.
@@ -134,6 +160,7 @@ impl<'a> Engine<'a> {
                 lock_asked: 0,
                 lock_taken: 0,
                 woken_early: false,
+                ret: 0,
             })
             .collect();
         Engine {
@@ -336,6 +363,7 @@ impl<'a> Engine<'a> {
                 t.script.clear();
                 t.pc = 0;
                 t.op_start = now;
+                t.ret = 0;
                 match t.program.next_op() {
                     Op::Futex(op) => {
                         let mut script = std::mem::take(&mut t.script);
@@ -345,6 +373,23 @@ impl<'a> Engine<'a> {
                     Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
                     Op::Access(mem, kind) => {
                         t.script.extend([Step::Access(mem, kind), Step::OpDone])
+                    }
+                    Op::Word {
+                        uaddr,
+                        kind,
+                        update,
+                    } => {
+                        // The atomic takes effect as it is issued: programs run in event order.
+                        let old = self.futex.update_word(task, uaddr.addr, kind, update);
+                        let access = match update {
+                            WordUpdate::Store(_) => AccessKind::Write,
+                            WordUpdate::Cas { .. } => AccessKind::Rmw,
+                        };
+                        self.tasks[task as usize].script.extend([
+                            Step::Access(uaddr, access),
+                            Step::Returns(old.into()),
+                            Step::OpDone,
+                        ]);
                     }
                 }
                 continue;
@@ -427,11 +472,19 @@ impl<'a> Engine<'a> {
                         o.woken_early = true;
                     }
                 }
+                Step::Returns(ret) => self.tasks[task as usize].ret = ret,
                 Step::OpDone => {
                     let start = self.tasks[task as usize].op_start;
-                    if self.counts(now) {
+                    let counted = self.counts(now);
+                    if counted {
                         self.metrics.op_done(task, now - start);
                     }
+                    let t = &mut self.tasks[task as usize];
+                    t.program.op_returned(Done {
+                        now,
+                        ret: t.ret,
+                        counted,
+                    });
                     // Yield between ops, so no task runs ahead of the others on hits alone.
                     self.queue.push(now, task);
                     return;

@@ -3,6 +3,9 @@
 
 pub mod futex_hash;
 pub mod key;
+pub mod pi;
+pub mod requeue;
 pub mod script;
 pub mod table;
+pub mod user_word;
 pub mod waitwake;

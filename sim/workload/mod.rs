@@ -4,9 +4,10 @@
 pub mod perf_hash;
 pub mod user_memory;
 
-use crate::engine::TaskSpec;
+use crate::engine::{RunWindow, TaskSpec};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
+use crate::record::Metric;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,13 @@ pub struct Setup {
     pub mms: Vec<u64>,
     /// Total futex words, for sizing rules.
     pub futexes: u64,
+    /// Reads what the programs measured, once the run is over.
+    pub readout: Option<Readout>,
 }
+
+/// Turns what a workload's programs measured into its own figures, for the
+/// counted window.
+pub type Readout = Box<dyn FnOnce(&RunWindow) -> Vec<Metric>>;
 
 impl WorkloadSpec {
     pub fn threads(&self, machine: &Machine) -> u32 {
