@@ -34,6 +34,7 @@ impl Scenario {
         self.design
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+        self.workload.validate(&machine)?;
         let threads = self.workload.threads(&machine);
         if threads > machine.cpus() {
             return Err(format!(

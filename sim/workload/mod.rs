@@ -2,11 +2,19 @@
 //! and the user memory it touches. Each benchmark is one file.
 
 pub mod perf_hash;
+pub mod perf_lock_pi;
+pub mod perf_requeue;
+pub mod perf_wake;
+pub mod perf_wake_parallel;
+pub mod rounds;
+pub mod schbench;
 pub mod user_memory;
+pub mod will_it_scale;
 
 use crate::engine::{RunWindow, TaskSpec};
+use crate::kernel::script::Mem;
 use crate::machine::Machine;
-use crate::memory::MemoryMap;
+use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -17,6 +25,33 @@ use serde::{Deserialize, Serialize};
 pub enum WorkloadSpec {
     /// perf bench futex hash (kernel-facts.md §6.1).
     PerfHash(perf_hash::PerfHash),
+    /// perf bench futex wake (§6.2).
+    PerfWake(perf_wake::PerfWake),
+    /// perf bench futex wake-parallel (§6.2).
+    PerfWakeParallel(perf_wake_parallel::PerfWakeParallel),
+    /// perf bench futex requeue (§6.2).
+    PerfRequeue(perf_requeue::PerfRequeue),
+    /// perf bench futex lock-pi (§6.2).
+    PerfLockPi(perf_lock_pi::PerfLockPi),
+    /// will-it-scale futex1-4 (§7).
+    WillItScale(will_it_scale::WillItScale),
+    /// schbench's message and worker threads (§5.4).
+    Schbench(schbench::Schbench),
+}
+
+/// Calls the same method on whichever workload `$spec` is.
+macro_rules! each {
+    ($spec:expr, $w:ident => $call:expr) => {
+        match $spec {
+            WorkloadSpec::PerfHash($w) => $call,
+            WorkloadSpec::PerfWake($w) => $call,
+            WorkloadSpec::PerfWakeParallel($w) => $call,
+            WorkloadSpec::PerfRequeue($w) => $call,
+            WorkloadSpec::PerfLockPi($w) => $call,
+            WorkloadSpec::WillItScale($w) => $call,
+            WorkloadSpec::Schbench($w) => $call,
+        }
+    };
 }
 
 /// A workload laid out in memory, ready to run.
@@ -37,9 +72,21 @@ pub struct Setup {
 pub type Readout = Box<dyn FnOnce(&RunWindow) -> Vec<Metric>>;
 
 impl WorkloadSpec {
+    /// Tasks pinned one per CPU. Helpers that only run while these sleep
+    /// (a benchmark's main or waking threads) may share their CPUs.
     pub fn threads(&self, machine: &Machine) -> u32 {
+        each!(self, w => w.threads(machine))
+    }
+
+    /// What the real benchmark would refuse to run.
+    pub fn validate(&self, machine: &Machine) -> Result<(), String> {
         match self {
-            WorkloadSpec::PerfHash(p) => p.threads(machine),
+            WorkloadSpec::PerfHash(w) if w.futexes == 0 => {
+                Err("perf bench futex hash: -f must be at least 1".into())
+            }
+            WorkloadSpec::PerfWakeParallel(w) => w.validate(machine),
+            WorkloadSpec::WillItScale(w) => w.validate(),
+            _ => Ok(()),
         }
     }
 
@@ -49,14 +96,25 @@ impl WorkloadSpec {
         memory: &mut MemoryMap,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
-        match self {
-            WorkloadSpec::PerfHash(p) => p.setup(machine, memory, rng),
-        }
+        each!(self, w => w.setup(machine, memory, rng))
     }
 
     pub fn label(&self) -> String {
-        match self {
-            WorkloadSpec::PerfHash(p) => p.label(),
-        }
+        each!(self, w => w.label())
     }
+}
+
+/// User words at `addrs` (4 bytes each), in one region of `node`'s memory
+/// that spans them all.
+pub fn user_words(memory: &mut MemoryMap, name: &str, addrs: &[u64], node: u32) -> Vec<Mem> {
+    let lo = addrs.iter().copied().min().unwrap_or(0);
+    let hi = addrs.iter().copied().max().unwrap_or(0) + 4;
+    let region = memory.add(name, lo, hi - lo, Home::Node(node));
+    addrs
+        .iter()
+        .map(|&addr| Mem {
+            addr,
+            line: memory.line_in(region, addr),
+        })
+        .collect()
 }
