@@ -1,5 +1,6 @@
-//! `futexsim run`: simulate perf bench futex hash on a machine profile for
-//! one or more table designs and print a record per design.
+//! `futexsim run`: simulate a workload (perf bench futex hash unless told
+//! otherwise) on a machine profile for one or more table designs and print a
+//! record per design.
 
 use crate::cli::{parse_u64, CliError};
 use clap::Args;
@@ -29,6 +30,11 @@ pub struct RunArgs {
     /// perf bench futex hash -S: shared futexes.
     #[arg(long)]
     shared: bool,
+    /// Any workload, as the TOML table a config's [workload] holds, e.g.
+    /// 'name = "schbench"' or 'name = "will-it-scale", test = 4, mode = "process"';
+    /// replaces the perf bench futex hash options.
+    #[arg(long)]
+    workload: Option<String>,
     /// Simulated microseconds counted.
     #[arg(long, default_value = "1000", value_parser = parse_u64)]
     duration_us: u64,
@@ -68,11 +74,15 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     if futexes == 0 {
         return Err(CliError::Input("--futexes must be at least 1".into()));
     }
-    let workload = WorkloadSpec::PerfHash(PerfHash {
-        threads,
-        futexes,
-        shared: args.shared,
-    });
+    let workload = match &args.workload {
+        Some(table) => toml::from_str::<WorkloadSpec>(table)
+            .map_err(|e| CliError::Input(format!("--workload: {e}")))?,
+        None => WorkloadSpec::PerfHash(PerfHash {
+            threads,
+            futexes,
+            shared: args.shared,
+        }),
+    };
     let window = RunWindow {
         warmup: args.warmup_us * 1_000_000,
         duration: args.duration_us.max(1) * 1_000_000,
@@ -149,6 +159,16 @@ fn print_table(results: &[(RunRecord, Speed)], out: &mut impl Write) -> Result<(
             r.coherence.true_sharing,
             r.locks.mean_wait_ns
         )?;
+    }
+    for (r, _) in results {
+        if !r.extra.is_empty() {
+            let figures: Vec<String> = r
+                .extra
+                .iter()
+                .map(|m| format!("{} {:.4} {}", m.name, m.value, m.unit))
+                .collect();
+            writeln!(out, "{}: {}", r.design, figures.join("; "))?;
+        }
     }
     for (r, _) in results {
         if let Some(line) = r.top_lines.first() {
