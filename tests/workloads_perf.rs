@@ -177,3 +177,38 @@ fn lock_pi_holders_exclude_each_other_and_hand_over_in_turn() {
         "{multi_per_thread} vs {per_thread}"
     );
 }
+
+#[test]
+fn shared_futexes_skip_the_private_hash() {
+    use futexsim::workload::perf_hash::PerfHash;
+    let hash = |shared| {
+        Scenario {
+            machine: machine("icx-2s").unwrap(),
+            design: table("private-6.17").unwrap(),
+            workload: WorkloadSpec::PerfHash(PerfHash {
+                threads: Some(8),
+                futexes: 256,
+                shared,
+            }),
+            window: RunWindow {
+                warmup: 20 * US,
+                duration: 200 * US,
+            },
+            seed: 3,
+        }
+        .simulate()
+        .unwrap()
+        .0
+    };
+    let in_private_hash = |r: &RunRecord| {
+        r.top_lines
+            .iter()
+            .any(|l| l.region.contains("private hash"))
+    };
+    // 8 x 256 private futexes crowd a 32-slot private hash; with -S the keys
+    // are shared, which only the global table holds.
+    let private = hash(false);
+    assert!(in_private_hash(&private), "{:?}", private.top_lines.first());
+    let shared = hash(true);
+    assert!(!in_private_hash(&shared), "{:?}", shared.top_lines.first());
+}
