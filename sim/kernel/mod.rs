@@ -7,5 +7,7 @@ pub mod pi;
 pub mod requeue;
 pub mod script;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod user_word;
 pub mod waitwake;

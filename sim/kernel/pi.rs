@@ -168,3 +168,50 @@ impl FutexSystem {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{blocks, outcome, Kernel};
+    use super::*;
+    use crate::kernel::key::KeyKind;
+    use crate::kernel::waitwake::FutexOp;
+
+    fn lock(k: &mut Kernel, task: u32) -> Script {
+        let uaddr = k.word(0);
+        k.run(
+            task,
+            FutexOp::LockPi {
+                uaddr,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    fn unlock(k: &mut Kernel, task: u32) -> Script {
+        let uaddr = k.word(0);
+        k.run(
+            task,
+            FutexOp::UnlockPi {
+                uaddr,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    #[test]
+    fn the_owner_hands_the_lock_to_its_waiters_in_turn() {
+        let mut k = Kernel::new(3);
+        let free = lock(&mut k, 0);
+        assert!(!blocks(&free));
+        assert_eq!(outcome(&free), (vec![], 0));
+        assert!(blocks(&lock(&mut k, 1)));
+        assert!(blocks(&lock(&mut k, 2)));
+        // Only the owner may unlock.
+        assert_eq!(outcome(&unlock(&mut k, 2)), (vec![], EPERM));
+        assert_eq!(outcome(&unlock(&mut k, 0)), (vec![1], 0));
+        assert_eq!(outcome(&unlock(&mut k, 1)), (vec![2], 0));
+        assert_eq!(outcome(&unlock(&mut k, 2)), (vec![], 0));
+        // Free again: the next lock takes it at once.
+        assert!(!blocks(&lock(&mut k, 0)));
+    }
+}

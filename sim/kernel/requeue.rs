@@ -174,3 +174,60 @@ impl FutexSystem {
         moved.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{blocks, outcome, Kernel};
+    use super::*;
+    use crate::kernel::key::KeyKind;
+
+    fn requeue(k: &mut Kernel, task: u32, nr_wake: u32, nr_requeue: u32, cmpval: u32) -> Script {
+        let (uaddr, uaddr2) = (k.word(0), k.word(64));
+        k.run(
+            task,
+            FutexOp::CmpRequeue {
+                uaddr,
+                uaddr2,
+                nr_wake,
+                nr_requeue,
+                cmpval,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    #[test]
+    fn wakes_the_first_and_moves_the_next_without_waking_them() {
+        let mut k = Kernel::new(5);
+        for t in 0..4 {
+            let uaddr = k.word(0);
+            assert!(blocks(&k.wait(t, uaddr)));
+        }
+        let s = requeue(&mut k, 4, 1, 2, 0);
+        assert_eq!(outcome(&s), (vec![0], 3));
+        let (a, b) = (k.word(0), k.word(64));
+        assert_eq!(k.waiters_on(4, a), [3]);
+        assert_eq!(k.waiters_on(4, b), [1, 2]);
+        // The moved waiters are woken by a wake of the second word.
+        let wake = k.run(
+            4,
+            FutexOp::Wake {
+                uaddr: b,
+                nr: 10,
+                kind: KeyKind::Private,
+            },
+        );
+        assert_eq!(outcome(&wake), (vec![1, 2], 2));
+    }
+
+    #[test]
+    fn a_changed_word_moves_nobody() {
+        let mut k = Kernel::new(3);
+        let a = k.word(0);
+        k.wait(0, a);
+        k.wait(1, a);
+        k.sys.set_value(2, a.addr, KeyKind::Private, 1);
+        assert_eq!(outcome(&requeue(&mut k, 2, 0, 10, 0)), (vec![], EAGAIN));
+        assert_eq!(k.waiters_on(2, a), [0, 1]);
+    }
+}
