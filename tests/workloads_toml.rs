@@ -88,3 +88,19 @@ fn run_takes_a_workload_and_prints_its_figures() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--workload"));
 }
+
+#[test]
+fn out_of_range_times_are_input_errors() {
+    for table in [
+        "name = \"perf-wake\"\nsettle_us = 0",
+        "name = \"perf-requeue\"\nsettle_us = 100000000000",
+        "name = \"perf-lock-pi\"\nhold_ns = 5000000000",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .args(["run", "--workload", table, "--duration-us", "10"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{table}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("must be"));
+    }
+}

@@ -84,9 +84,13 @@ impl WorkloadSpec {
             WorkloadSpec::PerfHash(w) if w.futexes == 0 => {
                 Err("perf bench futex hash: -f must be at least 1".into())
             }
+            WorkloadSpec::PerfHash(_) => Ok(()),
+            WorkloadSpec::PerfWake(w) => rounds::validate_settle("perf-wake", w.settle_us),
             WorkloadSpec::PerfWakeParallel(w) => w.validate(machine),
+            WorkloadSpec::PerfRequeue(w) => rounds::validate_settle("perf-requeue", w.settle_us),
+            WorkloadSpec::PerfLockPi(w) => within_a_second("perf-lock-pi: hold_ns", w.hold_ns),
             WorkloadSpec::WillItScale(w) => w.validate(),
-            _ => Ok(()),
+            WorkloadSpec::Schbench(w) => within_a_second("schbench: work_ns", w.work_ns),
         }
     }
 
@@ -102,6 +106,16 @@ impl WorkloadSpec {
     pub fn label(&self) -> String {
         each!(self, w => w.label())
     }
+}
+
+/// A time a program spends per op, which a run must be able to repeat.
+fn within_a_second(what: &str, ns: u64) -> Result<(), String> {
+    if ns > 1_000_000_000 {
+        return Err(format!(
+            "{what} must be at most 1 s (1000000000 ns), not {ns}"
+        ));
+    }
+    Ok(())
 }
 
 /// User words at `addrs` (4 bytes each), in one region of `node`'s memory

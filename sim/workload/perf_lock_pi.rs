@@ -5,6 +5,9 @@
 //! one op. It prints per-thread ops/s and their mean, "Averaged N
 //! operations/sec".
 //!
+//! The record's ops count the lock, the hold and the unlock apart; perf's
+//! op is the pair, the `averaged lock/unlock pairs per thread` figure.
+//!
 //! Left out: usleep(1) is a sleep of the timer slack (50 us by default) plus
 //! a wake-up; the model holds the lock for `hold_ns` of compute instead, so
 //! the CPU does not go idle. The kernel side is simplified as pi.rs says.

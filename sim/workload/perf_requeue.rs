@@ -6,6 +6,9 @@
 //! wakes them all on `futex2`. `-B` requeues all at once. It prints the mean
 //! over its rounds: "Requeued N of M threads in X ms".
 //!
+//! The record's ops are every syscall and sleep of every thread; the
+//! benchmark's own figures are the record's `extra`.
+//!
 //! Left out: `-p` (FUTEX_WAIT_REQUEUE_PI / FUTEX_CMP_REQUEUE_PI), thread
 //! creation and joining (the model's threads block again at the next round)
 //! and the scheduler: the main thread runs on the CPU after the last

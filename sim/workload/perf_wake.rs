@@ -5,6 +5,9 @@
 //! time until every thread is woken, and times that loop. It prints the mean
 //! over its rounds (10 by default): "Wokeup N of M threads in X ms".
 //!
+//! The record's ops are every syscall and sleep of every thread; the
+//! benchmark's own figures are the record's `extra`.
+//!
 //! Left out: thread creation and joining (the model's threads block again at
 //! the next round), the pthread mutex and condition variables around the
 //! start, and the scheduler: the main thread runs on the CPU after the last

@@ -5,12 +5,15 @@
 //! t/w threads, timing its own call. It prints the mean of the wakers'
 //! times over its rounds: "Avg per-thread latency (waking n/t threads) in X ms".
 //!
+//! The record's ops are every syscall and sleep of every thread; the
+//! benchmark's own figures are the record's `extra`.
+//!
 //! Left out: thread creation and joining (the model's threads block again at
 //! the next round) and the barrier's own cost: the wakers start at the same
 //! instant. perf lets the scheduler place the wakers; the model spreads them
 //! evenly over the CPUs, whose pinned threads are asleep while they run.
 
-use super::rounds::{default_settle_us, key_kind, perf_threads, Blocked, Rounds};
+use super::rounds::{default_settle_us, key_kind, perf_threads, validate_settle, Blocked, Rounds};
 use super::{user_memory, user_words, Setup};
 use crate::engine::{Done, Op, Program, TaskSpec};
 use crate::kernel::key::KeyKind;
@@ -133,6 +136,7 @@ impl PerfWakeParallel {
 
     /// perf refuses threads that the wakers cannot share evenly.
     pub fn validate(&self, machine: &Machine) -> Result<(), String> {
+        validate_settle("perf-wake-parallel", self.settle_us)?;
         let (threads, wakers) = (self.threads(machine), self.wakers(machine));
         if threads % wakers != 0 {
             return Err(format!(

@@ -26,7 +26,7 @@ pub struct Rounds {
 impl Rounds {
     pub fn new(settle_us: u64) -> Rounds {
         Rounds {
-            settle: settle_us.max(1) * 1_000_000,
+            settle: settle_us * 1_000_000,
         }
     }
 
@@ -49,6 +49,19 @@ impl Rounds {
             round + self.period() + self.settle
         }
     }
+}
+
+/// The longest settle a run may ask for: 10 s, a hundred times perf's.
+const MAX_SETTLE_US: u64 = 10_000_000;
+
+/// A settle time the simulated clock can hold many rounds of.
+pub fn validate_settle(bench: &str, settle_us: u64) -> Result<(), String> {
+    if settle_us == 0 || settle_us > MAX_SETTLE_US {
+        return Err(format!(
+            "{bench}: settle_us must be between 1 and {MAX_SETTLE_US} (perf sleeps {PERF_SETTLE_US})"
+        ));
+    }
+    Ok(())
 }
 
 /// `usleep(100000)` and the other settle times, as a TOML field.
