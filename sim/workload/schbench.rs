@@ -134,15 +134,18 @@ struct Thread {
 }
 
 impl Thread {
-    fn loop_start(&self) -> [Action; 2] {
-        [Action::SetBlocked, self.after_blocked()]
-    }
-
-    fn after_blocked(&self) -> Action {
+    /// One turn of the thread's loop; a decision may add steps as it goes.
+    fn loop_plan(&self) -> Vec<Action> {
         if self.is_worker {
-            Action::StampSelf
+            vec![
+                Action::SetBlocked,
+                Action::StampSelf,
+                Action::ListAdd,
+                Action::PostCas(self.msg),
+                Action::Claim,
+            ]
         } else {
-            Action::Splice
+            vec![Action::SetBlocked, Action::Splice]
         }
     }
 
@@ -158,12 +161,7 @@ impl Thread {
 impl Program for Thread {
     fn next_op(&mut self) -> Op {
         if self.plan.is_empty() {
-            let start = self.loop_start();
-            self.plan.extend(start);
-            if self.is_worker {
-                self.plan
-                    .extend([Action::ListAdd, Action::PostCas(self.msg), Action::Claim]);
-            }
+            self.plan = self.loop_plan().into();
         }
         let action = self.plan.pop_front().expect("the plan was refilled");
         self.last = action;
