@@ -14,7 +14,7 @@
 //! and the scheduler: the main thread runs on the CPU after the last
 //! worker's, wrapping to CPU 0, whose worker is asleep while it requeues.
 
-use super::rounds::{default_settle_us, key_kind, perf_threads, Blocked, Rounds};
+use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
 use super::{user_memory, user_words, Setup};
 use crate::engine::{Done, Op, Program, TaskSpec};
 use crate::kernel::key::KeyKind;
@@ -227,15 +227,17 @@ impl PerfRequeue {
             readout: Some(Box::new(move |_| {
                 let log = log.lock().expect("the run is over");
                 let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
-                let n = counted.len().max(1) as f64;
-                let mean = |f: fn(&Round) -> f64| counted.iter().map(|r| f(r)).sum::<f64>() / n;
                 vec![
                     Metric::new("rounds", counted.len() as f64, "rounds"),
-                    Metric::new("requeue time", mean(|r| r.time as f64 / 1e9), "ms"),
-                    Metric::new("requeued per round", mean(|r| r.requeued as f64), "threads"),
+                    Metric::new("requeue time", mean(&counted, |r| ms(r.time)), "ms"),
+                    Metric::new(
+                        "requeued per round",
+                        mean(&counted, |r| r.requeued as f64),
+                        "threads",
+                    ),
                     Metric::new(
                         "woken on futex2 per round",
-                        mean(|r| r.woken as f64),
+                        mean(&counted, |r| r.woken as f64),
                         "threads",
                     ),
                 ]

@@ -14,7 +14,7 @@
 //! worker's (wrapping to CPU 0, whose worker is asleep while it wakes), and
 //! a woken thread's CPU is idle, so it runs after the machine's wake-up time.
 
-use super::rounds::{default_settle_us, key_kind, perf_threads, Blocked, Rounds};
+use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
 use super::{user_memory, user_words, Setup};
 use crate::engine::{Done, Op, Program, TaskSpec};
 use crate::kernel::key::KeyKind;
@@ -176,17 +176,12 @@ impl PerfWake {
             readout: Some(Box::new(move |_| {
                 let log = log.lock().expect("the run is over");
                 let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
-                let n = counted.len().max(1) as f64;
                 vec![
                     Metric::new("rounds", counted.len() as f64, "rounds"),
-                    Metric::new(
-                        "wake time",
-                        counted.iter().map(|r| r.time as f64 / 1e9).sum::<f64>() / n,
-                        "ms",
-                    ),
+                    Metric::new("wake time", mean(&counted, |r| ms(r.time)), "ms"),
                     Metric::new(
                         "woken per round",
-                        counted.iter().map(|r| r.woken as f64).sum::<f64>() / n,
+                        mean(&counted, |r| r.woken as f64),
                         "threads",
                     ),
                 ]

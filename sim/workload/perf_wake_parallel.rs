@@ -13,7 +13,9 @@
 //! instant. perf lets the scheduler place the wakers; the model spreads them
 //! evenly over the CPUs, whose pinned threads are asleep while they run.
 
-use super::rounds::{default_settle_us, key_kind, perf_threads, validate_settle, Blocked, Rounds};
+use super::rounds::{
+    default_settle_us, key_kind, mean, ms, perf_threads, validate_settle, Blocked, Rounds,
+};
 use super::{user_memory, user_words, Setup};
 use crate::engine::{Done, Op, Program, TaskSpec};
 use crate::kernel::key::KeyKind;
@@ -190,17 +192,12 @@ impl PerfWakeParallel {
             readout: Some(Box::new(move |_| {
                 let log = log.lock().expect("the run is over");
                 let counted: Vec<&WakerCall> = log.iter().filter(|c| c.counted).collect();
-                let n = counted.len().max(1) as f64;
                 vec![
                     Metric::new("waker calls", counted.len() as f64, "calls"),
-                    Metric::new(
-                        "per-waker latency",
-                        counted.iter().map(|c| c.time as f64 / 1e9).sum::<f64>() / n,
-                        "ms",
-                    ),
+                    Metric::new("per-waker latency", mean(&counted, |c| ms(c.time)), "ms"),
                     Metric::new(
                         "woken per waker",
-                        counted.iter().map(|c| c.woken as f64).sum::<f64>() / n,
+                        mean(&counted, |c| c.woken as f64),
                         "threads",
                     ),
                 ]

@@ -112,6 +112,16 @@ impl Program for Blocked {
     }
 }
 
+/// The mean of one figure over the samples a run counted (0 without any).
+pub fn mean<T>(samples: &[&T], figure: impl Fn(&T) -> f64) -> f64 {
+    samples.iter().map(|s| figure(s)).sum::<f64>() / samples.len().max(1) as f64
+}
+
+/// Simulated picoseconds in milliseconds, as perf prints its times.
+pub fn ms(ps: Ps) -> f64 {
+    ps as f64 / 1e9
+}
+
 /// `-S`: the futex benchmarks' shared futexes live in an anonymous private
 /// mapping (`.bss` or the heap), so without FUTEX_PRIVATE_FLAG the kernel
 /// keys them by (mm, address) after a page lookup.
