@@ -1,5 +1,5 @@
 //! Every workload is selectable from a config's [workload] table, with the
-//! real benchmark's defaults, and `futexsim run --workload` runs it.
+//! real benchmark's defaults, and `futexsim run` runs it from a config file.
 
 use futexsim::workload::perf_lock_pi::PerfLockPi;
 use futexsim::workload::perf_requeue::PerfRequeue;
@@ -7,7 +7,8 @@ use futexsim::workload::perf_wake::PerfWake;
 use futexsim::workload::schbench::Schbench;
 use futexsim::workload::will_it_scale::{Mode, WillItScale};
 use futexsim::workload::WorkloadSpec;
-use std::process::Command;
+use std::fs;
+use std::process::{Command, Output};
 
 fn parse(table: &str) -> Result<WorkloadSpec, String> {
     toml::from_str(table).map_err(|e| e.to_string())
@@ -66,40 +67,71 @@ fn unknown_fields_and_missing_choices_are_refused() {
         .contains("mode"));
 }
 
+/// Runs `futexsim run` on a config holding `workload` as its [workload]
+/// table, in a scratch directory; returns the output and the results.json.
+fn run(name: &str, workload: &str) -> (Output, Option<serde_json::Value>) {
+    let dir = std::env::temp_dir().join(format!("futexsim-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("run.toml");
+    fs::write(
+        &config,
+        format!(
+            "[run]\nwarmup_us = 0\nduration_us = 250\n\n[machine]\npreset = \"icx-2s\"\n\n\
+             [workload]\n{workload}\n\n[[table]]\npreset = \"aligned-3.14\"\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .arg("run")
+        .arg(&config)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let results = fs::read_to_string(dir.join("out/results.json"))
+        .ok()
+        .map(|text| serde_json::from_str(&text).unwrap());
+    let _ = fs::remove_dir_all(&dir);
+    (out, results)
+}
+
 #[test]
-fn run_takes_a_workload_and_prints_its_figures() {
-    let run = |table: &str| {
-        Command::new(env!("CARGO_BIN_EXE_futexsim"))
-            .args(["run", "--table", "aligned-3.14", "--workload", table])
-            .args(["--warmup-us", "0", "--duration-us", "250"])
-            .output()
-            .unwrap()
-    };
-    let ok = run("name = \"perf-requeue\"\nthreads = 8\nall = true\nsettle_us = 50");
+fn a_config_runs_any_workload_and_records_its_figures() {
+    let (ok, results) = run(
+        "requeue",
+        "name = \"perf-requeue\"\nthreads = 8\nall = true\nsettle_us = 50",
+    );
     assert!(
         ok.status.success(),
         "{}",
         String::from_utf8_lossy(&ok.stderr)
     );
-    let text = String::from_utf8(ok.stdout).unwrap();
-    assert!(text.contains("perf bench futex requeue -B -t 8"), "{text}");
-    assert!(text.contains("requeued per round 8.0000 threads"), "{text}");
-    let bad = run("name = \"perf-wake\"\nthreads = \"many\"");
+    let record = &results.expect("results.json")["runs"][0]["record"];
+    assert_eq!(record["workload"], "perf bench futex requeue -B -t 8");
+    let requeued = record["extra"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "requeued per round")
+        .expect("the requeue figures");
+    assert_eq!(requeued["value"], 8.0);
+    let (bad, _) = run("bad-threads", "name = \"perf-wake\"\nthreads = \"many\"");
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("--workload"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("threads"));
 }
 
 #[test]
 fn out_of_range_times_are_input_errors() {
-    for table in [
+    for (i, table) in [
         "name = \"perf-wake\"\nsettle_us = 0",
         "name = \"perf-requeue\"\nsettle_us = 100000000000",
         "name = \"perf-lock-pi\"\nhold_ns = 5000000000",
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
-            .args(["run", "--workload", table, "--duration-us", "10"])
-            .output()
-            .unwrap();
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (out, _) = run(&format!("range-{i}"), table);
         assert_eq!(out.status.code(), Some(2), "{table}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("must be"));
     }

@@ -9,5 +9,4 @@ pub mod script;
 pub mod table;
 #[cfg(test)]
 mod testing;
-pub mod user_word;
 pub mod waitwake;

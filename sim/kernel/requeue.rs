@@ -72,7 +72,7 @@ impl FutexSystem {
         let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
         let (key1, hb1) = (f.key, f.bucket);
         let (key2, hb2) = self.locate(task, uaddr2.addr, kind);
-        if self.value(&key1) != cmpval {
+        if self.value_of(&key1) != cmpval {
             self.unlock_and_wake(memory, hb1, hb2, &[], s);
             return self.requeue_done(memory, hb2, EAGAIN, s);
         }

@@ -11,7 +11,6 @@ use super::key::{get_futex_key, FutexKey, KeyKind, KeySource};
 use super::pi::PiState;
 use super::script::{Cost, Decision, LockRef, Mem, Script, Step};
 use super::table::{FieldName, RefcountMode};
-use super::user_word::WordUpdate;
 use crate::coherence::AccessKind;
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
 use std::collections::HashMap;
@@ -206,21 +205,13 @@ impl FutexSystem {
         }
     }
 
-    /// A user atomic on a futex word; returns the word's old value.
-    pub fn update_word(&mut self, task: u32, uaddr: u64, kind: KeyKind, update: WordUpdate) -> u32 {
-        let key = self.key(task, uaddr, kind);
-        let old = self.values.get(&key).copied().unwrap_or(0);
-        let new = update.apply(old);
-        if new == 0 {
-            self.values.remove(&key);
-        } else {
-            self.values.insert(key, new);
-        }
-        old
+    /// A user word's value as `task` sees it (zero until something stores to it).
+    pub fn value(&self, task: u32, uaddr: u64, kind: KeyKind) -> u32 {
+        self.value_of(&self.key(task, uaddr, kind))
     }
 
     /// The user word named by `key`, as the kernel reads it.
-    pub(super) fn value(&self, key: &FutexKey) -> u32 {
+    pub(super) fn value_of(&self, key: &FutexKey) -> u32 {
         self.values.get(key).copied().unwrap_or(0)
     }
 
@@ -434,7 +425,7 @@ impl FutexSystem {
         s: &mut Script,
     ) -> i64 {
         let lock = self.lock_of(memory, f.bucket);
-        if self.value(&f.key) != val {
+        if self.value_of(&f.key) != val {
             s.push(Step::Unlock(lock));
             if let Some(w) = self.field(memory, f.bucket, FieldName::Waiters) {
                 s.push(Step::Access(w, AccessKind::Rmw));

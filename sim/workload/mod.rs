@@ -1,17 +1,25 @@
 //! Task programs: what each simulated thread does, one operation at a time,
 //! and the user memory it touches. Each benchmark is one file.
 
+pub mod fea_solver;
+pub mod lru_lock;
+pub mod objects;
 pub mod perf_hash;
 pub mod perf_lock_pi;
 pub mod perf_requeue;
 pub mod perf_wake;
 pub mod perf_wake_parallel;
+pub mod program;
+pub mod pthread;
 pub mod rounds;
 pub mod schbench;
+pub mod task_loop;
+pub mod time_exit;
 pub mod user_memory;
 pub mod will_it_scale;
 
-use crate::engine::{RunWindow, TaskSpec};
+use crate::analysis::population::KeyPopulation;
+use crate::engine::{RunWindow, TaskSpec, Timeline};
 use crate::kernel::script::Mem;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
@@ -37,6 +45,14 @@ pub enum WorkloadSpec {
     WillItScale(will_it_scale::WillItScale),
     /// schbench's message and worker threads (§5.4).
     Schbench(schbench::Schbench),
+    /// The 2009 report's FEA-style solver: mutexes and barriers in several processes.
+    FeaSolver(fea_solver::FeaSolver),
+    /// time_exit (seed 002): N pinned children released at once; time until all exited.
+    TimeExit(time_exit::TimeExit),
+    /// will-it-scale tlb_flush1 on per-node LRU locks (seed 003, NUMA emulation).
+    LruLock(lru_lock::LruLock),
+    /// A task program written in TOML as a list of steps.
+    Program(program::ProgramSpec),
 }
 
 /// Calls the same method on whichever workload `$spec` is.
@@ -50,11 +66,16 @@ macro_rules! each {
             WorkloadSpec::PerfLockPi($w) => $call,
             WorkloadSpec::WillItScale($w) => $call,
             WorkloadSpec::Schbench($w) => $call,
+            WorkloadSpec::FeaSolver($w) => $call,
+            WorkloadSpec::TimeExit($w) => $call,
+            WorkloadSpec::LruLock($w) => $call,
+            WorkloadSpec::Program($w) => $call,
         }
     };
 }
 
 /// A workload laid out in memory, ready to run.
+#[derive(Default)]
 pub struct Setup {
     pub tasks: Vec<TaskSpec>,
     /// The process of each task.
@@ -63,22 +84,39 @@ pub struct Setup {
     pub mms: Vec<u64>,
     /// Total futex words, for sizing rules.
     pub futexes: u64,
-    /// Reads what the programs measured, once the run is over.
+    /// The names of the workload's own kernel locks, by id (`Op::SpinLock`).
+    pub lock_names: Vec<String>,
+    /// The workload's own figures, read once the run is over; none without it.
     pub readout: Option<Readout>,
 }
 
-/// Turns what a workload's programs measured into its own figures, for the
-/// counted window.
-pub type Readout = Box<dyn FnOnce(&RunWindow) -> Vec<Metric>>;
+/// Turns what a run noted (its window; when tasks read the clock and exited)
+/// and what the workload's programs measured themselves into the figures the
+/// real benchmark prints.
+pub type Readout = Box<dyn FnOnce(&RunWindow, &Timeline) -> Vec<Metric>>;
 
 impl WorkloadSpec {
     /// Tasks pinned one per CPU. Helpers that only run while these sleep
     /// (a benchmark's main or waking threads) may share their CPUs.
     pub fn threads(&self, machine: &Machine) -> u32 {
-        each!(self, w => w.threads(machine))
+        match self {
+            // A fixed count: the solver's config and a TOML program say how many.
+            WorkloadSpec::FeaSolver(w) => w.threads(),
+            WorkloadSpec::Program(w) => w.threads(),
+            WorkloadSpec::PerfHash(w) => w.threads(machine),
+            WorkloadSpec::PerfWake(w) => w.threads(machine),
+            WorkloadSpec::PerfWakeParallel(w) => w.threads(machine),
+            WorkloadSpec::PerfRequeue(w) => w.threads(machine),
+            WorkloadSpec::PerfLockPi(w) => w.threads(machine),
+            WorkloadSpec::WillItScale(w) => w.threads(machine),
+            WorkloadSpec::Schbench(w) => w.threads(machine),
+            WorkloadSpec::TimeExit(w) => w.threads(machine),
+            WorkloadSpec::LruLock(w) => w.threads(machine),
+        }
     }
 
-    /// What the real benchmark would refuse to run.
+    /// What the real benchmark would refuse to run, and what serde cannot
+    /// check: counts of at least one, expressions that parse.
     pub fn validate(&self, machine: &Machine) -> Result<(), String> {
         match self {
             WorkloadSpec::PerfHash(w) if w.futexes == 0 => {
@@ -91,6 +129,10 @@ impl WorkloadSpec {
             WorkloadSpec::PerfLockPi(w) => within_a_second("perf-lock-pi: hold_ns", w.hold_ns),
             WorkloadSpec::WillItScale(w) => w.validate(),
             WorkloadSpec::Schbench(w) => within_a_second("schbench: work_ns", w.work_ns),
+            WorkloadSpec::FeaSolver(w) => w.validate(),
+            WorkloadSpec::TimeExit(w) => w.validate(),
+            WorkloadSpec::LruLock(w) => w.validate(),
+            WorkloadSpec::Program(w) => w.validate(),
         }
     }
 
@@ -101,6 +143,20 @@ impl WorkloadSpec {
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
         each!(self, w => w.setup(machine, memory, rng))
+    }
+
+    /// The futex keys the workload makes the kernel hash, as the layout
+    /// analysis places them: the same addresses as `setup` for one seed.
+    /// None for workloads whose keys are only made as they run.
+    pub fn key_population(&self, machine: &Machine) -> Option<KeyPopulation> {
+        match self {
+            WorkloadSpec::PerfHash(p) => Some(KeyPopulation::PerfHash {
+                threads: p.threads(machine),
+                futexes: p.futexes,
+                shared: p.shared,
+            }),
+            _ => None,
+        }
     }
 
     pub fn label(&self) -> String {

@@ -162,7 +162,8 @@ impl PerfLockPi {
             tasks,
             mms,
             futexes: futexes.len() as u64,
-            readout: Some(Box::new(move |window| {
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |window, _| {
                 let pairs = pairs.lock().expect("the run is over");
                 let secs = window.duration as f64 / 1e12;
                 let rates: Vec<f64> = pairs.iter().map(|&n| n as f64 / secs).collect();

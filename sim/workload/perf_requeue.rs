@@ -224,7 +224,8 @@ impl PerfRequeue {
             tasks,
             mms,
             futexes: 2,
-            readout: Some(Box::new(move |_| {
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |_, _| {
                 let log = log.lock().expect("the run is over");
                 let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
                 vec![

@@ -173,7 +173,8 @@ impl PerfWake {
             tasks,
             mms,
             futexes: 1,
-            readout: Some(Box::new(move |_| {
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |_, _| {
                 let log = log.lock().expect("the run is over");
                 let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
                 vec![

@@ -189,7 +189,8 @@ impl PerfWakeParallel {
             tasks,
             mms,
             futexes: 1,
-            readout: Some(Box::new(move |_| {
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |_, _| {
                 let log = log.lock().expect("the run is over");
                 let counted: Vec<&WakerCall> = log.iter().filter(|c| c.counted).collect();
                 vec![

@@ -23,10 +23,10 @@
 use super::{user_memory, Setup};
 use crate::coherence::AccessKind;
 use crate::engine::metrics::Histogram;
+use crate::engine::user_word::{AtomicOp, UserWord};
 use crate::engine::{Done, Op, Program, TaskSpec};
 use crate::kernel::key::KeyKind;
 use crate::kernel::script::Mem;
-use crate::kernel::user_word::WordUpdate;
 use crate::kernel::waitwake::FutexOp;
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
@@ -149,12 +149,12 @@ impl Thread {
         }
     }
 
-    fn word(&self, thread: u32, update: WordUpdate) -> Op {
-        Op::Word {
-            uaddr: self.tds[thread as usize].futex,
+    fn word(&self, thread: u32, op: AtomicOp) -> Op {
+        let word = UserWord {
+            mem: self.tds[thread as usize].futex,
             kind: KeyKind::Private,
-            update,
-        }
+        };
+        Op::Atomic(word, op)
     }
 }
 
@@ -168,7 +168,7 @@ impl Program for Thread {
         let td = self.tds[self.me as usize];
         let mut shared = self.shared.lock().expect("one thread runs programs");
         match action {
-            Action::SetBlocked => self.word(self.me, WordUpdate::Store(FUTEX_BLOCKED)),
+            Action::SetBlocked => self.word(self.me, AtomicOp::Store(FUTEX_BLOCKED)),
             Action::StampSelf => Op::Access(td.wake_time, AccessKind::Write),
             Action::ListAdd => {
                 shared.lists[self.group].push(self.me);
@@ -176,8 +176,8 @@ impl Program for Thread {
             }
             Action::PostCas(t) => self.word(
                 t,
-                WordUpdate::Cas {
-                    old: FUTEX_BLOCKED,
+                AtomicOp::CompareExchange {
+                    expected: FUTEX_BLOCKED,
                     new: FUTEX_RUNNING,
                 },
             ),
@@ -188,8 +188,8 @@ impl Program for Thread {
             }),
             Action::Claim => self.word(
                 self.me,
-                WordUpdate::Cas {
-                    old: FUTEX_RUNNING,
+                AtomicOp::CompareExchange {
+                    expected: FUTEX_RUNNING,
                     new: FUTEX_BLOCKED,
                 },
             ),
@@ -335,7 +335,8 @@ impl Schbench {
             task_process: vec![0; threads as usize],
             mms,
             futexes: threads.into(),
-            readout: Some(Box::new(move |window| {
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |window, _| {
                 let shared = shared.lock().expect("the run is over");
                 let h = &shared.wakeup_ns;
                 let us = |ns: u64| ns as f64 / 1000.0;

@@ -160,6 +160,7 @@ impl WillItScale {
                 .collect(),
             mms,
             futexes: tasks.into(),
+            lock_names: Vec::new(),
             readout: None,
         }
     }
