@@ -42,12 +42,13 @@ pub struct RunRecord {
     /// section dominates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workload_locks: Vec<NamedLockRecord>,
-    /// Figures only some workloads have (time until all exited, requests per second...).
+    /// What the workload measures itself, as its real benchmark prints it
+    /// (wake-up times, requests per second, latency percentiles...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra: Vec<Metric>,
 }
 
-/// A workload-specific figure.
+/// One figure a workload reports beyond ops and op latency.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     pub name: String,

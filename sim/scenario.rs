@@ -62,7 +62,7 @@ impl Scenario {
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
         self.workload
-            .validate()
+            .validate(machine)
             .map_err(|e| format!("workload: {e}"))?;
         let threads = self.workload.threads(machine);
         if threads > machine.cpus() {
@@ -157,6 +157,7 @@ impl Scenario {
         );
         let lock = self.design.lock_kind(machine.lock_kind());
         let lock_names = std::mem::take(&mut setup.lock_names);
+        let readout = setup.readout.take();
         let started = Instant::now();
         let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
         let wall_s = started.elapsed().as_secs_f64();
@@ -237,7 +238,7 @@ impl Scenario {
                 .filter(|(_, stats)| stats.acquisitions > 0)
                 .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
                 .collect(),
-            extra: self.workload.figures(&out.timeline),
+            extra: readout.map_or_else(Vec::new, |read| read(&self.window, &out.timeline)),
         };
         let speed = Speed {
             events: out.events,

@@ -29,7 +29,8 @@ pub enum Op {
     Compute(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
-    /// An atomic on a word whose value matters; the program is told the old value.
+    /// An atomic on a word whose value matters (the kernel sees it too: a
+    /// futex word, a pthread mutex); it returns the word's old value.
     Atomic(UserWord, AtomicOp),
     /// Spin reading a word (`while (...) cpu_relax();`) until its value satisfies the condition.
     SpinUntil(UserWord, Until),
@@ -57,11 +58,26 @@ pub enum Counting {
     Iterations,
 }
 
+/// How an operation ended, as its program learns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// Simulated time at the end of the operation.
+    pub now: Ps,
+    /// A syscall's return value, a user atomic's old value, 0 otherwise.
+    pub ret: i64,
+    /// Whether the operation ended inside the counted window.
+    pub counted: bool,
+}
+
 /// What a task does, one operation at a time.
 pub trait Program: Send {
     fn next_op(&mut self) -> Op;
-    /// The value a word held before this program's last `Op::Atomic`.
-    fn result(&mut self, _old: u32) {}
+
+    /// The operation `next_op` gave last has ended. Programs that branch on
+    /// results or measure time themselves look here. `Op::Iteration`,
+    /// `Op::Clock` and `Op::Exit` take no time and report nothing.
+    fn op_returned(&mut self, _done: Done) {}
+
     fn counting(&self) -> Counting {
         Counting::EachOp
     }
@@ -121,6 +137,8 @@ struct Task {
     lock_asked: Ps,
     lock_taken: Ps,
     woken_early: bool,
+    /// What the operation in flight returns.
+    ret: i64,
     counting: Counting,
     iteration_start: Ps,
 }
@@ -209,6 +227,7 @@ impl<'a> Engine<'a> {
                 lock_asked: 0,
                 lock_taken: 0,
                 woken_early: false,
+                ret: 0,
             })
             .collect();
         Engine {
@@ -432,6 +451,7 @@ impl<'a> Engine<'a> {
                 t.script.clear();
                 t.pc = 0;
                 t.op_start = now;
+                t.ret = 0;
                 let op = t.program.next_op();
                 let counts = self.counts(now);
                 let t = &mut self.tasks[task as usize];
@@ -446,15 +466,17 @@ impl<'a> Engine<'a> {
                         t.script.extend([Step::Access(mem, kind), Step::OpDone])
                     }
                     Op::Atomic(word, op) => {
+                        // The atomic takes effect as it is issued: programs run in event order.
                         let old = self.futex.value(task, word.mem.addr, word.kind);
                         let new = op.apply(old);
                         if new != old {
                             self.futex.set_value(task, word.mem.addr, word.kind, new);
                         }
-                        let t = &mut self.tasks[task as usize];
-                        t.program.result(old);
-                        t.script
-                            .extend([Step::Access(word.mem, op.access()), Step::OpDone]);
+                        self.tasks[task as usize].script.extend([
+                            Step::Access(word.mem, op.access()),
+                            Step::Returns(old.into()),
+                            Step::OpDone,
+                        ]);
                     }
                     Op::SpinUntil(word, until) => {
                         // The first read; each write to the line afterwards costs one re-read.
@@ -570,11 +592,19 @@ impl<'a> Engine<'a> {
                         o.woken_early = true;
                     }
                 }
+                Step::Returns(ret) => self.tasks[task as usize].ret = ret,
                 Step::OpDone => {
                     let t = &self.tasks[task as usize];
-                    if t.counting == Counting::EachOp && self.counts(now) {
+                    let counted = self.counts(now);
+                    if t.counting == Counting::EachOp && counted {
                         self.metrics.op_done(task, now - t.op_start);
                     }
+                    let t = &mut self.tasks[task as usize];
+                    t.program.op_returned(Done {
+                        now,
+                        ret: t.ret,
+                        counted,
+                    });
                     // Yield between ops, so no task runs ahead of the others on hits alone.
                     self.queue.push(now, task);
                     return;

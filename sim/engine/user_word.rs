@@ -21,7 +21,7 @@ pub struct UserWord {
 }
 
 /// An access whose value matters. The program learns the value the word
-/// held before it (`Program::result`).
+/// held before it (`Done::ret` in `Program::op_returned`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
     Load,

@@ -3,6 +3,10 @@
 
 pub mod futex_hash;
 pub mod key;
+pub mod pi;
+pub mod requeue;
 pub mod script;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod waitwake;

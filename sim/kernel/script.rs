@@ -42,8 +42,15 @@ pub enum Decision {
     WakeCheckWaiters,
     /// futex_wake under the bucket lock: walk the chain and unqueue matches.
     WakeWalk,
-    /// futex_requeue under both bucket locks.
+    /// futex_requeue under both bucket locks: compare the user word, then
+    /// wake and move waiters.
     RequeueWalk,
+    /// futex_lock_pi_atomic under the bucket lock: take a free lock, or queue
+    /// behind its owner.
+    LockPiAtomic,
+    /// futex_unlock_pi under the bucket lock: release, or hand the lock to the
+    /// top waiter.
+    UnlockPiHandOver,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +64,9 @@ pub enum Step {
     Block,
     /// Make a sleeping task runnable.
     Wake(u32),
+    /// What the operation returns to its program: a syscall's return value,
+    /// or a user atomic's old value.
+    Returns(i64),
     /// The operation is complete: count it and its latency.
     OpDone,
 }

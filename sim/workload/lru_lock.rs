@@ -33,11 +33,10 @@ use super::objects::Objects;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::Setup;
 use crate::coherence::AccessKind;
-use crate::engine::{Op, TaskSpec, Timeline};
+use crate::engine::{Op, TaskSpec};
 use crate::kernel::script::{LockRef, Mem};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
-use crate::record::Metric;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -160,11 +159,8 @@ impl LruLock {
             mms: super::user_memory::mm_addresses(n, rng),
             futexes: 0,
             lock_names: o.into_lock_names(),
+            // Nothing beyond ops per second (pages per second, will-it-scale's total).
+            readout: None,
         }
-    }
-
-    /// Nothing beyond ops per second (pages per second, will-it-scale's total).
-    pub fn figures(&self, _: &Timeline) -> Vec<Metric> {
-        Vec::new()
     }
 }

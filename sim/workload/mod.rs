@@ -5,16 +5,24 @@ pub mod fea_solver;
 pub mod lru_lock;
 pub mod objects;
 pub mod perf_hash;
+pub mod perf_lock_pi;
+pub mod perf_requeue;
+pub mod perf_wake;
+pub mod perf_wake_parallel;
 pub mod program;
 pub mod pthread;
+pub mod rounds;
+pub mod schbench;
 pub mod task_loop;
 pub mod time_exit;
 pub mod user_memory;
+pub mod will_it_scale;
 
 use crate::analysis::population::KeyPopulation;
-use crate::engine::{TaskSpec, Timeline};
+use crate::engine::{RunWindow, TaskSpec, Timeline};
+use crate::kernel::script::Mem;
 use crate::machine::Machine;
-use crate::memory::MemoryMap;
+use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -25,6 +33,18 @@ use serde::{Deserialize, Serialize};
 pub enum WorkloadSpec {
     /// perf bench futex hash (kernel-facts.md §6.1).
     PerfHash(perf_hash::PerfHash),
+    /// perf bench futex wake (§6.2).
+    PerfWake(perf_wake::PerfWake),
+    /// perf bench futex wake-parallel (§6.2).
+    PerfWakeParallel(perf_wake_parallel::PerfWakeParallel),
+    /// perf bench futex requeue (§6.2).
+    PerfRequeue(perf_requeue::PerfRequeue),
+    /// perf bench futex lock-pi (§6.2).
+    PerfLockPi(perf_lock_pi::PerfLockPi),
+    /// will-it-scale futex1-4 (§7).
+    WillItScale(will_it_scale::WillItScale),
+    /// schbench's message and worker threads (§5.4).
+    Schbench(schbench::Schbench),
     /// The 2009 report's FEA-style solver: mutexes and barriers in several processes.
     FeaSolver(fea_solver::FeaSolver),
     /// time_exit (seed 002): N pinned children released at once; time until all exited.
@@ -33,6 +53,25 @@ pub enum WorkloadSpec {
     LruLock(lru_lock::LruLock),
     /// A task program written in TOML as a list of steps.
     Program(program::ProgramSpec),
+}
+
+/// Calls the same method on whichever workload `$spec` is.
+macro_rules! each {
+    ($spec:expr, $w:ident => $call:expr) => {
+        match $spec {
+            WorkloadSpec::PerfHash($w) => $call,
+            WorkloadSpec::PerfWake($w) => $call,
+            WorkloadSpec::PerfWakeParallel($w) => $call,
+            WorkloadSpec::PerfRequeue($w) => $call,
+            WorkloadSpec::PerfLockPi($w) => $call,
+            WorkloadSpec::WillItScale($w) => $call,
+            WorkloadSpec::Schbench($w) => $call,
+            WorkloadSpec::FeaSolver($w) => $call,
+            WorkloadSpec::TimeExit($w) => $call,
+            WorkloadSpec::LruLock($w) => $call,
+            WorkloadSpec::Program($w) => $call,
+        }
+    };
 }
 
 /// A workload laid out in memory, ready to run.
@@ -47,16 +86,53 @@ pub struct Setup {
     pub futexes: u64,
     /// The names of the workload's own kernel locks, by id (`Op::SpinLock`).
     pub lock_names: Vec<String>,
+    /// The workload's own figures, read once the run is over; none without it.
+    pub readout: Option<Readout>,
 }
 
+/// Turns what a run noted (its window; when tasks read the clock and exited)
+/// and what the workload's programs measured themselves into the figures the
+/// real benchmark prints.
+pub type Readout = Box<dyn FnOnce(&RunWindow, &Timeline) -> Vec<Metric>>;
+
 impl WorkloadSpec {
+    /// Tasks pinned one per CPU. Helpers that only run while these sleep
+    /// (a benchmark's main or waking threads) may share their CPUs.
     pub fn threads(&self, machine: &Machine) -> u32 {
         match self {
-            WorkloadSpec::PerfHash(p) => p.threads(machine),
-            WorkloadSpec::FeaSolver(f) => f.threads(),
-            WorkloadSpec::TimeExit(t) => t.threads(machine),
-            WorkloadSpec::LruLock(l) => l.threads(machine),
-            WorkloadSpec::Program(p) => p.threads(),
+            // A fixed count: the solver's config and a TOML program say how many.
+            WorkloadSpec::FeaSolver(w) => w.threads(),
+            WorkloadSpec::Program(w) => w.threads(),
+            WorkloadSpec::PerfHash(w) => w.threads(machine),
+            WorkloadSpec::PerfWake(w) => w.threads(machine),
+            WorkloadSpec::PerfWakeParallel(w) => w.threads(machine),
+            WorkloadSpec::PerfRequeue(w) => w.threads(machine),
+            WorkloadSpec::PerfLockPi(w) => w.threads(machine),
+            WorkloadSpec::WillItScale(w) => w.threads(machine),
+            WorkloadSpec::Schbench(w) => w.threads(machine),
+            WorkloadSpec::TimeExit(w) => w.threads(machine),
+            WorkloadSpec::LruLock(w) => w.threads(machine),
+        }
+    }
+
+    /// What the real benchmark would refuse to run, and what serde cannot
+    /// check: counts of at least one, expressions that parse.
+    pub fn validate(&self, machine: &Machine) -> Result<(), String> {
+        match self {
+            WorkloadSpec::PerfHash(w) if w.futexes == 0 => {
+                Err("perf bench futex hash: -f must be at least 1".into())
+            }
+            WorkloadSpec::PerfHash(_) => Ok(()),
+            WorkloadSpec::PerfWake(w) => rounds::validate_settle("perf-wake", w.settle_us),
+            WorkloadSpec::PerfWakeParallel(w) => w.validate(machine),
+            WorkloadSpec::PerfRequeue(w) => rounds::validate_settle("perf-requeue", w.settle_us),
+            WorkloadSpec::PerfLockPi(w) => within_a_second("perf-lock-pi: hold_ns", w.hold_ns),
+            WorkloadSpec::WillItScale(w) => w.validate(),
+            WorkloadSpec::Schbench(w) => within_a_second("schbench: work_ns", w.work_ns),
+            WorkloadSpec::FeaSolver(w) => w.validate(),
+            WorkloadSpec::TimeExit(w) => w.validate(),
+            WorkloadSpec::LruLock(w) => w.validate(),
+            WorkloadSpec::Program(w) => w.validate(),
         }
     }
 
@@ -66,13 +142,7 @@ impl WorkloadSpec {
         memory: &mut MemoryMap,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
-        match self {
-            WorkloadSpec::PerfHash(p) => p.setup(machine, memory, rng),
-            WorkloadSpec::FeaSolver(f) => f.setup(machine, memory, rng),
-            WorkloadSpec::TimeExit(t) => t.setup(machine, memory, rng),
-            WorkloadSpec::LruLock(l) => l.setup(machine, memory, rng),
-            WorkloadSpec::Program(p) => p.setup(machine, memory, rng),
-        }
+        each!(self, w => w.setup(machine, memory, rng))
     }
 
     /// The futex keys the workload makes the kernel hash, as the layout
@@ -85,42 +155,36 @@ impl WorkloadSpec {
                 futexes: p.futexes,
                 shared: p.shared,
             }),
-            WorkloadSpec::FeaSolver(_)
-            | WorkloadSpec::TimeExit(_)
-            | WorkloadSpec::LruLock(_)
-            | WorkloadSpec::Program(_) => None,
+            _ => None,
         }
     }
 
     pub fn label(&self) -> String {
-        match self {
-            WorkloadSpec::PerfHash(p) => p.label(),
-            WorkloadSpec::FeaSolver(f) => f.label(),
-            WorkloadSpec::TimeExit(t) => t.label(),
-            WorkloadSpec::LruLock(l) => l.label(),
-            WorkloadSpec::Program(p) => p.label(),
-        }
+        each!(self, w => w.label())
     }
+}
 
-    /// Checks what serde cannot: counts of at least one, expressions that parse.
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            WorkloadSpec::PerfHash(_) => Ok(()),
-            WorkloadSpec::FeaSolver(f) => f.validate(),
-            WorkloadSpec::TimeExit(t) => t.validate(),
-            WorkloadSpec::LruLock(l) => l.validate(),
-            WorkloadSpec::Program(p) => p.validate(),
-        }
+/// A time a program spends per op, which a run must be able to repeat.
+fn within_a_second(what: &str, ns: u64) -> Result<(), String> {
+    if ns > 1_000_000_000 {
+        return Err(format!(
+            "{what} must be at most 1 s (1000000000 ns), not {ns}"
+        ));
     }
+    Ok(())
+}
 
-    /// The workload's own figures, from when its tasks read the clock and exited.
-    pub fn figures(&self, timeline: &Timeline) -> Vec<Metric> {
-        match self {
-            WorkloadSpec::PerfHash(_) => Vec::new(),
-            WorkloadSpec::FeaSolver(f) => f.figures(timeline),
-            WorkloadSpec::TimeExit(t) => t.figures(timeline),
-            WorkloadSpec::LruLock(l) => l.figures(timeline),
-            WorkloadSpec::Program(p) => p.figures(timeline),
-        }
-    }
+/// User words at `addrs` (4 bytes each), in one region of `node`'s memory
+/// that spans them all.
+pub fn user_words(memory: &mut MemoryMap, name: &str, addrs: &[u64], node: u32) -> Vec<Mem> {
+    let lo = addrs.iter().copied().min().unwrap_or(0);
+    let hi = addrs.iter().copied().max().unwrap_or(0) + 4;
+    let region = memory.add(name, lo, hi - lo, Home::Node(node));
+    addrs
+        .iter()
+        .map(|&addr| Mem {
+            addr,
+            line: memory.line_in(region, addr),
+        })
+        .collect()
 }

@@ -128,6 +128,7 @@ impl PerfHash {
             mms,
             futexes: u64::from(threads) * u64::from(self.futexes),
             lock_names: Vec::new(),
+            readout: None,
         }
     }
 }

@@ -36,7 +36,7 @@ use super::pthread::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::{user_memory, Setup};
 use crate::engine::user_word::{AtomicOp, UserWord};
-use crate::engine::{Op, TaskSpec, Timeline};
+use crate::engine::{Op, RunWindow, TaskSpec, Timeline};
 use crate::expr::Expr;
 use crate::kernel::key::KeyKind;
 use crate::kernel::script::{LockRef, Mem};
@@ -468,15 +468,16 @@ impl ProgramSpec {
             mms: user_memory::mm_addresses(self.processes, rng),
             futexes: u64::from(self.threads),
             lock_names: o.into_lock_names(),
+            readout: Some(Box::new(time_until_all_exited)),
         }
     }
+}
 
-    pub fn figures(&self, timeline: &Timeline) -> Vec<Metric> {
-        timeline
-            .all_exited()
-            .map(|t| vec![Metric::new("time until all exited", t as f64 / 1e9, "ms")])
-            .unwrap_or_default()
-    }
+fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
+    timeline
+        .all_exited()
+        .map(|t| vec![Metric::new("time until all exited", t as f64 / 1e9, "ms")])
+        .unwrap_or_default()
 }
 
 /// A process's user memory, as a thread's addresses index it.

@@ -5,7 +5,7 @@
 
 use super::pthread::{Barrier, BarrierWait, MutexLock, MutexUnlock, Primitive};
 use crate::engine::user_word::UserWord;
-use crate::engine::{Counting, Op, Program};
+use crate::engine::{Counting, Done, Op, Program};
 use std::collections::VecDeque;
 
 /// One thing a pass of a task's body does.
@@ -30,6 +30,8 @@ pub struct TaskLoop<B: Body> {
     actions: VecDeque<Action>,
     primitive: Option<Box<dyn Primitive + Send>>,
     last: Option<u32>,
+    /// The op in flight is an `Op::Atomic`, whose old value `last` takes.
+    atomic_in_flight: bool,
     /// The current pass's actions have all been issued.
     pass_open: bool,
 }
@@ -43,13 +45,14 @@ impl<B: Body> TaskLoop<B> {
             actions: VecDeque::new(),
             primitive: None,
             last: None,
+            atomic_in_flight: false,
             pass_open: false,
         }
     }
 }
 
-impl<B: Body> Program for TaskLoop<B> {
-    fn next_op(&mut self) -> Op {
+impl<B: Body> TaskLoop<B> {
+    fn choose_op(&mut self) -> Op {
         loop {
             if let Some(p) = &mut self.primitive {
                 if let Some(op) = p.next(self.last.take()) {
@@ -81,9 +84,19 @@ impl<B: Body> Program for TaskLoop<B> {
             }
         }
     }
+}
 
-    fn result(&mut self, old: u32) {
-        self.last = Some(old);
+impl<B: Body> Program for TaskLoop<B> {
+    fn next_op(&mut self) -> Op {
+        let op = self.choose_op();
+        self.atomic_in_flight = matches!(op, Op::Atomic(..));
+        op
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        if self.atomic_in_flight {
+            self.last = Some(done.ret as u32);
+        }
     }
 
     fn counting(&self) -> Counting {

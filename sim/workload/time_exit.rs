@@ -40,7 +40,7 @@
 use super::objects::{Object, Objects};
 use super::{user_memory, Setup};
 use crate::engine::user_word::{AtomicOp, Until, UserWord};
-use crate::engine::{Op, Program, TaskSpec, Timeline};
+use crate::engine::{Done, Op, Program, RunWindow, TaskSpec, Timeline};
 use crate::kernel::key::KeyKind;
 use crate::kernel::script::{LockRef, Mem};
 use crate::machine::Machine;
@@ -176,7 +176,9 @@ struct Parent {
     alive: Vec<usize>,
     state: ParentState,
     ops: VecDeque<Op>,
+    /// The old value the last `Op::Atomic` returned, until a step reads it.
     last: Option<u32>,
+    atomic_in_flight: bool,
     syscall_ps: u64,
 }
 
@@ -195,6 +197,20 @@ enum ParentState {
 
 impl Program for Parent {
     fn next_op(&mut self) -> Op {
+        let op = self.choose_op();
+        self.atomic_in_flight = matches!(op, Op::Atomic(..));
+        op
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        if self.atomic_in_flight {
+            self.last = Some(done.ret as u32);
+        }
+    }
+}
+
+impl Parent {
+    fn choose_op(&mut self) -> Op {
         loop {
             if let Some(op) = self.ops.pop_front() {
                 return op;
@@ -263,12 +279,6 @@ impl Program for Parent {
         }
     }
 
-    fn result(&mut self, old: u32) {
-        self.last = Some(old);
-    }
-}
-
-impl Parent {
     /// wait_task_zombie -> release_task.
     fn reap(&mut self, child: usize) {
         let s = &self.shared;
@@ -408,6 +418,7 @@ impl TimeExit {
                 state: ParentState::Release,
                 ops: VecDeque::new(),
                 last: None,
+                atomic_in_flight: false,
                 syscall_ps: machine.costs.syscall,
             }),
         });
@@ -419,25 +430,26 @@ impl TimeExit {
             mms: user_memory::mm_addresses(processes, rng),
             futexes: 0,
             lock_names: o.into_lock_names(),
+            readout: Some(Box::new(time_until_all_exited)),
         }
     }
+}
 
-    /// The interval the real test prints: from setting `quit` until wait()
-    /// finds no child left, as the parent's two clock reads bracket it.
-    pub fn figures(&self, timeline: &Timeline) -> Vec<Metric> {
-        let children = timeline.exits.split_last().map_or(&[][..], |(_, c)| c);
-        let exited = children.iter().filter(|e| e.is_some()).count();
-        let mut figures = Vec::new();
-        if let Some(reads) = timeline.clock_reads.last() {
-            if let [released, reaped] = reads[..] {
-                figures.push(Metric::new(
-                    "time until all exited",
-                    (reaped - released) as f64 / 1e12,
-                    "s",
-                ));
-            }
+/// The interval the real test prints: from setting `quit` until wait()
+/// finds no child left, as the parent's two clock reads bracket it.
+fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
+    let children = timeline.exits.split_last().map_or(&[][..], |(_, c)| c);
+    let exited = children.iter().filter(|e| e.is_some()).count();
+    let mut figures = Vec::new();
+    if let Some(reads) = timeline.clock_reads.last() {
+        if let [released, reaped] = reads[..] {
+            figures.push(Metric::new(
+                "time until all exited",
+                (reaped - released) as f64 / 1e12,
+                "s",
+            ));
         }
-        figures.push(Metric::new("children exited", exited as f64, ""));
-        figures
     }
+    figures.push(Metric::new("children exited", exited as f64, ""));
+    figures
 }

@@ -162,6 +162,19 @@ pub fn perf_hash_arrays(threads: u32, futexes: u32, rng: &mut Xoshiro256PlusPlus
     }
 }
 
+/// How far into the program's image perf's `.bss` lies: the text, data and
+/// relocations of a perf binary come first (several MiB, depending on the
+/// build), so the offset is drawn below this bound.
+const PERF_BSS_MAX: u64 = 16 << 20;
+
+/// The address of the first of perf's static `u_int32_t` futex words (the
+/// `futex1`, `futex2` and `global_futex` of the futex benchmarks); the
+/// others follow 4 bytes apart. They sit in the PIE image's `.bss`, on a
+/// randomized base, at an offset the perf build fixes.
+pub fn perf_static_word(rng: &mut Xoshiro256PlusPlus) -> u64 {
+    randomized_base(0x55, rng) + rng.gen_range(PERF_BSS_MAX / 2..PERF_BSS_MAX) / 4 * 4
+}
+
 /// The first user chunk of a fresh process's brk heap: a randomized page
 /// after the program, past the tcache chunk glibc allocates first.
 pub fn heap_start(rng: &mut Xoshiro256PlusPlus) -> u64 {
@@ -288,6 +301,14 @@ mod tests {
         assert_eq!(words.len(), 16);
         assert!(words.iter().all(|&w| w == words[0] && w % 4 == 0));
         assert!(words[0] > STACK_TOP - STACK_RND_PAGES * PAGE - 0x3000 && words[0] < STACK_TOP);
+    }
+
+    #[test]
+    fn perf_statics_are_aligned_words_of_the_pie_image() {
+        let word = perf_static_word(&mut rng(6));
+        assert_eq!(word % 4, 0);
+        assert_eq!(word >> 40, 0x55);
+        assert_ne!(word, perf_static_word(&mut rng(7)));
     }
 
     #[test]

@@ -1,0 +1,217 @@
+//! FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (kernel/futex/pi.c): a lock whose owner's
+//! TID is in the user word, whose waiters queue on the bucket chain and on an
+//! rt_mutex in a `futex_pi_state`, and which the unlocker hands directly to
+//! the top waiter. Function only, like waitwake.rs.
+//!
+//! Simplified: every task has the same priority, so the rt_mutex is FIFO and
+//! nobody is boosted or steals the lock; the rt_mutex's own work is the
+//! accesses to the pi_state's line, with no lock of its own; the pi_state
+//! lives as long as the futex is contended; the woken owner leaves the chain
+//! (in the model's state) when it is handed the lock, and pays for the unlink
+//! when it runs.
+
+use super::futex_hash::Bucket;
+use super::key::FutexKey;
+use super::script::{Cost, Decision, Mem, Script, Step};
+use super::table::FieldName;
+use super::waitwake::{FutexSystem, InFlight};
+use crate::coherence::AccessKind;
+use crate::memory::MemoryMap;
+
+/// What futex_unlock_pi returns to a task that does not own the lock.
+pub const EPERM: i64 = -1;
+
+/// A held PI futex: its owner, and the `futex_pi_state` the first waiter
+/// attached. Its waiters are the futex_qs with its key on the bucket chain,
+/// in hand-over order.
+#[derive(Clone, Debug)]
+pub(super) struct PiState {
+    owner: u32,
+    object: Option<Mem>,
+}
+
+impl FutexSystem {
+    /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
+    pub(super) fn begin_lock_pi(
+        &self,
+        memory: &MemoryMap,
+        bucket: Bucket,
+        uaddr: Mem,
+        s: &mut Script,
+    ) {
+        if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
+            s.push(Step::Access(w, AccessKind::Rmw));
+        }
+        s.push(Step::Lock(self.lock_of(memory, bucket)));
+        s.push(Step::Access(uaddr, AccessKind::Read));
+        s.push(Step::Decide(Decision::LockPiAtomic));
+    }
+
+    /// futex_unlock_pi takes the bucket lock directly and reads the word.
+    pub(super) fn begin_unlock_pi(
+        &self,
+        memory: &MemoryMap,
+        bucket: Bucket,
+        uaddr: Mem,
+        s: &mut Script,
+    ) {
+        s.push(Step::Lock(self.lock_of(memory, bucket)));
+        s.push(Step::Access(uaddr, AccessKind::Read));
+        s.push(Step::Decide(Decision::UnlockPiHandOver));
+    }
+
+    /// Under the bucket lock: a free lock is taken with one cmpxchg of the
+    /// word; an owned one gets FUTEX_WAITERS set, a pi_state, and the task
+    /// queued and asleep until the owner hands it the lock.
+    pub(super) fn lock_pi_atomic(
+        &mut self,
+        memory: &MemoryMap,
+        task: u32,
+        f: InFlight,
+        uaddr: Mem,
+        s: &mut Script,
+    ) -> i64 {
+        let lock = self.lock_of(memory, f.bucket);
+        let waiters = self.field(memory, f.bucket, FieldName::Waiters);
+        s.push(Step::Access(uaddr, AccessKind::Rmw));
+        let cache = self.pi_state_cache[task as usize];
+        let Some(state) = self.pi.get_mut(&f.key) else {
+            self.pi.insert(
+                f.key,
+                PiState {
+                    owner: task,
+                    object: None,
+                },
+            );
+            s.push(Step::Unlock(lock));
+            if let Some(w) = waiters {
+                s.push(Step::Access(w, AccessKind::Rmw));
+            }
+            return 0;
+        };
+        // attach_to_pi_owner initialises the waiter's cached pi_state;
+        // lookup_pi_state takes a reference on the one already attached.
+        let (object, attach) = match state.object {
+            Some(o) => (o, AccessKind::Rmw),
+            None => (cache, AccessKind::Write),
+        };
+        state.object = Some(object);
+        s.push(Step::Access(object, attach));
+        self.queue(memory, task, f.bucket, f.key, s);
+        // rt_mutex_start_proxy_lock: the rt_mutex's wait_lock and waiter tree.
+        s.push(Step::Access(object, AccessKind::Rmw));
+        s.push(Step::Unlock(lock));
+        s.push(Step::Compute(Cost::Schedule));
+        s.push(Step::Block);
+        // Woken as the owner: relock the bucket and leave its chain.
+        s.push(Step::Lock(lock));
+        if let Some(c) = self.field(memory, f.bucket, FieldName::Chain) {
+            s.push(Step::Access(c, AccessKind::Write));
+        }
+        if let Some(w) = waiters {
+            s.push(Step::Access(w, AccessKind::Rmw));
+        }
+        s.push(Step::Unlock(lock));
+        0
+    }
+
+    /// Under the bucket lock: with no waiters the word goes back to 0;
+    /// otherwise the top waiter becomes the owner, its TID is written into
+    /// the word, and it is woken.
+    pub(super) fn unlock_pi_hand_over(
+        &mut self,
+        memory: &MemoryMap,
+        task: u32,
+        f: InFlight,
+        uaddr: Mem,
+        s: &mut Script,
+    ) -> i64 {
+        let lock = self.lock_of(memory, f.bucket);
+        let owned = self.pi.get(&f.key).is_some_and(|p| p.owner == task);
+        if !owned {
+            s.push(Step::Unlock(lock));
+            return EPERM;
+        }
+        let Some(next) = self.top_waiter(f.bucket, &f.key, s) else {
+            self.pi.remove(&f.key);
+            s.push(Step::Access(uaddr, AccessKind::Rmw));
+            s.push(Step::Unlock(lock));
+            return 0;
+        };
+        let state = self.pi.get_mut(&f.key).expect("checked above");
+        state.owner = next;
+        let object = state.object.expect("a waiter attached a pi_state");
+        s.push(Step::Access(object, AccessKind::Rmw));
+        s.push(Step::Unlock(lock));
+        // wake_futex_pi: the new owner's TID | FUTEX_WAITERS, then the rt_mutex.
+        s.push(Step::Access(uaddr, AccessKind::Rmw));
+        s.push(Step::Access(object, AccessKind::Write));
+        s.push(Step::Wake(next));
+        0
+    }
+
+    /// futex_top_waiter: the first futex_q on the chain with this key, taken
+    /// off the chain because it is about to own the lock.
+    fn top_waiter(&mut self, bucket: Bucket, key: &FutexKey, s: &mut Script) -> Option<u32> {
+        let chain = self.chains.get_mut(&bucket)?;
+        for i in 0..chain.len() {
+            let w = chain[i];
+            s.push(Step::Access(
+                self.futex_q[w.task as usize],
+                AccessKind::Read,
+            ));
+            if w.key == *key {
+                chain.remove(i);
+                return Some(w.task);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{blocks, outcome, Kernel};
+    use super::*;
+    use crate::kernel::key::KeyKind;
+    use crate::kernel::waitwake::FutexOp;
+
+    fn lock(k: &mut Kernel, task: u32) -> Script {
+        let uaddr = k.word(0);
+        k.run(
+            task,
+            FutexOp::LockPi {
+                uaddr,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    fn unlock(k: &mut Kernel, task: u32) -> Script {
+        let uaddr = k.word(0);
+        k.run(
+            task,
+            FutexOp::UnlockPi {
+                uaddr,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    #[test]
+    fn the_owner_hands_the_lock_to_its_waiters_in_turn() {
+        let mut k = Kernel::new(3);
+        let free = lock(&mut k, 0);
+        assert!(!blocks(&free));
+        assert_eq!(outcome(&free), (vec![], 0));
+        assert!(blocks(&lock(&mut k, 1)));
+        assert!(blocks(&lock(&mut k, 2)));
+        // Only the owner may unlock.
+        assert_eq!(outcome(&unlock(&mut k, 2)), (vec![], EPERM));
+        assert_eq!(outcome(&unlock(&mut k, 0)), (vec![1], 0));
+        assert_eq!(outcome(&unlock(&mut k, 1)), (vec![2], 0));
+        assert_eq!(outcome(&unlock(&mut k, 2)), (vec![], 0));
+        // Free again: the next lock takes it at once.
+        assert!(!blocks(&lock(&mut k, 0)));
+    }
+}

@@ -1,0 +1,107 @@
+//! A futex system with a few tasks of one process on a 2-node machine, and
+//! a way to run an op's decisions at once, for the kernel's unit tests: they
+//! check what an op does to the kernel's state, with no timing.
+
+use super::futex_hash::{FutexHash, ProcessInfo};
+use super::key::KeyKind;
+use super::script::{Mem, Script, Step};
+use super::table::{preset, SizingVars};
+use super::waitwake::{FutexOp, FutexSystem, TaskInfo};
+use crate::memory::{Home, MemoryMap};
+
+const HEAP: u64 = 0x5555_5555_6000;
+const MM: u64 = 0xffff_8881_00ab_c000;
+
+pub struct Kernel {
+    pub sys: FutexSystem,
+    pub memory: MemoryMap,
+}
+
+impl Kernel {
+    /// `tasks` tasks of one process, on CPUs 0, 1, ... of two nodes.
+    pub fn new(tasks: u32) -> Kernel {
+        let mut memory = MemoryMap::new(64);
+        memory.add("heap", HEAP, 4096, Home::Node(0));
+        let design = preset("aligned-3.14").expect("preset");
+        let vars = SizingVars {
+            cpus: 8,
+            possible_cpus: 8,
+            nodes: 2,
+            threads: tasks.into(),
+            processes: 1,
+            futexes: 2,
+            node_slots: 0,
+        };
+        let procs = [ProcessInfo {
+            threads: tasks.into(),
+            node: 0,
+        }];
+        let hash = FutexHash::build(&design, vars, &procs, 2, &mut memory).expect("builds");
+        let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
+        let cpu_nodes: Vec<u32> = (0..8).map(|c| c / 4).collect();
+        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, &mut memory);
+        Kernel { sys, memory }
+    }
+
+    /// The heap word at `offset`.
+    pub fn word(&self, offset: u64) -> Mem {
+        Mem {
+            addr: HEAP + offset,
+            line: self.memory.line_in(0, HEAP + offset),
+        }
+    }
+
+    /// The whole script of `op`, every decision taken as it is reached.
+    pub fn run(&mut self, task: u32, op: FutexOp) -> Script {
+        let mut s = Script::new();
+        self.sys.begin(&self.memory, task, op, &mut s);
+        while let Some(&Step::Decide(d)) = s.last() {
+            self.sys.decide(&self.memory, task, d, &mut s);
+        }
+        s
+    }
+
+    pub fn wait(&mut self, task: u32, uaddr: Mem) -> Script {
+        self.run(
+            task,
+            FutexOp::Wait {
+                uaddr,
+                val: 0,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    /// Tasks queued on `uaddr`'s key, in chain order.
+    pub fn waiters_on(&self, task: u32, uaddr: Mem) -> Vec<u32> {
+        let (key, bucket) = self.sys.locate(task, uaddr.addr, KeyKind::Private);
+        self.sys
+            .chains
+            .get(&bucket)
+            .map(|c| c.iter().filter(|w| w.key == key).map(|w| w.task).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The tasks a script wakes, and what it returns.
+pub fn outcome(s: &Script) -> (Vec<u32>, i64) {
+    let woken = s
+        .iter()
+        .filter_map(|step| match step {
+            Step::Wake(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    let ret = s
+        .iter()
+        .find_map(|step| match step {
+            Step::Returns(r) => Some(*r),
+            _ => None,
+        })
+        .expect("every op returns");
+    (woken, ret)
+}
+
+pub fn blocks(s: &Script) -> bool {
+    s.contains(&Step::Block)
+}

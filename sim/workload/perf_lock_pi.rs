@@ -1,0 +1,179 @@
+//! perf bench futex lock-pi (tools/perf/bench/futex-lock-pi.c,
+//! kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
+//! CPU i mod nCPU, loop FUTEX_LOCK_PI, usleep(1), FUTEX_UNLOCK_PI on one
+//! static futex, or each on its own calloc'd word with `-M`; each pair is
+//! one op. It prints per-thread ops/s and their mean, "Averaged N
+//! operations/sec".
+//!
+//! The record's ops count the lock, the hold and the unlock apart; perf's
+//! op is the pair, the `averaged lock/unlock pairs per thread` figure.
+//!
+//! Left out: usleep(1) is a sleep of the timer slack (50 us by default) plus
+//! a wake-up; the model holds the lock for `hold_ns` of compute instead, so
+//! the CPU does not go idle. The kernel side is simplified as pi.rs says.
+
+use super::rounds::{key_kind, perf_threads};
+use super::{user_memory, user_words, Setup};
+use crate::engine::{Done, Op, Program, TaskSpec};
+use crate::kernel::key::KeyKind;
+use crate::kernel::script::Mem;
+use crate::kernel::waitwake::FutexOp;
+use crate::machine::Machine;
+use crate::memory::MemoryMap;
+use crate::record::Metric;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfLockPi {
+    /// -t: threads; the machine's CPU count when absent.
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// -M: one futex per thread instead of one for all.
+    #[serde(default)]
+    pub multi: bool,
+    /// -S: shared futexes instead of private ones.
+    #[serde(default)]
+    pub shared: bool,
+    /// How long usleep(1) keeps the lock held, in nanoseconds.
+    #[serde(default = "default_hold_ns")]
+    pub hold_ns: u64,
+}
+
+/// usleep(1) with the default 50 us timer slack, plus the wake-up.
+fn default_hold_ns() -> u64 {
+    55_000
+}
+
+impl Default for PerfLockPi {
+    fn default() -> Self {
+        PerfLockPi {
+            threads: None,
+            multi: false,
+            shared: false,
+            hold_ns: default_hold_ns(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Lock,
+    Hold,
+    Unlock,
+}
+
+struct Worker {
+    index: usize,
+    futex: Mem,
+    kind: KeyKind,
+    hold_ps: u64,
+    step: Step,
+    /// Lock/unlock pairs finished inside the counted window, per thread.
+    pairs: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Program for Worker {
+    fn next_op(&mut self) -> Op {
+        match self.step {
+            Step::Lock => Op::Futex(FutexOp::LockPi {
+                uaddr: self.futex,
+                kind: self.kind,
+            }),
+            Step::Hold => Op::Compute(self.hold_ps),
+            Step::Unlock => Op::Futex(FutexOp::UnlockPi {
+                uaddr: self.futex,
+                kind: self.kind,
+            }),
+        }
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        self.step = match self.step {
+            // perf retries a failed lock.
+            Step::Lock if done.ret != 0 => Step::Lock,
+            Step::Lock => Step::Hold,
+            Step::Hold => Step::Unlock,
+            Step::Unlock => {
+                if done.counted {
+                    self.pairs.lock().expect("one thread runs programs")[self.index] += 1;
+                }
+                Step::Lock
+            }
+        };
+    }
+}
+
+impl PerfLockPi {
+    pub fn label(&self) -> String {
+        let mut s = "perf bench futex lock-pi".to_string();
+        if let Some(t) = self.threads {
+            s += &format!(" -t {t}");
+        }
+        if self.multi {
+            s += " -M";
+        }
+        if self.shared {
+            s += " -S";
+        }
+        s
+    }
+
+    pub fn threads(&self, machine: &Machine) -> u32 {
+        perf_threads(self.threads, machine)
+    }
+
+    pub fn setup(
+        &self,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
+        let threads = self.threads(machine);
+        let mms = user_memory::mm_addresses(1, rng);
+        let futexes = if self.multi {
+            // calloc(1, 4) each, between the pthread_creates: perf hash's
+            // layout with one futex per thread.
+            let addrs = user_memory::perf_hash_arrays(threads, 1, rng);
+            user_words(memory, "perf lock-pi futexes", &addrs, machine.node_of(0))
+        } else {
+            let global = user_memory::perf_static_word(rng);
+            user_words(memory, "perf .bss", &[global], machine.node_of(0))
+        };
+        let kind = key_kind(self.shared);
+        let pairs = Arc::new(Mutex::new(vec![0u64; threads as usize]));
+        let tasks: Vec<TaskSpec> = (0..threads as usize)
+            .map(|i| TaskSpec {
+                cpu: i as u32 % machine.cpus(),
+                program: Box::new(Worker {
+                    index: i,
+                    futex: futexes[i % futexes.len()],
+                    kind,
+                    hold_ps: self.hold_ns * 1000,
+                    step: Step::Lock,
+                    pairs: pairs.clone(),
+                }),
+            })
+            .collect();
+        Setup {
+            task_process: vec![0; tasks.len()],
+            tasks,
+            mms,
+            futexes: futexes.len() as u64,
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |window, _| {
+                let pairs = pairs.lock().expect("the run is over");
+                let secs = window.duration as f64 / 1e12;
+                let rates: Vec<f64> = pairs.iter().map(|&n| n as f64 / secs).collect();
+                let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+                let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+                vec![
+                    Metric::new("averaged lock/unlock pairs per thread", mean, "ops/s"),
+                    Metric::new("slowest thread", min, "ops/s"),
+                ]
+            })),
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! perf bench futex requeue (tools/perf/bench/futex-requeue.c,
+//! kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
+//! CPU i mod nCPU, block on `futex1`; after usleep(100000) the main thread
+//! calls FUTEX_CMP_REQUEUE(futex1 -> futex2, nr_wake 0, nr_requeue `-q`,
+//! cmpval 0) until every thread has moved, and times that loop; then it
+//! wakes them all on `futex2`. `-B` requeues all at once. It prints the mean
+//! over its rounds: "Requeued N of M threads in X ms".
+//!
+//! The record's ops are every syscall and sleep of every thread; the
+//! benchmark's own figures are the record's `extra`.
+//!
+//! Left out: `-p` (FUTEX_WAIT_REQUEUE_PI / FUTEX_CMP_REQUEUE_PI), thread
+//! creation and joining (the model's threads block again at the next round)
+//! and the scheduler: the main thread runs on the CPU after the last
+//! worker's, wrapping to CPU 0, whose worker is asleep while it requeues.
+
+use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
+use super::{user_memory, user_words, Setup};
+use crate::engine::{Done, Op, Program, TaskSpec};
+use crate::kernel::key::KeyKind;
+use crate::kernel::script::Mem;
+use crate::kernel::waitwake::FutexOp;
+use crate::machine::{Machine, Ps};
+use crate::memory::MemoryMap;
+use crate::record::Metric;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfRequeue {
+    /// -t: threads that block; the machine's CPU count when absent.
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// -q: threads requeued per call.
+    #[serde(default = "one")]
+    pub nrequeue: u32,
+    /// -B: requeue all threads in one call.
+    #[serde(default)]
+    pub all: bool,
+    /// -S: shared futexes instead of private ones.
+    #[serde(default)]
+    pub shared: bool,
+    /// The sleep before each round's requeues, in microseconds.
+    #[serde(default = "default_settle_us")]
+    pub settle_us: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for PerfRequeue {
+    fn default() -> Self {
+        PerfRequeue {
+            threads: None,
+            nrequeue: one(),
+            all: false,
+            shared: false,
+            settle_us: default_settle_us(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    counted: bool,
+    time: Ps,
+    requeued: u64,
+    woken: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Sleep,
+    Requeue {
+        start: Ps,
+        counted: bool,
+    },
+    /// The timed loop is over; wake everyone on futex2.
+    WakeAll,
+}
+
+struct Main {
+    futex1: Mem,
+    futex2: Mem,
+    kind: KeyKind,
+    nrequeue: u32,
+    threads: u64,
+    rounds: Rounds,
+    now: Ps,
+    phase: Phase,
+    requeued: u64,
+    round: Option<Round>,
+    log: Arc<Mutex<Vec<Round>>>,
+}
+
+impl Program for Main {
+    fn next_op(&mut self) -> Op {
+        match self.phase {
+            Phase::Sleep => Op::Compute(self.rounds.next_timed(self.now) - self.now),
+            Phase::Requeue { .. } => Op::Futex(FutexOp::CmpRequeue {
+                uaddr: self.futex1,
+                uaddr2: self.futex2,
+                nr_wake: 0,
+                nr_requeue: self.nrequeue,
+                cmpval: 0,
+                kind: self.kind,
+            }),
+            Phase::WakeAll => Op::Futex(FutexOp::Wake {
+                uaddr: self.futex2,
+                nr: self.requeued as u32,
+                kind: self.kind,
+            }),
+        }
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        self.now = done.now;
+        self.phase = match self.phase {
+            Phase::Sleep => {
+                self.requeued = 0;
+                Phase::Requeue {
+                    start: done.now,
+                    counted: done.counted,
+                }
+            }
+            Phase::Requeue { start, counted } => {
+                self.requeued += done.ret.max(0) as u64;
+                if self.requeued < self.threads {
+                    return;
+                }
+                self.round = Some(Round {
+                    counted: counted && done.counted,
+                    time: done.now - start,
+                    requeued: self.requeued,
+                    woken: 0,
+                });
+                Phase::WakeAll
+            }
+            Phase::WakeAll => {
+                if let Some(mut round) = self.round.take() {
+                    round.woken = done.ret.max(0) as u64;
+                    self.log
+                        .lock()
+                        .expect("one thread runs programs")
+                        .push(round);
+                }
+                Phase::Sleep
+            }
+        };
+    }
+}
+
+impl PerfRequeue {
+    pub fn label(&self) -> String {
+        let mut s = "perf bench futex requeue".to_string();
+        if self.all {
+            s += " -B";
+        } else {
+            s += &format!(" -q {}", self.nrequeue);
+        }
+        if let Some(t) = self.threads {
+            s += &format!(" -t {t}");
+        }
+        if self.shared {
+            s += " -S";
+        }
+        s
+    }
+
+    pub fn threads(&self, machine: &Machine) -> u32 {
+        perf_threads(self.threads, machine)
+    }
+
+    /// -q, capped at the thread count as perf does; -B takes them all.
+    fn nrequeue(&self, threads: u32) -> u32 {
+        if self.all {
+            threads
+        } else {
+            self.nrequeue.clamp(1, threads.max(1))
+        }
+    }
+
+    pub fn setup(
+        &self,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
+        let threads = self.threads(machine);
+        let mms = user_memory::mm_addresses(1, rng);
+        let first = user_memory::perf_static_word(rng);
+        // futex1 and futex2 are neighbouring statics.
+        let words = user_words(memory, "perf .bss", &[first, first + 4], machine.node_of(0));
+        let kind = key_kind(self.shared);
+        let rounds = Rounds::new(self.settle_us);
+        let mut tasks: Vec<TaskSpec> = (0..threads)
+            .map(|i| TaskSpec {
+                cpu: i % machine.cpus(),
+                program: Box::new(Blocked::new(words[0], kind, rounds)),
+            })
+            .collect();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        tasks.push(TaskSpec {
+            cpu: threads % machine.cpus(),
+            program: Box::new(Main {
+                futex1: words[0],
+                futex2: words[1],
+                kind,
+                nrequeue: self.nrequeue(threads),
+                threads: threads.into(),
+                rounds,
+                now: 0,
+                phase: Phase::Sleep,
+                requeued: 0,
+                round: None,
+                log: log.clone(),
+            }),
+        });
+        Setup {
+            task_process: vec![0; tasks.len()],
+            tasks,
+            mms,
+            futexes: 2,
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |_, _| {
+                let log = log.lock().expect("the run is over");
+                let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
+                vec![
+                    Metric::new("rounds", counted.len() as f64, "rounds"),
+                    Metric::new("requeue time", mean(&counted, |r| ms(r.time)), "ms"),
+                    Metric::new(
+                        "requeued per round",
+                        mean(&counted, |r| r.requeued as f64),
+                        "threads",
+                    ),
+                    Metric::new(
+                        "woken on futex2 per round",
+                        mean(&counted, |r| r.woken as f64),
+                        "threads",
+                    ),
+                ]
+            })),
+        }
+    }
+}

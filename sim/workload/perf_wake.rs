@@ -1,0 +1,192 @@
+//! perf bench futex wake (tools/perf/bench/futex-wake.c, kernel-facts.md
+//! §6.2): `-t` threads (one per CPU by default), pinned to CPU i mod nCPU,
+//! block on one futex, a static word of perf's `.bss`; once all are blocked
+//! and after usleep(100000), the main thread calls FUTEX_WAKE for `-w` at a
+//! time until every thread is woken, and times that loop. It prints the mean
+//! over its rounds (10 by default): "Wokeup N of M threads in X ms".
+//!
+//! The record's ops are every syscall and sleep of every thread; the
+//! benchmark's own figures are the record's `extra`.
+//!
+//! Left out: thread creation and joining (the model's threads block again at
+//! the next round), the pthread mutex and condition variables around the
+//! start, and the scheduler: the main thread runs on the CPU after the last
+//! worker's (wrapping to CPU 0, whose worker is asleep while it wakes), and
+//! a woken thread's CPU is idle, so it runs after the machine's wake-up time.
+
+use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
+use super::{user_memory, user_words, Setup};
+use crate::engine::{Done, Op, Program, TaskSpec};
+use crate::kernel::key::KeyKind;
+use crate::kernel::script::Mem;
+use crate::kernel::waitwake::FutexOp;
+use crate::machine::{Machine, Ps};
+use crate::memory::MemoryMap;
+use crate::record::Metric;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfWake {
+    /// -t: threads that block; the machine's CPU count when absent.
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// -w: threads woken per FUTEX_WAKE.
+    #[serde(default = "one")]
+    pub nwakes: u32,
+    /// -S: shared futexes instead of private ones.
+    #[serde(default)]
+    pub shared: bool,
+    /// The sleep before each round's wake-ups, in microseconds.
+    #[serde(default = "default_settle_us")]
+    pub settle_us: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for PerfWake {
+    fn default() -> Self {
+        PerfWake {
+            threads: None,
+            nwakes: one(),
+            shared: false,
+            settle_us: default_settle_us(),
+        }
+    }
+}
+
+/// One round's timed loop, as the main thread saw it.
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    counted: bool,
+    time: Ps,
+    woken: u64,
+}
+
+/// The main thread: sleep, then FUTEX_WAKE until all are woken.
+struct Main {
+    futex: Mem,
+    kind: KeyKind,
+    nwakes: u32,
+    threads: u64,
+    rounds: Rounds,
+    now: Ps,
+    /// Start of the wake loop in progress, and whether it was counted.
+    waking: Option<(Ps, bool)>,
+    woken: u64,
+    log: Arc<Mutex<Vec<Round>>>,
+}
+
+impl Program for Main {
+    fn next_op(&mut self) -> Op {
+        match self.waking {
+            None => Op::Compute(self.rounds.next_timed(self.now) - self.now),
+            Some(_) => Op::Futex(FutexOp::Wake {
+                uaddr: self.futex,
+                nr: self.nwakes,
+                kind: self.kind,
+            }),
+        }
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        self.now = done.now;
+        let Some((start, counted)) = self.waking else {
+            self.waking = Some((done.now, done.counted));
+            self.woken = 0;
+            return;
+        };
+        self.woken += done.ret.max(0) as u64;
+        if self.woken >= self.threads {
+            self.log
+                .lock()
+                .expect("one thread runs programs")
+                .push(Round {
+                    counted: counted && done.counted,
+                    time: done.now - start,
+                    woken: self.woken,
+                });
+            self.waking = None;
+        }
+    }
+}
+
+impl PerfWake {
+    pub fn label(&self) -> String {
+        let mut s = format!("perf bench futex wake -w {}", self.nwakes);
+        if let Some(t) = self.threads {
+            s += &format!(" -t {t}");
+        }
+        if self.shared {
+            s += " -S";
+        }
+        s
+    }
+
+    pub fn threads(&self, machine: &Machine) -> u32 {
+        perf_threads(self.threads, machine)
+    }
+
+    pub fn setup(
+        &self,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
+        let threads = self.threads(machine);
+        let mms = user_memory::mm_addresses(1, rng);
+        let futex = user_words(
+            memory,
+            "perf .bss",
+            &[user_memory::perf_static_word(rng)],
+            machine.node_of(0),
+        )[0];
+        let kind = key_kind(self.shared);
+        let rounds = Rounds::new(self.settle_us);
+        let mut tasks: Vec<TaskSpec> = (0..threads)
+            .map(|i| TaskSpec {
+                cpu: i % machine.cpus(),
+                program: Box::new(Blocked::new(futex, kind, rounds)),
+            })
+            .collect();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        tasks.push(TaskSpec {
+            cpu: threads % machine.cpus(),
+            program: Box::new(Main {
+                futex,
+                kind,
+                nwakes: self.nwakes.max(1),
+                threads: threads.into(),
+                rounds,
+                now: 0,
+                waking: None,
+                woken: 0,
+                log: log.clone(),
+            }),
+        });
+        Setup {
+            task_process: vec![0; tasks.len()],
+            tasks,
+            mms,
+            futexes: 1,
+            lock_names: Vec::new(),
+            readout: Some(Box::new(move |_, _| {
+                let log = log.lock().expect("the run is over");
+                let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
+                vec![
+                    Metric::new("rounds", counted.len() as f64, "rounds"),
+                    Metric::new("wake time", mean(&counted, |r| ms(r.time)), "ms"),
+                    Metric::new(
+                        "woken per round",
+                        mean(&counted, |r| r.woken as f64),
+                        "threads",
+                    ),
+                ]
+            })),
+        }
+    }
+}
