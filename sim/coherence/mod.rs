@@ -150,7 +150,7 @@ impl Directory {
                 class: Class::L1Hit,
             };
             if l.stats != 0 {
-                self.stats[l.stats as usize - 1].record(off, c, kind, Class::L1Hit, 0);
+                self.stats[l.stats as usize - 1].record(off, c, kind, Class::L1Hit, 0, self.cpus);
             }
             self.totals.count(kind, Class::L1Hit, 0, None);
             return outcome;
@@ -223,7 +223,7 @@ impl Directory {
             l.stats = self.stats.len() as u32;
         }
         if l.stats != 0 {
-            self.stats[l.stats as usize - 1].record(off, c, kind, class, done - now);
+            self.stats[l.stats as usize - 1].record(off, c, kind, class, done - now, self.cpus);
         }
         self.totals.count(kind, class, done - now, falsely);
         Outcome { done, class }

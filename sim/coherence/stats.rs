@@ -1,7 +1,7 @@
 //! What the directory counts: totals by class, and for every line that ever
 //! moved between caches, perf c2c's per-line and per-offset figures.
 
-use super::{AccessKind, Class};
+use super::{AccessKind, Class, SharerSet};
 use crate::machine::Ps;
 use crate::memory::LineId;
 use serde::{Deserialize, Serialize};
@@ -63,7 +63,7 @@ impl Totals {
 }
 
 /// One byte offset of a line, as in perf c2c's Pareto table.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct OffsetStats {
     pub offset: u16,
     pub loads: u64,
@@ -75,12 +75,13 @@ pub struct OffsetStats {
     pub store_l1_miss: u64,
     /// Picoseconds the HITM loads and stores waited.
     pub hitm_ps: u64,
-    /// Distinct CPUs that accessed this offset, sorted.
-    pub cpus: Vec<u16>,
+    /// Distinct CPUs that accessed this offset: a set that stays inline
+    /// while few CPUs share the offset, so counting one is no extra miss.
+    pub cpus: SharerSet,
 }
 
 /// One line, as in perf c2c's Shared Data Cache Line Table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 pub struct LineStats {
     pub line: LineId,
     pub loads: u64,
@@ -91,6 +92,7 @@ pub struct LineStats {
     pub rmt_hit: u64,
     pub dram_lcl: u64,
     pub dram_rmt: u64,
+    /// Sorted by offset.
     pub offsets: Vec<OffsetStats>,
 }
 
@@ -114,7 +116,16 @@ impl LineStats {
         self.lcl_hitm + self.rmt_hitm
     }
 
-    pub(super) fn record(&mut self, offset: u16, cpu: u16, kind: AccessKind, class: Class, ps: Ps) {
+    /// Counts one access; `cpus` is the machine's CPU count.
+    pub(super) fn record(
+        &mut self,
+        offset: u16,
+        cpu: u16,
+        kind: AccessKind,
+        class: Class,
+        ps: Ps,
+        cpus: usize,
+    ) {
         let store = kind != AccessKind::Read;
         if store {
             self.stores += 1;
@@ -130,9 +141,11 @@ impl LineStats {
             Class::DramRmt => self.dram_rmt += 1,
             Class::L1Hit => {}
         }
-        let at = match self.offsets.binary_search_by_key(&offset, |o| o.offset) {
-            Ok(i) => i,
-            Err(i) => {
+        // A line has a handful of offsets: a scan beats a binary search.
+        let at = match self.offsets.iter().position(|o| o.offset >= offset) {
+            Some(i) if self.offsets[i].offset == offset => i,
+            found => {
+                let i = found.unwrap_or(self.offsets.len());
                 self.offsets.insert(
                     i,
                     OffsetStats {
@@ -155,15 +168,16 @@ impl LineStats {
             o.loads += 1;
         }
         match class {
-            Class::LclHitm => o.lcl_hitm += 1,
-            Class::RmtHitm => o.rmt_hitm += 1,
+            Class::LclHitm => {
+                o.lcl_hitm += 1;
+                o.hitm_ps += ps;
+            }
+            Class::RmtHitm => {
+                o.rmt_hitm += 1;
+                o.hitm_ps += ps;
+            }
             _ => {}
         }
-        if matches!(class, Class::LclHitm | Class::RmtHitm) {
-            o.hitm_ps += ps;
-        }
-        if let Err(i) = o.cpus.binary_search(&cpu) {
-            o.cpus.insert(i, cpu);
-        }
+        o.cpus.insert(cpu, cpus);
     }
 }
