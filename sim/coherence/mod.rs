@@ -99,14 +99,15 @@ pub struct Directory {
 
 impl Directory {
     pub fn new(memory: &MemoryMap, machine: &Machine) -> Directory {
-        let lines = (0..memory.lines())
-            .map(|l| Line {
+        let lines = memory
+            .line_homes()
+            .map(|home| Line {
                 busy_until: 0,
                 sharers: SharerSet::default(),
                 owner: NO_CPU,
                 last: NO_CPU,
                 dirty: false,
-                home: memory.home_of_line(l) as u16,
+                home: home as u16,
                 writer_off: NO_OFFSET,
                 stats: 0,
                 watch: 0,

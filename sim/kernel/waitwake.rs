@@ -7,8 +7,8 @@ use super::key::{get_futex_key, FutexKey, KeyKind, KeySource};
 use super::script::{Cost, Decision, LockRef, Mem, Script, Step};
 use super::table::{FieldName, RefcountMode};
 use crate::coherence::AccessKind;
+use crate::hash::word_hasher::WordMap;
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
-use std::collections::HashMap;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +48,9 @@ pub struct FutexSystem {
     /// Dense lock id of each table's bucket 0: global instances, then private ones.
     lock_base: Vec<u32>,
     lock_count: u32,
-    chains: HashMap<Bucket, Vec<Waiter>>,
+    chains: WordMap<Bucket, Vec<Waiter>>,
     /// User words that are not zero, by the futex key that names them.
-    values: HashMap<FutexKey, u32>,
+    values: WordMap<FutexKey, u32>,
     in_flight: Vec<Option<InFlight>>,
     /// Each task's futex_q, on its kernel stack.
     futex_q: Vec<Mem>,
@@ -122,8 +122,8 @@ impl FutexSystem {
             mms,
             lock_base,
             lock_count: next,
-            chains: HashMap::new(),
-            values: HashMap::new(),
+            chains: WordMap::default(),
+            values: WordMap::default(),
             in_flight: vec![None; n],
             futex_q,
             percpu,
