@@ -8,6 +8,7 @@ pub mod coherence;
 pub mod engine;
 pub mod expr;
 pub mod hash;
+pub mod host;
 pub mod kernel;
 pub mod machine;
 pub mod memory;

@@ -312,6 +312,21 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Loads the host's cache with the state a script's accesses and locks
+    /// will need: the op's first steps are compute, whole events away.
+    fn prefetch(&self, script: &[Step]) {
+        for step in script {
+            match *step {
+                Step::Access(mem, _) => self.dir.prefetch(mem.line),
+                Step::Lock(lock) => {
+                    self.dir.prefetch(lock.word.line);
+                    self.locks.prefetch(lock.id);
+                }
+                _ => {}
+            }
+        }
+    }
+
     fn cost(&self, c: Cost) -> Ps {
         let k = &self.m.costs;
         match c {
@@ -340,6 +355,7 @@ impl<'a> Engine<'a> {
                     Op::Futex(op) => {
                         let mut script = std::mem::take(&mut t.script);
                         self.futex.begin(self.memory, task, op, &mut script);
+                        self.prefetch(&script);
                         self.tasks[task as usize].script = script;
                     }
                     Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),

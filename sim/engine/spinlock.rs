@@ -56,6 +56,12 @@ impl Locks {
         }
     }
 
+    /// Starts loading a lock's state into the host's cache.
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        crate::host::prefetch(&self.slots[id as usize]);
+    }
+
     pub fn kind(&self) -> LockKind {
         self.kind
     }
