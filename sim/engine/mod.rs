@@ -9,6 +9,7 @@ mod queue;
 pub mod spinlock;
 
 use crate::coherence::{AccessKind, Class, Directory};
+use crate::host::prefetch;
 use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
 use crate::kernel::waitwake::{FutexOp, FutexSystem};
 use crate::machine::{LockKind, Machine, Ps};
@@ -161,6 +162,14 @@ impl<'a> Engine<'a> {
         }
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
+            // The next event's task state loads while this one runs.
+            if let Some(next) = self
+                .queue
+                .peek_task()
+                .and_then(|t| self.tasks.get(t as usize))
+            {
+                prefetch(next);
+            }
             if task == WARMUP_DONE {
                 self.dir.reset_stats();
                 self.metrics = Metrics::new(self.tasks.len());
