@@ -181,7 +181,7 @@ impl LineRecord {
             loads: s.loads,
             stores: s.stores,
             offsets: s
-                .offsets
+                .offsets()
                 .iter()
                 .map(|o| {
                     let hitm = o.lcl_hitm + o.rmt_hitm;

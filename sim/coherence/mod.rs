@@ -11,7 +11,7 @@ mod stats;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
 
-use crate::host::prefetch;
+use crate::host::{prefetch, prefetch_whole};
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use serde::{Deserialize, Serialize};
@@ -241,7 +241,7 @@ impl Directory {
         prefetch(&self.lines[line as usize]);
         let stats = self.stats_of[line as usize];
         if stats != 0 {
-            prefetch(&self.stats[stats as usize - 1]);
+            prefetch_whole(&self.stats[stats as usize - 1]);
         }
     }
 
@@ -322,6 +322,6 @@ mod tests {
         assert_eq!((d.totals.true_sharing, d.totals.false_sharing), (1, 1));
         let s = &d.line_stats()[0];
         assert_eq!(s.lcl_hitm, 2);
-        assert_eq!(s.offsets.len(), 2);
+        assert_eq!(s.offsets().len(), 2);
     }
 }

@@ -92,8 +92,65 @@ pub struct LineStats {
     pub rmt_hit: u64,
     pub dram_lcl: u64,
     pub dram_rmt: u64,
-    /// Sorted by offset.
-    pub offsets: Vec<OffsetStats>,
+    offsets: Offsets,
+}
+
+/// How many offsets a line's statistics hold inline: a bucket's `waiters`,
+/// `lock` and `chain`. With them inline, counting an access touches one
+/// object that a prefetch can load whole, not a second allocation.
+const INLINE_OFFSETS: usize = 3;
+
+/// A line's offsets, sorted: inline while few, on the heap beyond.
+// Boxing the inline variant would bring back the miss it exists to avoid.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+enum Offsets {
+    Inline {
+        len: u8,
+        items: [OffsetStats; INLINE_OFFSETS],
+    },
+    Spilled(Vec<OffsetStats>),
+}
+
+impl Default for Offsets {
+    fn default() -> Self {
+        Offsets::Inline {
+            len: 0,
+            items: Default::default(),
+        }
+    }
+}
+
+impl Offsets {
+    fn as_slice(&self) -> &[OffsetStats] {
+        match self {
+            Offsets::Inline { len, items } => &items[..*len as usize],
+            Offsets::Spilled(v) => v,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [OffsetStats] {
+        match self {
+            Offsets::Inline { len, items } => &mut items[..*len as usize],
+            Offsets::Spilled(v) => v,
+        }
+    }
+
+    fn insert(&mut self, at: usize, o: OffsetStats) {
+        match self {
+            Offsets::Inline { len, items } if (*len as usize) < INLINE_OFFSETS => {
+                items[at..=*len as usize].rotate_right(1);
+                items[at] = o;
+                *len += 1;
+            }
+            Offsets::Inline { items, .. } => {
+                let mut v = std::mem::take(items).to_vec();
+                v.insert(at, o);
+                *self = Offsets::Spilled(v);
+            }
+            Offsets::Spilled(v) => v.insert(at, o),
+        }
+    }
 }
 
 impl LineStats {
@@ -108,8 +165,13 @@ impl LineStats {
             rmt_hit: 0,
             dram_lcl: 0,
             dram_rmt: 0,
-            offsets: Vec::new(),
+            offsets: Offsets::default(),
         }
+    }
+
+    /// Every offset accessed, sorted.
+    pub fn offsets(&self) -> &[OffsetStats] {
+        self.offsets.as_slice()
     }
 
     pub fn hitm(&self) -> u64 {
@@ -142,10 +204,11 @@ impl LineStats {
             Class::L1Hit => {}
         }
         // A line has a handful of offsets: a scan beats a binary search.
-        let at = match self.offsets.iter().position(|o| o.offset >= offset) {
-            Some(i) if self.offsets[i].offset == offset => i,
+        let known = self.offsets.as_slice();
+        let at = match known.iter().position(|o| o.offset >= offset) {
+            Some(i) if known[i].offset == offset => i,
             found => {
-                let i = found.unwrap_or(self.offsets.len());
+                let i = found.unwrap_or(known.len());
                 self.offsets.insert(
                     i,
                     OffsetStats {
@@ -156,7 +219,7 @@ impl LineStats {
                 i
             }
         };
-        let o = &mut self.offsets[at];
+        let o = &mut self.offsets.as_mut_slice()[at];
         if store {
             o.stores += 1;
             if class == Class::L1Hit {
