@@ -244,3 +244,22 @@ impl LineStats {
         o.cpus.insert(cpu, cpus);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Offsets stay sorted and keep their counts when they outgrow the inline slots.
+    #[test]
+    fn offsets_spill_past_the_inline_slots_in_order() {
+        let mut s = LineStats::new(0);
+        for (i, off) in [8u16, 0, 40, 4, 24, 4].into_iter().enumerate() {
+            s.record(off, i as u16, AccessKind::Write, Class::LclHitm, 100, 64);
+        }
+        let offsets: Vec<u16> = s.offsets().iter().map(|o| o.offset).collect();
+        assert_eq!(offsets, [0, 4, 8, 24, 40]);
+        let four = &s.offsets()[1];
+        assert_eq!((four.stores, four.lcl_hitm, four.hitm_ps), (2, 2, 200));
+        assert_eq!((four.cpus.len(), s.stores, s.lcl_hitm), (2, 6, 6));
+    }
+}
