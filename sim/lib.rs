@@ -4,7 +4,9 @@
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
 pub mod analysis;
+pub mod campaign;
 pub mod coherence;
+pub mod config;
 pub mod engine;
 pub mod expr;
 pub mod hash;
@@ -13,6 +15,7 @@ pub mod kernel;
 pub mod machine;
 pub mod memory;
 pub mod record;
+pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod workload;

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "futexsim", version, about)]
 struct Cli {
+    /// Without a command, futexsim runs the embedded default config.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -21,16 +22,31 @@ enum Command {
     /// Hash a benchmark's futex keys into table designs and compare bucket and
     /// cache-line sharing with a uniform hash.
     Layout(cli::layout::LayoutArgs),
-    /// Simulate perf bench futex hash for one or more table designs.
+    /// Simulate the sweeps of TOML configs (the embedded default when none)
+    /// and write their results and reports.
     Run(cli::run::RunArgs),
+    /// Combine the shard directories of one campaign into its results and report.
+    Merge(cli::merge::MergeArgs),
+    /// Rebuild a report directory's report.md, results.csv and charts from
+    /// its results.json, without simulating again.
+    Report(cli::report::ReportArgs),
+    /// Compare two result sets point by point (for example before and after
+    /// a layout change).
+    Diff(cli::diff::DiffArgs),
 }
 
 fn main() -> ExitCode {
     let mut out = std::io::stdout().lock();
-    let result = match Cli::parse().command {
+    let command = Cli::parse()
+        .command
+        .unwrap_or_else(|| Command::Run(Default::default()));
+    let result = match command {
         Command::Hash(args) => cli::hash::run(&args, &mut out),
         Command::Layout(args) => cli::layout::run(&args, &mut out),
         Command::Run(args) => cli::run::run(&args, &mut out),
+        Command::Merge(args) => cli::merge::run(&args),
+        Command::Report(args) => cli::report::run(&args, &mut out),
+        Command::Diff(args) => cli::diff::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

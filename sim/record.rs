@@ -2,6 +2,7 @@
 //! that depends on the host (wall-clock speed is kept apart in `Speed`), so
 //! the same scenario and seed give a byte-identical record.
 
+use crate::analysis::layout::{ExpectedLoadCount, LayoutReport, LoadCount};
 use crate::coherence::{Class, LineStats, Totals};
 use crate::engine::metrics::LockStats;
 use serde::{Deserialize, Serialize};
@@ -32,9 +33,57 @@ pub struct RunRecord {
     pub latency_ns: Latency,
     pub locks: LockRecord,
     pub coherence: CoherenceRecord,
+    pub load: LoadRecord,
     pub top_lines: Vec<LineRecord>,
     pub events: u64,
     pub asleep_at_end: u64,
+    /// The workload's own kernel locks taken in the window (time_exit's
+    /// tasklist_lock, a node's LRU lock...), so a reader sees which critical
+    /// section dominates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workload_locks: Vec<NamedLockRecord>,
+    /// Figures only some workloads have (time until all exited, requests per second...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra: Vec<Metric>,
+}
+
+/// A workload-specific figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+impl Metric {
+    pub fn new(name: impl Into<String>, value: f64, unit: impl Into<String>) -> Metric {
+        Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        }
+    }
+}
+
+/// One of a workload's kernel locks: how often it was taken and the time
+/// spent waiting for it and holding it, over all tasks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedLockRecord {
+    pub name: String,
+    pub lock: LockRecord,
+    pub total_wait_ns: f64,
+    pub total_hold_ns: f64,
+}
+
+impl NamedLockRecord {
+    pub fn from_stats(name: &str, s: &LockStats) -> NamedLockRecord {
+        NamedLockRecord {
+            name: name.to_string(),
+            lock: LockRecord::from_stats(s),
+            total_wait_ns: s.wait_ps as f64 / 1000.0,
+            total_hold_ns: s.hold_ps as f64 / 1000.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -98,6 +147,9 @@ pub struct CoherenceRecord {
     pub hitm_per_op: f64,
     pub true_sharing: u64,
     pub false_sharing: u64,
+    /// HITMs by requesting node (rows) and the node whose cache held the
+    /// line Modified (columns).
+    pub hitm_nodes: Vec<Vec<u64>>,
 }
 
 impl CoherenceRecord {
@@ -119,6 +171,70 @@ impl CoherenceRecord {
             hitm_per_op: per_op(hitm),
             true_sharing: t.true_sharing,
             false_sharing: t.false_sharing,
+            hitm_nodes: (0..t.nodes)
+                .map(|r| (0..t.nodes).map(|h| t.hitm_between(r, h)).collect())
+                .collect(),
+        }
+    }
+}
+
+/// How the workload's futex keys spread over the design's buckets and lines
+/// (static layout analysis), beside what a uniform hash would give.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadRecord {
+    /// 0 when the workload makes its keys as it runs (time_exit, a TOML
+    /// program...), so no static analysis applies; the report leaves it out.
+    pub keys: u64,
+    /// Buckets the keys can reach.
+    pub buckets: u64,
+    pub max_load: u64,
+    /// Keys per occupied bucket.
+    pub mean_load: f64,
+    /// Keys in buckets holding two or more keys.
+    pub keys_sharing_bucket: u64,
+    /// Keys whose bucket touches a line with another occupied bucket's lock word.
+    pub keys_sharing_line: u64,
+    pub colliding_pairs: u64,
+    /// Buckets by load, loads in increasing order.
+    pub histogram: Vec<LoadCount>,
+    pub uniform: UniformLoad,
+}
+
+/// The balls-into-bins figures for the same keys and buckets.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UniformLoad {
+    pub max_load: f64,
+    pub mean_load: f64,
+    pub keys_sharing_bucket: f64,
+    pub keys_sharing_bucket_sd: f64,
+    pub keys_sharing_line: f64,
+    pub colliding_pairs: f64,
+    pub colliding_pairs_sd: f64,
+    pub histogram: Vec<ExpectedLoadCount>,
+}
+
+impl LoadRecord {
+    pub fn from_layout(r: &LayoutReport) -> LoadRecord {
+        let e = &r.expected;
+        LoadRecord {
+            keys: r.keys,
+            buckets: r.reachable_buckets,
+            max_load: r.max_load,
+            mean_load: r.mean_load_nonempty,
+            keys_sharing_bucket: r.keys_sharing_bucket,
+            keys_sharing_line: r.keys_on_shared_lines,
+            colliding_pairs: r.colliding_pairs,
+            histogram: r.load_histogram.clone(),
+            uniform: UniformLoad {
+                max_load: e.max_load,
+                mean_load: e.mean_load_nonempty,
+                keys_sharing_bucket: e.keys_sharing_bucket,
+                keys_sharing_bucket_sd: e.keys_sharing_bucket_sd,
+                keys_sharing_line: e.keys_on_shared_lines,
+                colliding_pairs: e.colliding_pairs,
+                colliding_pairs_sd: e.colliding_pairs_sd,
+                histogram: r.expected_load_histogram.clone(),
+            },
         }
     }
 }

@@ -2,6 +2,7 @@
 //! workload, a run window and a seed. `simulate` lays it out in memory, runs
 //! the engine and turns the outcome into a record.
 
+use crate::analysis::layout::{self, Platform};
 use crate::engine::{Engine, RunWindow};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{SizingVars, TableDesign};
@@ -9,17 +10,19 @@ use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
-    CoherenceRecord, Latency, LineRecord, LockRecord, RunRecord, Speed, TableRecord,
+    CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, NamedLockRecord, RunRecord,
+    Speed, TableRecord,
 };
-use crate::workload::WorkloadSpec;
+use crate::workload::{Setup, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
 use std::time::Instant;
 
 /// Lines listed in a record's c2c table.
 pub const TOP_LINES: usize = 10;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
     pub machine: MachineSpec,
     pub design: TableDesign,
@@ -28,13 +31,40 @@ pub struct Scenario {
     pub seed: u64,
 }
 
+/// A scenario laid out in memory, ready for the engine.
+struct Prepared {
+    memory: MemoryMap,
+    setup: Setup,
+    processes: Vec<ProcessInfo>,
+    hash: FutexHash,
+    threads: u32,
+}
+
 impl Scenario {
-    pub fn simulate(&self) -> Result<(RunRecord, Speed), String> {
-        let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
+    /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
+    /// sizing rule that gives no valid table) without running anything.
+    pub fn check(&self, machine: &Machine) -> Result<(), String> {
+        self.prepare(machine).map(drop)
+    }
+
+    /// Relative cost of simulating it, to start the longest runs first: CPUs
+    /// times simulated time.
+    pub fn cost_estimate(&self) -> u64 {
+        let t = &self.machine.topology;
+        let cpus = t
+            .nr_cpus
+            .unwrap_or(t.sockets * t.cores_per_socket * t.threads_per_core);
+        u64::from(cpus) * ((self.window.warmup + self.window.duration) / 1_000_000)
+    }
+
+    fn prepare(&self, machine: &Machine) -> Result<Prepared, String> {
         self.design
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
-        let threads = self.workload.threads(&machine);
+        self.workload
+            .validate()
+            .map_err(|e| format!("workload: {e}"))?;
+        let threads = self.workload.threads(machine);
         if threads > machine.cpus() {
             return Err(format!(
                 "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
@@ -43,7 +73,7 @@ impl Scenario {
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
-        let setup = self.workload.setup(&machine, &mut memory, &mut rng);
+        let setup = self.workload.setup(machine, &mut memory, &mut rng);
         let processes: Vec<ProcessInfo> = (0..setup.mms.len() as u32)
             .map(|p| {
                 let mut tasks = setup
@@ -67,12 +97,46 @@ impl Scenario {
             futexes: setup.futexes,
             node_slots: 0,
         };
-        let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)?;
+        let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)
+            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+        Ok(Prepared {
+            memory,
+            setup,
+            processes,
+            hash,
+            threads,
+        })
+    }
+
+    pub fn simulate(&self) -> Result<(RunRecord, Speed), String> {
+        let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
+        let Prepared {
+            mut memory,
+            mut setup,
+            processes,
+            hash,
+            threads,
+        } = self.prepare(&machine)?;
         let table = TableRecord {
             slots: hash.global_slots(),
             instances: hash.global.len() as u32,
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
+        };
+        let platform = Platform {
+            cpus: machine.cpus().into(),
+            possible_cpus: machine.possible_cpus().into(),
+            nodes: machine.nodes(),
+            line_size: machine.line_size(),
+        };
+        let load = match self.workload.key_population(&machine) {
+            Some(population) => LoadRecord::from_layout(&layout::analyze(
+                &self.design,
+                &platform,
+                &population,
+                self.seed,
+            )?),
+            None => LoadRecord::default(),
         };
         let infos: Vec<TaskInfo> = setup
             .tasks
@@ -92,13 +156,19 @@ impl Scenario {
             &mut memory,
         );
         let lock = self.design.lock_kind(machine.lock_kind());
+        let lock_names = std::mem::take(&mut setup.lock_names);
         let started = Instant::now();
         let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
         let wall_s = started.elapsed().as_secs_f64();
 
         let m = &out.metrics;
         let ops: u64 = m.ops_per_task.iter().sum();
-        let sim_ns = self.window.duration / 1000;
+        // A run whose tasks all exit ends early: its counted time ends with the last exit.
+        let counted_ps = out.timeline.all_exited().map_or(self.window.duration, |t| {
+            t.saturating_sub(self.window.warmup)
+                .clamp(1000, self.window.duration)
+        });
+        let sim_ns = counted_ps / 1000;
         let secs = sim_ns as f64 / 1e9;
         let rates: Vec<f64> = m.ops_per_task.iter().map(|&n| n as f64 / secs).collect();
         let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
@@ -153,9 +223,21 @@ impl Scenario {
             },
             locks: LockRecord::from_stats(&m.locks),
             coherence: CoherenceRecord::from_totals(&out.directory.totals, ops),
+            load,
             top_lines,
             events: out.events,
             asleep_at_end: out.asleep_at_end as u64,
+            workload_locks: lock_names
+                .iter()
+                .zip(
+                    m.workload_locks
+                        .iter()
+                        .chain(std::iter::repeat(&Default::default())),
+                )
+                .filter(|(_, stats)| stats.acquisitions > 0)
+                .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
+                .collect(),
+            extra: self.workload.figures(&out.timeline),
         };
         let speed = Speed {
             events: out.events,

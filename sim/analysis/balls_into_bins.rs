@@ -89,11 +89,14 @@ impl Bins {
         self.m() / self.n() * (1.0 - pow_one_minus(others as f64 / self.n(), self.m() - 1.0))
     }
 
-    /// P(Bin(m, 1/n) >= k) for k = 0, 1, ... up to where n times it is
-    /// negligible. Summed from the top, so small tails keep their precision.
-    fn load_tail(&self) -> Vec<f64> {
+    /// P(Bin(m, 1/n) = k) for k = 0, 1, ... up to where n times it is
+    /// negligible past the mean. Built in log space, so loads far above
+    /// zero (m >> n) do not underflow.
+    fn load_pmf(&self) -> Vec<f64> {
         if self.buckets == 1 {
-            return vec![1.0; self.keys as usize + 1];
+            let mut pmf = vec![0.0; self.keys as usize + 1];
+            pmf[self.keys as usize] = 1.0;
+            return pmf;
         }
         let (m, p) = (self.m(), 1.0 / self.n());
         let log_ratio = (p / (1.0 - p)).ln();
@@ -108,7 +111,16 @@ impl Bins {
             }
             log_pmf += ((m - k as f64) / (k as f64 + 1.0)).ln() + log_ratio;
         }
-        let mut tail = pmf;
+        pmf
+    }
+
+    /// P(Bin(m, 1/n) >= k) for k = 0, 1, ... up to where n times it is
+    /// negligible. Summed from the top, so small tails keep their precision.
+    fn load_tail(&self) -> Vec<f64> {
+        if self.buckets == 1 {
+            return vec![1.0; self.keys as usize + 1];
+        }
+        let mut tail = self.load_pmf();
         for k in (0..tail.len() - 1).rev() {
             tail[k] += tail[k + 1];
         }
@@ -116,6 +128,23 @@ impl Bins {
         tail.iter_mut().for_each(|t| *t = t.min(1.0));
         tail
     }
+}
+
+/// E[buckets holding exactly k keys] for k = 0, 1, ..., summed over several
+/// tables, each with its own keys: n P(Bin(m, 1/n) = k) per table. The
+/// vector ends where every table's count is negligible.
+pub fn expected_load_histogram(tables: &[Bins]) -> Vec<f64> {
+    let mut counts: Vec<f64> = Vec::new();
+    for t in tables.iter().filter(|t| t.buckets > 0) {
+        let pmf = t.load_pmf();
+        if counts.len() < pmf.len() {
+            counts.resize(pmf.len(), 0.0);
+        }
+        for (count, p) in counts.iter_mut().zip(pmf) {
+            *count += t.n() * p;
+        }
+    }
+    counts
 }
 
 /// E[max bucket load] over several tables, each with its own keys.
@@ -184,6 +213,27 @@ mod tests {
             assert!((b.fraction_sharing() - sharing).abs() < 0.001, "n={n}");
             assert!((b.colliding_pairs() - pairs).abs() < 0.05 * pairs, "n={n}");
         }
+    }
+
+    #[test]
+    fn the_expected_histogram_accounts_for_every_bucket_and_key() {
+        // Two tables: 1024 keys in 1024 buckets (Poisson(1)-like) and 4096
+        // keys in 16 buckets (loads far from zero).
+        let tables = [bins(1024, 1024), bins(4096, 16)];
+        let h = expected_load_histogram(&tables);
+        let buckets: f64 = h.iter().sum();
+        let keys: f64 = h.iter().enumerate().map(|(k, c)| k as f64 * c).sum();
+        assert!((buckets - 1040.0).abs() < 1e-6, "{buckets}");
+        assert!((keys - 5120.0).abs() < 1e-6, "{keys}");
+        // 1024 (1 - 1/1024)^1024 ~ 1024/e empty buckets in the first table;
+        // the second has essentially none.
+        let empty = 1024.0 * (1.0 - 1.0 / 1024.0f64).powi(1024);
+        assert!((h[0] - empty).abs() < 1e-9);
+        // One bucket takes all keys.
+        assert_eq!(
+            expected_load_histogram(&[bins(5, 1)]),
+            [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+        );
     }
 
     #[test]

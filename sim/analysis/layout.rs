@@ -3,12 +3,12 @@
 //! and how occupied buckets crowd cache lines, beside what a perfectly
 //! uniform hash would give (references.md §4).
 
-use super::balls_into_bins::{expected_max_load, Bins};
+use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::{KeyPopulation, PlacedKey};
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{FieldName, SizingVars, TableDesign};
 use crate::memory::{MemoryMap, PAGE_SHIFT};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Most CPUs a platform may have (as machine profiles).
@@ -62,7 +62,7 @@ impl Platform {
 }
 
 /// How many buckets hold a given number of keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoadCount {
     pub load: u64,
     pub buckets: u64,
@@ -74,6 +74,17 @@ pub struct LockCount {
     pub locks: u64,
     pub lines: u64,
 }
+
+/// How many buckets a uniform hash would leave with a given number of keys.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpectedLoadCount {
+    pub load: u64,
+    pub buckets: f64,
+}
+
+/// Expected counts below this many buckets are left out of the histogram
+/// unless a measured load falls there.
+const NEGLIGIBLE_BUCKETS: f64 = 0.01;
 
 /// The same figures for m keys thrown uniformly into each instance's n
 /// buckets, m being the keys the real hash put in that instance.
@@ -123,6 +134,9 @@ pub struct LayoutReport {
     /// any key went global, and each private hash that got keys.
     pub reachable_buckets: u64,
     pub load_histogram: Vec<LoadCount>,
+    /// The uniform-hash histogram, load by load, over the measured loads and
+    /// every load a uniform hash gives non-negligibly often.
+    pub expected_load_histogram: Vec<ExpectedLoadCount>,
     /// Most loaded first; ties in table and index order.
     pub busiest_buckets: Vec<BucketLoad>,
     pub max_load: u64,
@@ -352,6 +366,8 @@ pub fn analyze_keys(
     for (_, l) in &instances {
         l.lock_histogram(&mut lock_histogram);
     }
+    let bins: Vec<Bins> = instances.iter().map(|(b, _)| *b).collect();
+    let expected_histogram = expected_histogram_over(&bins, &histogram);
     let mut busiest: Vec<(&Bucket, &u64)> = loads.iter().collect();
     busiest.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     busiest.truncate(BUSIEST_BUCKETS);
@@ -373,6 +389,7 @@ pub fn analyze_keys(
             .into_iter()
             .map(|(load, buckets)| LoadCount { load, buckets })
             .collect(),
+        expected_load_histogram: expected_histogram,
         busiest_buckets: busiest
             .into_iter()
             .map(|(b, &load)| BucketLoad {
@@ -395,6 +412,30 @@ pub fn analyze_keys(
             .collect(),
         expected: expected_figures(&instances, key_count),
     })
+}
+
+/// The uniform-hash histogram from the smallest to the largest load that is
+/// either measured or expected on at least `NEGLIGIBLE_BUCKETS` buckets.
+fn expected_histogram_over(bins: &[Bins], measured: &BTreeMap<u64, u64>) -> Vec<ExpectedLoadCount> {
+    let counts = expected_load_histogram(bins);
+    let likely = || {
+        counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c >= NEGLIGIBLE_BUCKETS)
+            .map(|(k, _)| k as u64)
+    };
+    let lo = likely().chain(measured.keys().copied()).min();
+    let hi = likely().chain(measured.keys().copied()).max();
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        return Vec::new();
+    };
+    (lo..=hi)
+        .map(|load| ExpectedLoadCount {
+            load,
+            buckets: counts.get(load as usize).copied().unwrap_or(0.0),
+        })
+        .collect()
 }
 
 /// Measured line sharing among occupied buckets: pairs of them with lock
@@ -531,6 +572,17 @@ mod tests {
         assert_eq!(r.keys_on_shared_lines, 0);
         assert_eq!(e.line_sharing_bucket_pairs, 0.0);
         assert_eq!(r.table_bytes, 8192 * 64);
+        // Loads 0 to 12 or so are all likely at 4 keys per bucket, and the
+        // expected histogram covers every measured load.
+        let expected_buckets: f64 = r.expected_load_histogram.iter().map(|c| c.buckets).sum();
+        assert!(
+            (expected_buckets - 8192.0).abs() < 0.1,
+            "{expected_buckets}"
+        );
+        assert_eq!(r.expected_load_histogram[0].load, 0);
+        let loads: Vec<u64> = r.expected_load_histogram.iter().map(|c| c.load).collect();
+        assert!(r.load_histogram.iter().all(|c| loads.contains(&c.load)));
+        assert!(loads.windows(2).all(|w| w[1] == w[0] + 1));
     }
 
     #[test]

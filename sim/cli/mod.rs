@@ -1,10 +1,15 @@
 //! The command-line commands, one module each. A command takes its parsed
 //! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod diff;
 pub mod hash;
 pub mod layout;
+pub mod merge;
+pub mod report;
 pub mod run;
 
+use futexsim::campaign::CampaignError;
+use futexsim::config::ConfigError;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -15,13 +20,37 @@ pub enum CliError {
     Input(String),
     #[error("writing output: {0}")]
     Output(#[from] std::io::Error),
+    /// The work could not be done or kept (a file system error, a run that failed).
+    #[error("{0}")]
+    Failed(String),
+    /// Stopped by SIGINT or SIGTERM; what was finished is kept.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl CliError {
     fn exit_code(&self) -> u8 {
         match self {
             CliError::Input(_) => 2,
-            CliError::Output(_) => 1,
+            CliError::Output(_) | CliError::Failed(_) => 1,
+            CliError::Interrupted => 130,
+        }
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(e: ConfigError) -> CliError {
+        CliError::Input(e.to_string())
+    }
+}
+
+impl From<CampaignError> for CliError {
+    fn from(e: CampaignError) -> CliError {
+        match e {
+            CampaignError::ConfigChanged { .. }
+            | CampaignError::Config(_)
+            | CampaignError::Merge(_) => CliError::Input(e.to_string()),
+            _ => CliError::Failed(e.to_string()),
         }
     }
 }

@@ -1,181 +1,209 @@
-//! `futexsim run`: simulate perf bench futex hash on a machine profile for
-//! one or more table designs and print a record per design.
+//! `futexsim run [CONFIG...]`: the main job. Each config is a campaign in
+//! its own directory: only its missing runs are simulated, in parallel, and
+//! once all are there its results and report are written.
 
-use crate::cli::{parse_u64, CliError};
+use crate::cli::CliError;
 use clap::Args;
-use futexsim::engine::RunWindow;
-use futexsim::kernel::table;
-use futexsim::machine::presets;
-use futexsim::record::{RunRecord, Speed};
-use futexsim::scenario::Scenario;
-use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
-use rayon::prelude::*;
+use futexsim::campaign::{Campaign, Run, Shard};
+use futexsim::config::Config;
+use futexsim::record::Speed;
+use futexsim::results::{ResultSet, SpeedLog};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub struct RunArgs {
-    /// Machine profile (configs/machines/).
-    #[arg(long, default_value = "icx-2s")]
-    machine: String,
-    /// Table design preset; repeat to compare several.
-    #[arg(long = "table", default_values = ["fixed-256", "aligned-3.14"])]
-    tables: Vec<String>,
-    /// perf bench futex hash -t: threads (the machine's CPUs by default).
-    #[arg(long, value_parser = parse_u64)]
-    threads: Option<u64>,
-    /// perf bench futex hash -f: futexes per thread.
-    #[arg(long, default_value = "1024", value_parser = parse_u64)]
-    futexes: u64,
-    /// perf bench futex hash -S: shared futexes.
+    /// Config files (TOML); the embedded default (configs/default.toml) when none.
+    configs: Vec<PathBuf>,
+    /// The campaign directory: reports/<config name> by default; with several
+    /// configs, one subdirectory per config under it.
     #[arg(long)]
-    shared: bool,
-    /// Simulated microseconds counted.
-    #[arg(long, default_value = "1000", value_parser = parse_u64)]
-    duration_us: u64,
-    /// Simulated microseconds before counting starts.
-    #[arg(long, default_value = "500", value_parser = parse_u64)]
-    warmup_us: u64,
-    #[arg(long, default_value = "1", value_parser = parse_u64)]
-    seed: u64,
-    /// Print the records as JSON.
+    out: Option<PathBuf>,
+    /// Simulations run at once (every core by default); results do not depend on it.
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Run only shard K of N (1-based); combine the shards with `futexsim merge`.
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// A candidate sizing rule, [DESIGN:]EXPR, added as a design beside the
+    /// config's own (sizing DESIGN, the baseline by default); repeatable.
+    #[arg(long = "rule", value_name = "RULE")]
+    rules: Vec<String>,
+    /// Start over when the directory holds a campaign of a different config.
+    #[arg(long)]
+    overwrite: bool,
+    /// Print the result set as JSON on stdout instead of the summary table.
     #[arg(long)]
     json: bool,
 }
 
+/// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
 pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let machine = presets::preset(&args.machine).ok_or_else(|| {
-        CliError::Input(format!(
-            "unknown machine '{}'; expected one of {}",
-            args.machine,
-            presets::names().collect::<Vec<_>>().join(", ")
-        ))
-    })?;
-    let designs = args
-        .tables
-        .iter()
-        .map(|name| {
-            table::preset(name).ok_or_else(|| {
-                CliError::Input(format!(
-                    "unknown table '{name}'; expected one of {}",
-                    table::PRESET_NAMES.join(", ")
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let threads = args.threads.map(|t| u32::try_from(t).unwrap_or(u32::MAX));
-    let futexes = u32::try_from(args.futexes)
-        .map_err(|_| CliError::Input("--futexes is too large".into()))?;
-    if futexes == 0 {
-        return Err(CliError::Input("--futexes must be at least 1".into()));
-    }
-    let workload = WorkloadSpec::PerfHash(PerfHash {
-        threads,
-        futexes,
-        shared: args.shared,
-    });
-    let window = RunWindow {
-        warmup: args.warmup_us * 1_000_000,
-        duration: args.duration_us.max(1) * 1_000_000,
-    };
-    let results: Vec<(RunRecord, Speed)> = designs
-        .into_par_iter()
-        .map(|design| {
-            Scenario {
-                machine: machine.clone(),
-                design,
-                workload: workload.clone(),
-                window,
-                seed: args.seed,
-            }
-            .simulate()
-            .map_err(CliError::Input)
-        })
-        .collect::<Result<_, _>>()?;
-    if args.json {
-        let records: Vec<&RunRecord> = results.iter().map(|(r, _)| r).collect();
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&records).expect("records serialize")
-        )?;
+    // Every config is checked before anything runs.
+    let configs = if args.configs.is_empty() {
+        vec![Config::default_config(&args.rules)?]
     } else {
-        print_table(&results, out)?;
+        args.configs
+            .iter()
+            .map(|path| Config::load(path, &args.rules))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let dirs = campaign_dirs(&configs, args.out.as_deref())?;
+    let jobs = match args.jobs {
+        Some(0) => return Err(CliError::Input("--jobs must be at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    for (config, dir) in configs.into_iter().zip(dirs) {
+        let campaign = Campaign::open(&dir, config, args.overwrite)?;
+        let todo = campaign.missing(shard);
+        simulate(&campaign, &todo, jobs)?;
+        if STOP.load(Ordering::Relaxed) {
+            eprintln!(
+                "futexsim: stopped; {} holds every finished run, and the same command resumes it",
+                dir.display()
+            );
+            return Err(CliError::Interrupted);
+        }
+        if shard != Shard::ALL {
+            eprintln!(
+                "shard {shard} of '{}' is complete in {}; combine the shards with `futexsim merge`",
+                campaign.config.name,
+                dir.display()
+            );
+            continue;
+        }
+        let (set, speed) = campaign
+            .results()?
+            .expect("every run was simulated or already there");
+        publish(&campaign.dir, &set, &speed)?;
+        campaign.remove_stale_runs()?;
+        if args.json {
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&set).expect("results serialize")
+            )?;
+        } else {
+            print_summary(&set, &dir, out)?;
+        }
+        print_speed(&speed, todo.len());
     }
-    let events: u64 = results.iter().map(|(_, s)| s.events).sum();
-    let wall: f64 = results.iter().map(|(_, s)| s.wall_s).sum();
-    eprintln!(
-        "simulator: {events} events in {wall:.2} s of simulation time across threads ({:.1} M events/s per core)",
-        events as f64 / wall.max(1e-9) / 1e6
-    );
     Ok(())
 }
 
-fn print_table(results: &[(RunRecord, Speed)], out: &mut impl Write) -> Result<(), CliError> {
-    let first = &results[0].0;
-    writeln!(
-        out,
-        "{} on {} ({} CPUs, {} nodes), {} ms simulated",
-        first.workload,
-        first.machine,
-        first.cpus,
-        first.nodes,
-        first.sim_ns as f64 / 1e6
-    )?;
-    writeln!(
-        out,
-        "| design | slots | averaged ops/s/thread | total ops/s | p50 ns | p99 ns | HITM/op (lcl+rmt) | false/true sharing | lock wait ns |"
-    )?;
-    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
-    for (r, _) in results {
-        let slots = match r.table.private_slots.first() {
-            Some(p) => format!(
-                "{} (+{p} private)",
-                r.table.slots * u64::from(r.table.instances)
-            ),
-            None => (r.table.slots * u64::from(r.table.instances)).to_string(),
-        };
-        writeln!(
-            out,
-            "| {} | {slots} | {:.0} | {:.0} | {} | {} | {:.3} ({}+{}) | {}/{} | {:.1} |",
-            r.design,
-            r.mean_thread_ops_per_sec,
-            r.ops_per_sec,
-            r.latency_ns.p50,
-            r.latency_ns.p99,
-            r.coherence.hitm_per_op,
-            r.coherence.lcl_hitm,
-            r.coherence.rmt_hitm,
-            r.coherence.false_sharing,
-            r.coherence.true_sharing,
-            r.locks.mean_wait_ns
-        )?;
+/// reports/<name>, or --out; one subdirectory per config when there are several.
+fn campaign_dirs(configs: &[Config], out: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
+    if configs.len() == 1 {
+        let default = Path::new("reports").join(&configs[0].name);
+        return Ok(vec![out.map_or(default, Path::to_path_buf)]);
     }
-    for (r, _) in results {
-        if let Some(line) = r.top_lines.first() {
-            let what: Vec<String> = line
-                .offsets
-                .iter()
-                .filter(|o| o.lcl_hitm + o.rmt_hitm > 0)
-                .map(|o| {
-                    format!(
-                        "+{} {} ({} HITM, {} CPUs)",
-                        o.offset,
-                        o.what,
-                        o.lcl_hitm + o.rmt_hitm,
-                        o.cpu_count
-                    )
-                })
-                .collect();
-            writeln!(
-                out,
-                "{}: hottest line {:#x} ({}), {} HITM: {}",
-                r.design,
-                line.address,
-                line.region,
-                line.hitm(),
-                what.join("; ")
-            )?;
+    let root = out.unwrap_or(Path::new("reports"));
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for c in configs {
+        let dir = root.join(&c.name);
+        if dirs.contains(&dir) {
+            return Err(CliError::Input(format!(
+                "two configs are named '{}'; their campaigns would share {}",
+                c.name,
+                dir.display()
+            )));
         }
+        dirs.push(dir);
     }
+    Ok(dirs)
+}
+
+/// Runs `todo` with a progress bar on a terminal: runs done, ETA and the
+/// simulator's speed in simulated futex ops per second.
+fn simulate(campaign: &Campaign, todo: &[&Run], jobs: usize) -> Result<(), CliError> {
+    let bar = ProgressBar::new(todo.len() as u64).with_style(
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta}, {msg}",
+        )
+        .expect("the template is valid"),
+    );
+    bar.set_prefix(campaign.config.name.clone());
+    let started = Instant::now();
+    let ops = AtomicU64::new(0);
+    let done = |_: &Speed, run_ops: u64| {
+        let total = ops.fetch_add(run_ops, Ordering::Relaxed) + run_ops;
+        let rate = total as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        bar.set_message(format!("{:.2} M simulated ops/s", rate / 1e6));
+        bar.inc(1);
+    };
+    let result = campaign.simulate(todo, jobs, &STOP, &done);
+    bar.finish_and_clear();
+    Ok(result?)
+}
+
+/// Writes the result set and the speed log beside it.
+fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError> {
+    futexsim::report::write(dir, set, speed)
+        .map_err(|e| CliError::Failed(format!("writing the report in {}: {e}", dir.display())))
+}
+
+/// One row per point, one column per design: averaged ops/s per thread (as
+/// perf bench prints it), mean over repetitions, and the ratio to the baseline.
+fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<(), CliError> {
+    let first = &set.runs[0].record;
+    writeln!(
+        out,
+        "{}: {} on {}; averaged ops/s per thread, and the ratio to {}",
+        set.provenance.config_name, first.workload, first.machine, set.baseline
+    )?;
+    let mut header: Vec<String> = set.axes.clone();
+    header.extend(set.designs.iter().cloned());
+    writeln!(out, "| {} |", header.join(" | "))?;
+    writeln!(
+        out,
+        "|{}",
+        header.iter().map(|_| "---:|").collect::<String>()
+    )?;
+    for point in 0..set.points() {
+        let mean = |design: &str| {
+            let runs: Vec<f64> = set
+                .runs_of(point, design)
+                .map(|r| r.record.mean_thread_ops_per_sec)
+                .collect();
+            runs.iter().sum::<f64>() / runs.len().max(1) as f64
+        };
+        let base = mean(&set.baseline);
+        let mut row: Vec<String> = set
+            .runs
+            .iter()
+            .find(|r| r.point == point)
+            .map(|r| r.axis_values.clone())
+            .unwrap_or_default();
+        for design in &set.designs {
+            let m = mean(design);
+            row.push(if *design == set.baseline {
+                format!("{m:.0}")
+            } else {
+                format!("{m:.0} ({:.2}x)", m / base.max(1e-9))
+            });
+        }
+        writeln!(out, "| {} |", row.join(" | "))?;
+    }
+    writeln!(out, "report: {}", dir.join("report.md").display())?;
     Ok(())
+}
+
+/// The simulator's own speed, on stderr: it is not part of the results.
+fn print_speed(speed: &SpeedLog, simulated_now: usize) {
+    let total = speed.total();
+    eprintln!(
+        "simulator: {simulated_now} runs simulated now, {} in all; {} events, {:.2} M events/s and {:.2} M simulated ops/s per core; peak memory {:.0} MiB",
+        speed.runs.len(),
+        total.events,
+        total.events_per_sec / 1e6,
+        total.sim_ops_per_sec / 1e6,
+        speed.peak_rss_bytes as f64 / (1024.0 * 1024.0)
+    );
 }

@@ -97,6 +97,7 @@ pub struct Directory {
     stats: Vec<LineStats>,
     pub totals: Totals,
     cpus: usize,
+    nodes: u32,
     line_mask: u64,
 }
 
@@ -119,8 +120,9 @@ impl Directory {
             stats_of: vec![0; lines.len()],
             lines,
             stats: Vec::new(),
-            totals: Totals::default(),
+            totals: Totals::new(machine.nodes()),
             cpus: machine.cpus() as usize,
+            nodes: machine.nodes(),
             line_mask: memory.line_size() - 1,
         }
     }
@@ -169,6 +171,10 @@ impl Directory {
                 (false, false) => Class::LclHit,
                 (false, true) => Class::RmtHit,
             };
+            if l.dirty {
+                self.totals
+                    .count_hitm(m.node_of(cpu), m.node_of(l.owner.into()));
+            }
             (class, m.transfer_ps(l.owner.into(), cpu))
         } else if !l.sharers.is_empty() && l.last != c {
             let class = if m.is_remote(l.last.into(), cpu) {
@@ -258,7 +264,7 @@ impl Directory {
 
     /// Forgets everything counted so far (end of warm-up); line states stay.
     pub fn reset_stats(&mut self) {
-        self.totals = Totals::default();
+        self.totals = Totals::new(self.nodes);
         for s in &mut self.stats {
             *s = LineStats::new(s.line);
         }
@@ -301,6 +307,12 @@ mod tests {
             d.access(&m, 33, 0, 1, 0x1040, AccessKind::Read).class,
             Class::DramRmt
         );
+        // CPU 1 (node 0) took the line Modified from CPU 0 (node 0); CPU 0
+        // took it back from CPU 32 (node 1).
+        assert_eq!(d.totals.hitm_between(0, 0), 1);
+        assert_eq!(d.totals.hitm_between(0, 1), 1);
+        assert_eq!(d.totals.hitm_between(1, 0), 0);
+        assert_eq!(d.totals.hitm_nodes.iter().sum::<u64>(), 2);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::memory::LineId;
 use serde::{Deserialize, Serialize};
 
 /// Counts over all accesses.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Totals {
     pub loads: u64,
     pub stores: u64,
@@ -19,9 +19,26 @@ pub struct Totals {
     pub true_sharing: u64,
     /// Transfers of a line whose last write was to another offset.
     pub false_sharing: u64,
+    /// HITMs by (requesting node, node whose cache held the line Modified),
+    /// row-major over `nodes` x `nodes`.
+    pub hitm_nodes: Vec<u64>,
+    pub nodes: u32,
 }
 
 impl Totals {
+    pub fn new(nodes: u32) -> Totals {
+        Totals {
+            loads: 0,
+            stores: 0,
+            by_class: [0; 7],
+            ps_by_class: [0; 7],
+            true_sharing: 0,
+            false_sharing: 0,
+            hitm_nodes: vec![0; nodes as usize * nodes as usize],
+            nodes,
+        }
+    }
+
     #[inline]
     pub(super) fn count(&mut self, kind: AccessKind, class: Class, ps: Ps, falsely: Option<bool>) {
         match kind {
@@ -35,6 +52,16 @@ impl Totals {
             Some(false) => self.true_sharing += 1,
             None => {}
         }
+    }
+
+    #[inline]
+    pub(super) fn count_hitm(&mut self, requester_node: u32, holder_node: u32) {
+        self.hitm_nodes[(requester_node * self.nodes + holder_node) as usize] += 1;
+    }
+
+    /// HITMs of CPUs on `requester_node` served from a cache on `holder_node`.
+    pub fn hitm_between(&self, requester_node: u32, holder_node: u32) -> u64 {
+        self.hitm_nodes[(requester_node * self.nodes + holder_node) as usize]
     }
 
     pub fn class(&self, class: Class) -> u64 {
@@ -59,6 +86,9 @@ impl Totals {
         }
         self.true_sharing += other.true_sharing;
         self.false_sharing += other.false_sharing;
+        for (a, b) in self.hitm_nodes.iter_mut().zip(&other.hitm_nodes) {
+            *a += b;
+        }
     }
 }
 

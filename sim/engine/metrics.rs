@@ -100,11 +100,21 @@ pub struct LockStats {
     pub hold_ps: u64,
 }
 
+impl LockStats {
+    pub fn acquired(&mut self, waited: Ps, contended: bool) {
+        self.acquisitions += 1;
+        self.wait_ps += waited;
+        self.contended += u64::from(contended);
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Metrics {
     pub ops_per_task: Vec<u64>,
     pub latency: Histogram,
     pub locks: LockStats,
+    /// The workload's own locks, by their id among the workload's locks.
+    pub workload_locks: Vec<LockStats>,
 }
 
 impl Metrics {
@@ -113,6 +123,14 @@ impl Metrics {
             ops_per_task: vec![0; tasks],
             ..Metrics::default()
         }
+    }
+
+    pub fn workload_lock(&mut self, lock: u32) -> &mut LockStats {
+        let i = lock as usize;
+        if self.workload_locks.len() <= i {
+            self.workload_locks.resize(i + 1, LockStats::default());
+        }
+        &mut self.workload_locks[i]
     }
 
     #[inline]

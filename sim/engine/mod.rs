@@ -7,6 +7,7 @@
 pub mod metrics;
 mod queue;
 pub mod spinlock;
+pub mod user_word;
 
 use crate::coherence::{AccessKind, Class, Directory};
 use crate::host::prefetch;
@@ -17,6 +18,7 @@ use crate::memory::{LineId, MemoryMap};
 use metrics::Metrics;
 use queue::EventQueue;
 use spinlock::{Arrival, Locks};
+use user_word::{AtomicOp, Until, UserWord};
 
 pub use queue::MAX_TASKS;
 
@@ -28,11 +30,42 @@ pub enum Op {
     Compute(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
+    /// An atomic on a word whose value matters; the program is told the old value.
+    Atomic(UserWord, AtomicOp),
+    /// Spin reading a word (`while (...) cpu_relax();`) until its value satisfies the condition.
+    SpinUntil(UserWord, Until),
+    /// spin_lock of one of the workload's own kernel locks. Its id counts
+    /// from 0 among the workload's locks; the engine places them after the
+    /// futex tables' bucket locks, and prices them the same way.
+    SpinLock(LockRef),
+    SpinUnlock(LockRef),
+    /// One pass of the benchmark's loop is complete: counted as one op when
+    /// the program counts iterations, its latency the time since the last one.
+    Iteration,
+    /// The program reads the clock, as a benchmark brackets what it times
+    /// with gettimeofday; the engine notes the time for the workload's figures.
+    Clock,
+    /// The task exits: it issues nothing more and the engine notes when.
+    Exit,
+}
+
+/// What one counted operation of a program is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counting {
+    /// Every op (perf bench futex: each futex call).
+    EachOp,
+    /// Each `Op::Iteration` (will-it-scale: one pass of the test loop).
+    Iterations,
 }
 
 /// What a task does, one operation at a time.
 pub trait Program: Send {
     fn next_op(&mut self) -> Op;
+    /// The value a word held before this program's last `Op::Atomic`.
+    fn result(&mut self, _old: u32) {}
+    fn counting(&self) -> Counting {
+        Counting::EachOp
+    }
 }
 
 pub struct TaskSpec {
@@ -41,7 +74,7 @@ pub struct TaskSpec {
 }
 
 /// How long to run and what to count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RunWindow {
     /// Simulated time before counting starts.
     pub warmup: Ps,
@@ -62,9 +95,21 @@ enum Wait {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Spin {
-    Ticket { lock: LockRef, ticket: u32 },
-    Head { lock: LockRef },
-    Mcs { lock: LockRef },
+    Ticket {
+        lock: LockRef,
+        ticket: u32,
+    },
+    Head {
+        lock: LockRef,
+    },
+    Mcs {
+        lock: LockRef,
+    },
+    /// A user-space spin on a word's value.
+    Word {
+        word: UserWord,
+        until: Until,
+    },
 }
 
 struct Task {
@@ -77,6 +122,25 @@ struct Task {
     lock_asked: Ps,
     lock_taken: Ps,
     woken_early: bool,
+    counting: Counting,
+    iteration_start: Ps,
+}
+
+/// When each task read the clock and exited: what workloads that time
+/// something (time_exit, a solver run to completion) compute their figures from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    pub clock_reads: Vec<Vec<Ps>>,
+    pub exits: Vec<Option<Ps>>,
+}
+
+impl Timeline {
+    /// When the last task exited, if every task did.
+    pub fn all_exited(&self) -> Option<Ps> {
+        self.exits
+            .iter()
+            .try_fold(0, |last: Ps, e| e.map(|t| last.max(t)))
+    }
 }
 
 /// Everything a finished run hands to its record.
@@ -86,6 +150,7 @@ pub struct Outcome {
     pub events: u64,
     pub window: RunWindow,
     pub asleep_at_end: usize,
+    pub timeline: Timeline,
 }
 
 pub struct Engine<'a> {
@@ -102,6 +167,9 @@ pub struct Engine<'a> {
     metrics: Metrics,
     window: RunWindow,
     events: u64,
+    /// The id of the workload's lock 0: its locks follow the tables' locks.
+    workload_lock_base: u32,
+    timeline: Timeline,
 }
 
 /// The event that marks the end of the warm-up: counting starts afresh.
@@ -121,12 +189,19 @@ impl<'a> Engine<'a> {
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);
-        let locks = Locks::new(lock, futex.lock_count());
+        let workload_lock_base = futex.lock_count();
+        let locks = Locks::new(lock, workload_lock_base);
         let metrics = Metrics::new(tasks.len());
+        let timeline = Timeline {
+            clock_reads: vec![Vec::new(); tasks.len()],
+            exits: vec![None; tasks.len()],
+        };
         let tasks = tasks
             .into_iter()
             .map(|t| Task {
                 cpu: t.cpu,
+                counting: t.program.counting(),
+                iteration_start: 0,
                 program: t.program,
                 script: Vec::with_capacity(32),
                 pc: 0,
@@ -150,6 +225,8 @@ impl<'a> Engine<'a> {
             metrics,
             window,
             events: 0,
+            workload_lock_base,
+            timeline,
         }
     }
 
@@ -183,6 +260,7 @@ impl<'a> Engine<'a> {
             events: self.events,
             window: self.window,
             asleep_at_end: self.futex.sleeping(),
+            timeline: self.timeline,
         }
     }
 
@@ -206,6 +284,7 @@ impl<'a> Engine<'a> {
                     Spin::Mcs { .. } => self
                         .futex
                         .mcs_node(self.memory, self.tasks[task as usize].cpu),
+                    Spin::Word { word, .. } => word.mem,
                 };
                 let done = self.access(task, now, line, AccessKind::Read).done;
                 self.tasks[task as usize].wait = Wait::Check(spin);
@@ -220,7 +299,7 @@ impl<'a> Engine<'a> {
         match spin {
             Spin::Ticket { lock, ticket } => {
                 if self.locks.ticket_turn(lock.id, task, ticket) {
-                    self.acquired(task, now);
+                    self.acquired(task, now, lock.id);
                     self.tasks[task as usize].wait = Wait::Running;
                     self.step(task, now);
                 } else {
@@ -237,7 +316,7 @@ impl<'a> Engine<'a> {
                             .mcs_node(self.memory, self.tasks[next as usize].cpu);
                         t = self.access(task, t, node, AccessKind::Write).done;
                     }
-                    self.acquired(task, t);
+                    self.acquired(task, t, lock.id);
                     self.tasks[task as usize].wait = Wait::Running;
                     self.queue.push(t, task);
                 } else {
@@ -253,6 +332,14 @@ impl<'a> Engine<'a> {
                     self.spin(task, spin);
                 }
             }
+            Spin::Word { word, until } => {
+                if until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
+                    self.tasks[task as usize].wait = Wait::Running;
+                    self.step(task, now);
+                } else {
+                    self.spin(task, spin);
+                }
+            }
         }
     }
 
@@ -264,6 +351,7 @@ impl<'a> Engine<'a> {
                     .mcs_node(self.memory, self.tasks[task as usize].cpu)
                     .line
             }
+            Spin::Word { word, .. } => word.mem.line,
         };
         self.tasks[task as usize].wait = Wait::Spin(spin);
         self.watch(line, task);
@@ -308,15 +396,15 @@ impl<'a> Engine<'a> {
         out
     }
 
-    fn acquired(&mut self, task: u32, at: Ps) {
+    fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
         let t = &mut self.tasks[task as usize];
         t.lock_taken = at;
         if at >= self.window.warmup && at < self.window.warmup + self.window.duration {
             let waited = at - t.lock_asked;
-            self.metrics.locks.acquisitions += 1;
-            self.metrics.locks.wait_ps += waited;
-            if waited > self.m.l1_ps + self.m.rmw_ps {
-                self.metrics.locks.contended += 1;
+            let contended = waited > self.m.l1_ps + self.m.rmw_ps;
+            self.metrics.locks.acquired(waited, contended);
+            if let Some(l) = lock.checked_sub(self.workload_lock_base) {
+                self.metrics.workload_lock(l).acquired(waited, contended);
             }
         }
     }
@@ -333,6 +421,14 @@ impl<'a> Engine<'a> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// A workload's lock, numbered among the tables' locks.
+    fn workload_lock(&self, lock: LockRef) -> LockRef {
+        LockRef {
+            id: self.workload_lock_base + lock.id,
+            word: lock.word,
         }
     }
 
@@ -360,7 +456,10 @@ impl<'a> Engine<'a> {
                 t.script.clear();
                 t.pc = 0;
                 t.op_start = now;
-                match t.program.next_op() {
+                let op = t.program.next_op();
+                let counts = self.counts(now);
+                let t = &mut self.tasks[task as usize];
+                match op {
                     Op::Futex(op) => {
                         let mut script = std::mem::take(&mut t.script);
                         self.futex.begin(self.memory, task, op, &mut script);
@@ -370,6 +469,47 @@ impl<'a> Engine<'a> {
                     Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
                     Op::Access(mem, kind) => {
                         t.script.extend([Step::Access(mem, kind), Step::OpDone])
+                    }
+                    Op::Atomic(word, op) => {
+                        let old = self.futex.value(task, word.mem.addr, word.kind);
+                        let new = op.apply(old);
+                        if new != old {
+                            self.futex.set_value(task, word.mem.addr, word.kind, new);
+                        }
+                        let t = &mut self.tasks[task as usize];
+                        t.program.result(old);
+                        t.script
+                            .extend([Step::Access(word.mem, op.access()), Step::OpDone]);
+                    }
+                    Op::SpinUntil(word, until) => {
+                        // The first read; each write to the line afterwards costs one re-read.
+                        t.script.push(Step::OpDone);
+                        let done = self.access(task, now, word.mem, AccessKind::Read).done;
+                        self.tasks[task as usize].wait = Wait::Check(Spin::Word { word, until });
+                        self.queue.push(done, task);
+                        return;
+                    }
+                    Op::SpinLock(lock) => {
+                        let lock = self.workload_lock(lock);
+                        self.locks.grow_to(lock.id + 1);
+                        let t = &mut self.tasks[task as usize];
+                        t.script.extend([Step::Lock(lock), Step::OpDone]);
+                    }
+                    Op::SpinUnlock(lock) => {
+                        let lock = self.workload_lock(lock);
+                        let t = &mut self.tasks[task as usize];
+                        t.script.extend([Step::Unlock(lock), Step::OpDone]);
+                    }
+                    Op::Iteration => {
+                        if t.counting == Counting::Iterations && counts {
+                            self.metrics.op_done(task, now - t.iteration_start);
+                        }
+                        self.tasks[task as usize].iteration_start = now;
+                    }
+                    Op::Clock => self.timeline.clock_reads[task as usize].push(now),
+                    Op::Exit => {
+                        self.timeline.exits[task as usize] = Some(now);
+                        return;
                     }
                 }
                 continue;
@@ -403,7 +543,7 @@ impl<'a> Engine<'a> {
                     let out = self.access(task, now, lock.word, AccessKind::Rmw);
                     match self.locks.arrive(lock.id, task) {
                         Arrival::Acquired => {
-                            self.acquired(task, out.done);
+                            self.acquired(task, out.done, lock.id);
                             if out.class != Class::L1Hit {
                                 self.queue.push(out.done, task);
                                 return;
@@ -419,8 +559,11 @@ impl<'a> Engine<'a> {
                 }
                 Step::Unlock(lock) => {
                     if self.counts(now) {
-                        self.metrics.locks.hold_ps +=
-                            now.saturating_sub(self.tasks[task as usize].lock_taken);
+                        let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
+                        self.metrics.locks.hold_ps += held;
+                        if let Some(l) = lock.id.checked_sub(self.workload_lock_base) {
+                            self.metrics.workload_lock(l).hold_ps += held;
+                        }
                     }
                     self.locks.release(lock.id, task);
                     let out = self.access(task, now, lock.word, AccessKind::Write);
@@ -453,9 +596,9 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Step::OpDone => {
-                    let start = self.tasks[task as usize].op_start;
-                    if self.counts(now) {
-                        self.metrics.op_done(task, now - start);
+                    let t = &self.tasks[task as usize];
+                    if t.counting == Counting::EachOp && self.counts(now) {
+                        self.metrics.op_done(task, now - t.op_start);
                     }
                     // Yield between ops, so no task runs ahead of the others on hits alone.
                     self.queue.push(now, task);

@@ -20,6 +20,16 @@ struct Slot {
     queue: u32,
 }
 
+impl Slot {
+    const FREE: Slot = Slot {
+        holder: NONE,
+        next_ticket: 0,
+        serving: 0,
+        head: NONE,
+        queue: NONE,
+    };
+}
+
 /// What a task arriving at a lock does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {
@@ -41,16 +51,9 @@ pub struct Locks {
 
 impl Locks {
     pub fn new(kind: LockKind, count: u32) -> Locks {
-        let slot = Slot {
-            holder: NONE,
-            next_ticket: 0,
-            serving: 0,
-            head: NONE,
-            queue: NONE,
-        };
         Locks {
             kind,
-            slots: vec![slot; count as usize],
+            slots: vec![Slot::FREE; count as usize],
             queues: Vec::new(),
             free_queues: Vec::new(),
         }
@@ -59,7 +62,17 @@ impl Locks {
     /// Starts loading a lock's state into the host's cache.
     #[inline]
     pub fn prefetch(&self, id: u32) {
-        crate::host::prefetch(&self.slots[id as usize]);
+        if let Some(slot) = self.slots.get(id as usize) {
+            crate::host::prefetch(slot);
+        }
+    }
+
+    /// Makes room for locks up to id `count - 1` (a workload's locks are
+    /// known only as its tasks first take them).
+    pub fn grow_to(&mut self, count: u32) {
+        if self.slots.len() < count as usize {
+            self.slots.resize(count as usize, Slot::FREE);
+        }
     }
 
     pub fn kind(&self) -> LockKind {

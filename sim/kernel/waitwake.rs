@@ -154,6 +154,12 @@ impl FutexSystem {
         }
     }
 
+    /// A user word's value as `task` sees it (zero until something stores to it).
+    pub fn value(&self, task: u32, uaddr: u64, kind: KeyKind) -> u32 {
+        let key = self.key(task, uaddr, kind);
+        self.values.get(&key).copied().unwrap_or(0)
+    }
+
     fn key(&self, task: u32, uaddr: u64, kind: KeyKind) -> FutexKey {
         let mm = self.mms[self.tasks[task as usize].process as usize];
         let source = match kind {

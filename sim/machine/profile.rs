@@ -38,6 +38,11 @@ pub struct TopologySpec {
     /// num_possible_cpus() when hot-pluggable slots exceed the online CPUs.
     #[serde(default)]
     pub possible_cpus: Option<u32>,
+    /// The nr_cpus= boot parameter: only the first N CPUs (in the kernel's
+    /// numbering, SMT siblings last) exist, online and possible. Sweeping it
+    /// runs one machine at several sizes.
+    #[serde(default)]
+    pub nr_cpus: Option<u32>,
 }
 
 fn one() -> u32 {

@@ -127,6 +127,7 @@ impl PerfHash {
             task_process: vec![0; threads as usize],
             mms,
             futexes: u64::from(threads) * u64::from(self.futexes),
+            lock_names: Vec::new(),
         }
     }
 }

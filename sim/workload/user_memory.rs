@@ -162,6 +162,17 @@ pub fn perf_hash_arrays(threads: u32, futexes: u32, rng: &mut Xoshiro256PlusPlus
     }
 }
 
+/// The first user chunk of a fresh process's brk heap: a randomized page
+/// after the program, past the tcache chunk glibc allocates first.
+pub fn heap_start(rng: &mut Xoshiro256PlusPlus) -> u64 {
+    randomized_base(0x55, rng) + TCACHE_CHUNK + CHUNK_HEADER
+}
+
+/// A fresh mmap of a process with nothing mapped below its randomized mmap base yet.
+pub fn first_mmap(len: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
+    TopDownMmap::random(rng).map(len)
+}
+
 /// Top of the main thread's stack before randomization, and the 22 bits of
 /// page number the kernel randomizes below it (STACK_RND_MASK, 16 GiB).
 const STACK_TOP: u64 = 0x7fff_ffff_f000;

@@ -1,0 +1,625 @@
+//! The TOML config: a machine, the table designs to compare, a workload, a
+//! sweep and a run window, resolved into one fully specified point per
+//! combination of sweep values. Everything is checked here, before anything
+//! runs, and every mistake is reported with its file, line and column.
+//!
+//! The schema, annotated, is configs/default.toml; docs/config.md lists every key.
+
+mod source;
+mod sweep;
+mod tree;
+
+pub use source::ConfigError;
+
+use crate::expr::{closest, Expr};
+use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
+use crate::machine::{presets, Machine, MachineSpec};
+use crate::scenario::Scenario;
+use crate::workload::WorkloadSpec;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use source::Source;
+use std::path::Path;
+use sweep::Axis;
+use toml::{Table, Value};
+
+/// The config `futexsim run` uses when given none: the comparison that
+/// started the 2009 thread.
+pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
+
+/// `[run]`: how long each point runs and how often.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSettings {
+    /// Simulated microseconds counted per run.
+    pub duration_us: u64,
+    /// Simulated microseconds before counting starts.
+    pub warmup_us: u64,
+    /// Runs per point and design, repetition r with seed `seed + r`. Every
+    /// design of a point sees the same seeds, so ratios compare like with like.
+    pub repetitions: u32,
+    pub seed: u64,
+    /// A sweep expanding to more points than this is refused before it runs.
+    pub max_points: u64,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            duration_us: 1000,
+            warmup_us: 200,
+            repetitions: 1,
+            seed: 1,
+            max_points: 10_000,
+        }
+    }
+}
+
+/// The top level as written: presets and overrides not yet merged.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    #[serde(default)]
+    run: Table,
+    machine: Table,
+    #[serde(default)]
+    workload: Option<Table>,
+    #[serde(default)]
+    table: Vec<Table>,
+    #[serde(default)]
+    sweep: Option<Table>,
+}
+
+/// One sweep point, every preset expanded and every default filled in.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Point {
+    /// The point's value on each axis, as a label shows it.
+    pub axis_values: Vec<String>,
+    pub machine: MachineSpec,
+    pub designs: Vec<TableDesign>,
+    pub workload: WorkloadSpec,
+    pub run: RunSettings,
+}
+
+/// A loaded config, checked and expanded.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The file's stem, or "default".
+    pub name: String,
+    pub axes: Vec<String>,
+    pub designs: Vec<String>,
+    pub baseline: String,
+    pub points: Vec<Point>,
+    /// `[run]` before any sweep: the seed and repetitions provenance cites.
+    pub run: RunSettings,
+    /// The config resolved (presets expanded, defaults filled, candidate
+    /// rules added) as TOML: what a campaign is the result of.
+    pub resolved: String,
+}
+
+/// One run of a campaign: a point, a design, a repetition.
+#[derive(Clone, Debug)]
+pub struct PlannedRun {
+    pub point: usize,
+    pub design: usize,
+    pub repetition: u32,
+    pub scenario: Scenario,
+}
+
+impl Config {
+    /// Loads a config file. `rules` are candidate sizing rules (`--rule`).
+    pub fn load(path: &Path, rules: &[String]) -> Result<Config, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: file.clone(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the config: {e}"),
+        })?;
+        let name = path
+            .file_stem()
+            .map_or("config".into(), |s| s.to_string_lossy().into_owned());
+        Config::parse(&file, &name, &text, rules)
+    }
+
+    /// The embedded default config.
+    pub fn default_config(rules: &[String]) -> Result<Config, ConfigError> {
+        Config::parse("configs/default.toml", "default", DEFAULT_TOML, rules)
+    }
+
+    pub fn parse(
+        file: &str,
+        name: &str,
+        text: &str,
+        rules: &[String],
+    ) -> Result<Config, ConfigError> {
+        let src = Source::parse(file, text)?;
+        let written: Written = toml::from_str(text)
+            .map_err(|e| src.error_at(e.span(), with_suggestion(e.message())))?;
+        let mut doc = Table::new();
+        doc.insert("run".into(), Value::Table(written.run.clone()));
+        doc.insert(
+            "machine".into(),
+            Value::Table(resolve_machine(&src, &written.machine)?),
+        );
+        doc.insert(
+            "workload".into(),
+            Value::Table(written.workload.clone().unwrap_or_else(|| {
+                Table::from_iter([("name".to_string(), Value::from("perf-hash"))])
+            })),
+        );
+        let (tables, baseline) = resolve_tables(&src, &written.table, rules)?;
+        doc.insert("table".into(), Value::Array(tables));
+        let axes = sweep::axes(&src, written.sweep.as_ref())?;
+
+        let base_run: RunSettings = typed(&src, &doc, "run", &Here::nowhere())?;
+        let count = sweep::count(&axes);
+        if count > base_run.max_points {
+            return Err(src.error_at(
+                src.span_of(&["sweep".into()]),
+                format!(
+                    "the sweep expands to {count} points, more than run.max_points = {}; \
+                     raise max_points in [run] if that is intended",
+                    base_run.max_points
+                ),
+            ));
+        }
+        let points = (0..count as usize)
+            .map(|i| resolve_point(&src, &doc, &axes, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let designs: Vec<String> = points[0].designs.iter().map(|d| d.name.clone()).collect();
+        let resolved = resolved_toml(&doc, &axes, &baseline);
+        Ok(Config {
+            name: name.to_string(),
+            axes: axes.iter().map(|a| a.name.clone()).collect(),
+            baseline: baseline.clone(),
+            designs,
+            points,
+            run: base_run,
+            resolved,
+        })
+    }
+
+    /// Every run of the campaign: points in expansion order, then designs,
+    /// then repetitions.
+    pub fn runs(&self) -> Vec<PlannedRun> {
+        let mut out = Vec::new();
+        for (p, point) in self.points.iter().enumerate() {
+            for (d, design) in point.designs.iter().enumerate() {
+                for r in 0..point.run.repetitions {
+                    out.push(PlannedRun {
+                        point: p,
+                        design: d,
+                        repetition: r,
+                        scenario: point.scenario(design, r),
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Point {
+    pub fn scenario(&self, design: &TableDesign, repetition: u32) -> Scenario {
+        Scenario {
+            machine: self.machine.clone(),
+            design: design.clone(),
+            workload: self.workload.clone(),
+            window: crate::engine::RunWindow {
+                warmup: self.run.warmup_us * 1_000_000,
+                duration: self.run.duration_us * 1_000_000,
+            },
+            seed: self.run.seed.wrapping_add(repetition.into()),
+        }
+    }
+}
+
+/// `[machine]`: a preset with fields overridden, or a full profile.
+fn resolve_machine(src: &Source, written: &Table) -> Result<Table, ConfigError> {
+    let mut overrides = written.clone();
+    let Some(preset) = overrides.remove("preset") else {
+        return Ok(overrides);
+    };
+    let at = || src.span_of(&["machine".into(), "preset".into()]);
+    let name = preset
+        .as_str()
+        .ok_or_else(|| src.error_at(at(), "machine.preset must be a string"))?;
+    let spec = presets::preset(name).ok_or_else(|| {
+        let names: Vec<&str> = presets::names().collect();
+        src.error_at(at(), unknown("machine preset", name, &names))
+    })?;
+    let mut base = to_table(&spec);
+    tree::merge(&mut base, &overrides);
+    Ok(base)
+}
+
+/// `[[table]]`: each a preset with fields overridden, or a full design; one
+/// marked `baseline = true` (the first when none is). Candidate rules follow.
+fn resolve_tables(
+    src: &Source,
+    written: &[Table],
+    rules: &[String],
+) -> Result<(Vec<Value>, String), ConfigError> {
+    if written.is_empty() {
+        return Err(src.error_at(
+            None,
+            "the config has no [[table]]: name at least one design, e.g. [[table]] preset = \"fixed-256\"",
+        ));
+    }
+    let mut tables = Vec::new();
+    let mut baseline: Option<(usize, String)> = None;
+    for (i, t) in written.iter().enumerate() {
+        let path = |key: &str| vec!["table".to_string(), i.to_string(), key.to_string()];
+        let mut overrides = t.clone();
+        let mut design = match overrides.remove("preset") {
+            None => Table::new(),
+            Some(p) => {
+                let name = p.as_str().ok_or_else(|| {
+                    src.error_at_path(&path("preset"), "table preset must be a string")
+                })?;
+                let preset = table::preset(name).ok_or_else(|| {
+                    src.error_at_path(
+                        &path("preset"),
+                        unknown("table preset", name, &table::PRESET_NAMES),
+                    )
+                })?;
+                to_table(&preset)
+            }
+        };
+        let is_baseline = match overrides.remove("baseline") {
+            None => false,
+            Some(Value::Boolean(b)) => b,
+            Some(_) => {
+                return Err(src.error_at_path(&path("baseline"), "baseline must be true or false"))
+            }
+        };
+        tree::merge(&mut design, &overrides);
+        let name = match design.get("name") {
+            Some(Value::String(n)) => n.clone(),
+            _ => {
+                return Err(src.error_at_path(
+                    &["table".into(), i.to_string()],
+                    "a [[table]] needs a preset or a name",
+                ))
+            }
+        };
+        if tables
+            .iter()
+            .any(|d: &Value| d.get("name").and_then(Value::as_str) == Some(&name))
+        {
+            return Err(src.error_at_path(
+                &path("name"),
+                format!("two tables are named '{name}': give one a distinct name = \"...\""),
+            ));
+        }
+        if is_baseline {
+            if let Some((_, first)) = &baseline {
+                return Err(src.error_at_path(
+                    &path("baseline"),
+                    format!("'{first}' is already the baseline; mark one table only"),
+                ));
+            }
+            baseline = Some((i, name.clone()));
+        }
+        tables.push(Value::Table(design));
+    }
+    let baseline = baseline.map_or_else(
+        || tables[0]["name"].as_str().unwrap_or_default().to_string(),
+        |(_, n)| n,
+    );
+    for rule in rules {
+        tables.push(Value::Table(candidate(&tables, &baseline, rule)?));
+    }
+    Ok((tables, baseline))
+}
+
+/// A `--rule [DESIGN:]EXPR` candidate: DESIGN (the baseline by default) with
+/// its slots sized by EXPR; its private tables' slots when it has them.
+fn candidate(tables: &[Value], baseline: &str, rule: &str) -> Result<Table, ConfigError> {
+    let error = |column: usize, message: String| ConfigError {
+        file: "--rule".into(),
+        line: 1,
+        column,
+        message: format!("'{rule}': {message}"),
+    };
+    let (base, text, offset) = match rule.split_once(':') {
+        Some((design, expr)) => (design.trim(), expr, design.len() + 1),
+        None => (baseline, rule, 0),
+    };
+    let names: Vec<&str> = tables.iter().filter_map(|t| t["name"].as_str()).collect();
+    let mut design = tables
+        .iter()
+        .find(|t| t["name"].as_str() == Some(base))
+        .and_then(Value::as_table)
+        .cloned()
+        .ok_or_else(|| error(1, unknown("design", base, &names)))?;
+    let expr = Expr::parse(text).map_err(|e| error(offset + e.column, e.message.clone()))?;
+    expr.check_variables(&SIZING_VARIABLES)
+        .map_err(|e| error(offset + e.column, e.message.clone()))?;
+    let rule_text = Value::String(expr.to_string());
+    match design.get_mut("private") {
+        Some(Value::Table(private)) => {
+            private.insert("slots".into(), rule_text);
+        }
+        _ => {
+            design.insert("slots".into(), rule_text);
+        }
+    }
+    let name = format!("{base} slots={expr}");
+    if names.contains(&name.as_str()) {
+        return Err(error(1, "the same rule is given twice".into()));
+    }
+    design.insert("name".into(), Value::String(name));
+    Ok(design)
+}
+
+/// Point `index`: the axes' values set into the document, then every section
+/// read as its type and checked the way the simulator will use it.
+fn resolve_point(
+    src: &Source,
+    doc: &Table,
+    axes: &[Axis],
+    index: usize,
+) -> Result<Point, ConfigError> {
+    let coords = sweep::coordinates(axes, index);
+    let mut doc = doc.clone();
+    for (axis, &c) in axes.iter().zip(&coords) {
+        if tree::set(&mut doc, &axis.path, &axis.values[c]) == 0 {
+            let what = if axis.section() == "table" {
+                let names: Vec<&str> = doc["table"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t["name"].as_str())
+                    .collect();
+                format!(
+                    "; after 'table.' name a design ({}) or '*'",
+                    names.join(", ")
+                )
+            } else {
+                String::new()
+            };
+            return Err(src.error_at(
+                axis.key_span.clone(),
+                format!("sweep axis '{}' names no field{what}", axis.name),
+            ));
+        }
+    }
+    let tables = doc["table"]
+        .as_array()
+        .expect("resolve_tables builds an array");
+    let here = Here {
+        axes,
+        coords: &coords,
+        designs: tables.iter().filter_map(|t| t["name"].as_str()).collect(),
+    };
+    let machine: MachineSpec = typed(src, &doc, "machine", &here)?;
+    let run: RunSettings = typed(src, &doc, "run", &here)?;
+    let workload: WorkloadSpec = typed(src, &doc, "workload", &here)?;
+    let designs = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| typed_value::<TableDesign>(src, t, &["table".into(), i.to_string()], &here))
+        .collect::<Result<Vec<_>, _>>()?;
+    if run.repetitions == 0 || run.duration_us == 0 {
+        return Err(here.locate(
+            src,
+            &["run".into()],
+            "run.repetitions and run.duration_us must be at least 1",
+        ));
+    }
+    let m = Machine::new(machine.clone())
+        .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
+    let point = Point {
+        axis_values: axes
+            .iter()
+            .zip(&coords)
+            .map(|(a, &c)| tree::display(&a.values[c]))
+            .collect(),
+        machine,
+        designs,
+        workload,
+        run,
+    };
+    for (i, design) in point.designs.iter().enumerate() {
+        let at = ["table".to_string(), i.to_string()];
+        design
+            .validate()
+            .map_err(|e| here.locate(src, &at, format!("table '{}': {e}", design.name)))?;
+        point
+            .scenario(design, 0)
+            .check(&m)
+            .map_err(|e| here.locate(src, &at, e))?;
+    }
+    Ok(point)
+}
+
+/// Where a point sits in the sweep, to place its errors.
+struct Here<'a> {
+    axes: &'a [Axis],
+    coords: &'a [usize],
+    /// Design names by `[[table]]` index.
+    designs: Vec<&'a str>,
+}
+
+impl Here<'_> {
+    /// The base config, before any axis is applied.
+    fn nowhere() -> Here<'static> {
+        Here {
+            axes: &[],
+            coords: &[],
+            designs: Vec::new(),
+        }
+    }
+
+    /// An error at `path` (`table.<index>...` for a design): at the value of
+    /// an axis that set something there or under it when one did, else where
+    /// the path is written. The message names the sweep point.
+    fn locate(&self, src: &Source, path: &[String], message: impl Into<String>) -> ConfigError {
+        let message = message.into();
+        match self
+            .axes
+            .iter()
+            .zip(self.coords)
+            .find(|(a, _)| self.reaches(a, path))
+        {
+            Some((a, &c)) => {
+                let point: Vec<String> = self
+                    .axes
+                    .iter()
+                    .zip(self.coords)
+                    .map(|(a, &c)| format!("{} = {}", a.name, tree::display(&a.values[c])))
+                    .collect();
+                src.error_at(
+                    a.value_spans[c].clone(),
+                    format!("at sweep point {}: {message}", point.join(", ")),
+                )
+            }
+            None => src.error_at_path(path, message),
+        }
+    }
+
+    /// Whether one of the paths lies within the other.
+    fn reaches(&self, axis: &Axis, path: &[String]) -> bool {
+        axis.path.iter().zip(path).enumerate().all(|(i, (a, p))| {
+            let is_design = i == 1 && path[0] == "table";
+            a == p
+                || (is_design
+                    && (a == "*"
+                        || p.parse::<usize>()
+                            .ok()
+                            .and_then(|d| self.designs.get(d))
+                            .is_some_and(|name| name == a)))
+        })
+    }
+}
+
+/// Reads section `key` of `doc` as its type.
+fn typed<T: DeserializeOwned>(
+    src: &Source,
+    doc: &Table,
+    key: &str,
+    here: &Here,
+) -> Result<T, ConfigError> {
+    let value = doc.get(key).cloned().unwrap_or(Value::Table(Table::new()));
+    typed_value(src, &value, &[key.to_string()], here)
+}
+
+fn typed_value<T: DeserializeOwned>(
+    src: &Source,
+    value: &Value,
+    path: &[String],
+    here: &Here,
+) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+        let mut at: Vec<String> = path.to_vec();
+        at.extend(e.path().iter().filter_map(|seg| match seg {
+            serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+            serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+            serde_path_to_error::Segment::Enum { variant } => Some(variant.clone()),
+            serde_path_to_error::Segment::Unknown => None,
+        }));
+        let inner = e.inner().message();
+        let message = with_suggestion(&format!("{}: {inner}", at.join(".")));
+        // An unknown key is best shown where it is written; so is a bad value
+        // inside a tagged enum (a workload), whose path serde cannot follow.
+        let culprit = unknown_field(inner)
+            .map(str::to_string)
+            .or_else(|| culprit_key::<T>(&value_at(value, &at[path.len()..]), inner));
+        at.extend(culprit);
+        here.locate(src, &at, message)
+    })
+}
+
+/// The key of `table` a value error is about: the one whose removal leaves
+/// nothing wrong, else the one whose removal leaves only its own absence
+/// (never the tag naming a workload, whose absence hides every other error).
+fn culprit_key<T: DeserializeOwned>(table: &Value, error: &str) -> Option<String> {
+    let table = table.as_table()?;
+    let without = |key: &str| {
+        let mut rest = table.clone();
+        rest.remove(key);
+        serde_path_to_error::deserialize::<_, T>(Value::Table(rest)).err()
+    };
+    let keys = || table.keys().filter(|k| k.as_str() != "name");
+    keys()
+        .find(|key| without(key).is_none())
+        .or_else(|| {
+            keys().find(|key| {
+                without(key).is_some_and(|e| {
+                    let now = e.inner().message();
+                    now != error && now.contains(&format!("missing field `{key}`"))
+                })
+            })
+        })
+        .cloned()
+}
+
+fn value_at(value: &Value, path: &[String]) -> Value {
+    path.iter()
+        .try_fold(value, |v, seg| match v {
+            Value::Table(t) => t.get(seg),
+            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        })
+        .cloned()
+        .unwrap_or(Value::Boolean(false))
+}
+
+/// serde says "unknown field `machin`, expected one of `run`, `machine`";
+/// users also want "did you mean `machine`?".
+fn with_suggestion(message: &str) -> String {
+    let message = message.trim_end();
+    let Some(name) = unknown_field(message) else {
+        return message.to_string();
+    };
+    let expected = message.split_once("expected").map_or("", |(_, e)| e);
+    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match closest(name, &candidates) {
+        Some(best) => format!("{message}; did you mean `{best}`?"),
+        None => message.to_string(),
+    }
+}
+
+/// The key serde's "unknown field `key`, expected ..." names.
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = message.split("unknown field `").nth(1)?;
+    rest.split_once('`').map(|(name, _)| name)
+}
+
+fn unknown(what: &str, name: &str, known: &[&str]) -> String {
+    let hint = closest(name, known).map_or(String::new(), |c| format!(" (did you mean '{c}'?)"));
+    format!(
+        "unknown {what} '{name}'{hint}; expected one of {}",
+        known.join(", ")
+    )
+}
+
+fn to_table(value: &impl Serialize) -> Table {
+    match Value::try_from(value) {
+        Ok(Value::Table(t)) => t,
+        _ => unreachable!("presets serialize to TOML tables"),
+    }
+}
+
+/// The resolved config as TOML, itself a config that resolves to the same
+/// text: a campaign directory carries it, so merging shards needs nothing else.
+fn resolved_toml(doc: &Table, axes: &[Axis], baseline: &str) -> String {
+    let mut doc = doc.clone();
+    for table in doc["table"].as_array_mut().into_iter().flatten() {
+        if table["name"].as_str() == Some(baseline) {
+            if let Value::Table(t) = table {
+                t.insert("baseline".into(), Value::Boolean(true));
+            }
+        }
+    }
+    if !axes.is_empty() {
+        let sweep: Table = axes
+            .iter()
+            .map(|a| (a.name.clone(), Value::Array(a.values.clone())))
+            .collect();
+        doc.insert("sweep".into(), Value::Table(sweep));
+    }
+    toml::to_string(&doc).expect("a TOML table serializes")
+}

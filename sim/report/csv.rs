@@ -1,0 +1,129 @@
+//! results.csv: one row per (sweep point, design, repetition), in the result
+//! set's order. The columns, stable across versions (new ones are only
+//! appended):
+//!
+//! - `point`, then one `axis.NAME` column per sweep axis, `design`,
+//!   `repetition`, `id` (the run's stable hash), `machine`, `workload`,
+//!   `seed`, `cpus`, `nodes`, `threads`, `processes`, `line_size` (bytes);
+//! - the table: `table_slots` (one global instance), `table_instances`,
+//!   `private_slots` (all private hashes together), `table_bytes`;
+//! - throughput: `sim_ns` (simulated time counted), `ops`, `ops_per_sec`,
+//!   `thread_ops_per_sec` (mean of per-thread rates, as perf bench prints
+//!   it), `thread_rsd_pct`, `min_thread_ops`, `max_thread_ops`;
+//! - latency of one op in ns: `lat_mean_ns`, `lat_p50_ns`, `lat_p90_ns`,
+//!   `lat_p99_ns`, `lat_max_ns`;
+//! - bucket locks: `lock_acquisitions`, `lock_contended`, `lock_wait_ns`,
+//!   `lock_hold_ns` (means per acquisition);
+//! - coherence, counts of accesses: `loads`, `stores`, `l1_hit`, `lcl_hit`,
+//!   `rmt_hit`, `lcl_hitm`, `rmt_hitm`, `dram_lcl`, `dram_rmt`, `transfers`,
+//!   `transfers_per_op`, `hitm_per_op`, `true_sharing`, `false_sharing`;
+//! - bucket load of the workload's keys: `keys`, `buckets` (reachable),
+//!   `max_load`, `mean_load` (keys per occupied bucket),
+//!   `keys_sharing_bucket`, `keys_sharing_line`, `colliding_pairs`, and the
+//!   uniform-hash expectations `uniform_max_load`,
+//!   `uniform_keys_sharing_bucket`, `uniform_keys_sharing_line`,
+//!   `uniform_colliding_pairs`;
+//! - `events` simulated, `asleep_at_end` (tasks blocked when the run ended).
+
+use super::File;
+use crate::results::{ResultSet, RunResult, SpeedLog};
+
+pub const PATH: &str = "results.csv";
+
+pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
+    let mut out = ::csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["point".to_string()];
+    header.extend(set.axes.iter().map(|a| format!("axis.{a}")));
+    if let Some(first) = set.runs.first() {
+        header.extend(columns(first).into_iter().map(|(name, _)| name.to_string()));
+    }
+    out.write_record(&header)?;
+    for run in &set.runs {
+        let mut row = vec![run.point.to_string()];
+        row.extend(run.axis_values.iter().cloned());
+        row.extend(columns(run).into_iter().map(|(_, value)| value));
+        out.write_record(&row)?;
+    }
+    let bytes = out.into_inner().map_err(|e| e.into_error())?;
+    Ok(vec![File {
+        path: PATH.into(),
+        bytes,
+    }])
+}
+
+/// The columns after the axes, each with its value for one run. Floats are
+/// written in their shortest exact form.
+fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
+    let r = &run.record;
+    let (c, l) = (&r.coherence, &r.load);
+    let private: u64 = r.table.private_slots.iter().sum();
+    vec![
+        ("design", run.design.clone()),
+        ("repetition", run.repetition.to_string()),
+        ("id", run.id.clone()),
+        ("machine", r.machine.clone()),
+        ("workload", r.workload.clone()),
+        ("seed", r.seed.to_string()),
+        ("cpus", r.cpus.to_string()),
+        ("nodes", r.nodes.to_string()),
+        ("threads", r.threads.to_string()),
+        ("processes", r.processes.to_string()),
+        ("line_size", r.line_size.to_string()),
+        ("table_slots", r.table.slots.to_string()),
+        ("table_instances", r.table.instances.to_string()),
+        ("private_slots", private.to_string()),
+        ("table_bytes", r.table.bytes.to_string()),
+        ("sim_ns", r.sim_ns.to_string()),
+        ("ops", r.ops.to_string()),
+        ("ops_per_sec", r.ops_per_sec.to_string()),
+        ("thread_ops_per_sec", r.mean_thread_ops_per_sec.to_string()),
+        ("thread_rsd_pct", r.thread_rsd_pct.to_string()),
+        ("min_thread_ops", r.min_thread_ops.to_string()),
+        ("max_thread_ops", r.max_thread_ops.to_string()),
+        ("lat_mean_ns", r.latency_ns.mean.to_string()),
+        ("lat_p50_ns", r.latency_ns.p50.to_string()),
+        ("lat_p90_ns", r.latency_ns.p90.to_string()),
+        ("lat_p99_ns", r.latency_ns.p99.to_string()),
+        ("lat_max_ns", r.latency_ns.max.to_string()),
+        ("lock_acquisitions", r.locks.acquisitions.to_string()),
+        ("lock_contended", r.locks.contended.to_string()),
+        ("lock_wait_ns", r.locks.mean_wait_ns.to_string()),
+        ("lock_hold_ns", r.locks.mean_hold_ns.to_string()),
+        ("loads", c.loads.to_string()),
+        ("stores", c.stores.to_string()),
+        ("l1_hit", c.l1_hit.to_string()),
+        ("lcl_hit", c.lcl_hit.to_string()),
+        ("rmt_hit", c.rmt_hit.to_string()),
+        ("lcl_hitm", c.lcl_hitm.to_string()),
+        ("rmt_hitm", c.rmt_hitm.to_string()),
+        ("dram_lcl", c.dram_lcl.to_string()),
+        ("dram_rmt", c.dram_rmt.to_string()),
+        ("transfers", c.transfers.to_string()),
+        ("transfers_per_op", c.transfers_per_op.to_string()),
+        ("hitm_per_op", c.hitm_per_op.to_string()),
+        ("true_sharing", c.true_sharing.to_string()),
+        ("false_sharing", c.false_sharing.to_string()),
+        ("keys", l.keys.to_string()),
+        ("buckets", l.buckets.to_string()),
+        ("max_load", l.max_load.to_string()),
+        ("mean_load", l.mean_load.to_string()),
+        ("keys_sharing_bucket", l.keys_sharing_bucket.to_string()),
+        ("keys_sharing_line", l.keys_sharing_line.to_string()),
+        ("colliding_pairs", l.colliding_pairs.to_string()),
+        ("uniform_max_load", l.uniform.max_load.to_string()),
+        (
+            "uniform_keys_sharing_bucket",
+            l.uniform.keys_sharing_bucket.to_string(),
+        ),
+        (
+            "uniform_keys_sharing_line",
+            l.uniform.keys_sharing_line.to_string(),
+        ),
+        (
+            "uniform_colliding_pairs",
+            l.uniform.colliding_pairs.to_string(),
+        ),
+        ("events", r.events.to_string()),
+        ("asleep_at_end", r.asleep_at_end.to_string()),
+    ]
+}

@@ -1,0 +1,387 @@
+//! report.md: the report people read and paste into a mailing-list thread.
+//! Everything in it comes from the result set, except the run date and the
+//! simulator speed, which come from the speed log; the same two inputs give
+//! the same bytes.
+
+use super::c2c;
+use super::charts;
+use super::compare::{Change, NOISE_THRESHOLD};
+use super::summary::{self, of_keys, per_op, Cell};
+use super::usl;
+use super::{File, REPORT_MD};
+use crate::record::RunRecord;
+use crate::results::{ResultSet, SpeedLog};
+use std::fmt::Write;
+
+pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
+    let cells = summary::cells(set);
+    let mut md = String::new();
+    provenance(&mut md, set, speed);
+    summary_table(&mut md, &cells);
+    comparison(&mut md, set, &cells);
+    scaling(&mut md, set, &cells);
+    bucket_load(&mut md, &cells);
+    c2c_tables(&mut md, &cells);
+    config(&mut md, set);
+    Ok(vec![File {
+        path: REPORT_MD.into(),
+        bytes: md.into_bytes(),
+    }])
+}
+
+/// Bytes as B, KiB, MiB or GiB with one decimal.
+fn bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
+
+fn provenance(md: &mut String, set: &ResultSet, speed: &SpeedLog) {
+    let p = &set.provenance;
+    let _ = writeln!(md, "# futexsim report: {}\n", p.config_name);
+    let _ = writeln!(md, "## Provenance\n");
+    let _ = writeln!(md, "| | |\n|---|---|");
+    let _ = writeln!(
+        md,
+        "| futexsim | {} (commit {}) |",
+        p.futexsim_version, p.git_commit
+    );
+    let _ = writeln!(
+        md,
+        "| config | {} (resolved in full at the end of this report) |",
+        p.config_name
+    );
+    let _ = writeln!(
+        md,
+        "| seeds | base seed {}, {} repetition(s); every run's seed is in results.csv |",
+        p.base_seed, p.repetitions
+    );
+    for m in &p.machines {
+        let _ = writeln!(md, "| machine profile | {}: {} |", m.name, m.source);
+    }
+    let axes = if set.axes.is_empty() {
+        "none".to_string()
+    } else {
+        set.axes.join(", ")
+    };
+    let _ = writeln!(
+        md,
+        "| sweep | axes: {axes}; {} point(s) x {} design(s) x {} repetition(s) = {} runs |",
+        set.points(),
+        set.designs.len(),
+        p.repetitions,
+        set.runs.len()
+    );
+    let _ = writeln!(
+        md,
+        "| designs | {} (baseline: {}) |",
+        set.designs.join(", "),
+        set.baseline
+    );
+    if speed.runs.is_empty() {
+        let _ = writeln!(md, "| run date | not recorded |");
+        let _ = writeln!(md, "| simulator speed | not recorded |");
+    } else {
+        let total = speed.total();
+        let _ = writeln!(md, "| run date | {} |", speed.date);
+        let _ = writeln!(
+            md,
+            "| simulator speed | {} events in {:.2} s of run time ({:.2} M events/s, {:.2} M simulated ops/s per core); peak memory {} |",
+            total.events,
+            total.wall_s,
+            total.events_per_sec / 1e6,
+            total.sim_ops_per_sec / 1e6,
+            bytes(speed.peak_rss_bytes)
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nData: [results.csv](results.csv) (one row per run), [results.json](results.json) (the records with this provenance), [speed.json](speed.json) (run date and simulator speed).\n"
+    );
+}
+
+fn summary_table(md: &mut String, cells: &[Cell]) {
+    let _ = writeln!(md, "## Summary\n");
+    let _ = writeln!(
+        md,
+        "Means over repetitions. ops/s/thread is the mean per-thread rate with its relative standard deviation across threads, as `perf bench futex hash` prints it. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| point | design | ops/s | ops/s/thread (± rsd) | p50 ns | p99 ns | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |"
+    );
+    let _ = writeln!(
+        md,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for c in cells {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.0} | {:.0} (± {:.1}%) | {:.0} | {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.2} | {:.1}% | {:.1}% | {} |",
+            c.label,
+            c.design,
+            c.mean(|r| r.ops_per_sec),
+            c.mean(|r| r.mean_thread_ops_per_sec),
+            c.mean(|r| r.thread_rsd_pct),
+            c.mean(|r| r.latency_ns.p50 as f64),
+            c.mean(|r| r.latency_ns.p99 as f64),
+            c.mean(|r| per_op(r.coherence.lcl_hitm, r)),
+            c.mean(|r| per_op(r.coherence.rmt_hitm, r)),
+            c.mean(|r| per_op(r.coherence.false_sharing, r)),
+            c.mean(|r| per_op(r.coherence.true_sharing, r)),
+            c.mean(|r| r.load.max_load as f64),
+            c.mean(|r| r.load.mean_load),
+            c.mean(|r| of_keys(r.load.keys_sharing_bucket as f64, r)),
+            c.mean(|r| of_keys(r.load.keys_sharing_line as f64, r)),
+            bytes(c.mean(|r| r.table.bytes as f64) as u64),
+        );
+    }
+    md.push('\n');
+}
+
+fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    let _ = writeln!(md, "## Comparison against {}\n", set.baseline);
+    let _ = writeln!(
+        md,
+        "Ratio of mean per-thread ops/s, design over baseline, repetitions paired by seed: the mean ratio, then the lowest and highest. A change is within noise when it differs from 1 by less than {:.0}% or by less than the repetitions' largest distance from the mean ratio.\n",
+        100.0 * NOISE_THRESHOLD
+    );
+    let _ = writeln!(
+        md,
+        "| point | design | ops/s/thread ratio (min..max) | verdict |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---|");
+    let figure = |r: &RunRecord| r.mean_thread_ops_per_sec;
+    for c in cells.iter().filter(|c| c.design != set.baseline) {
+        let base = cells
+            .iter()
+            .find(|b| b.point == c.point && b.design == set.baseline);
+        let Some(change) = base.and_then(|b| Change::between(&b.each(figure), &c.each(figure)))
+        else {
+            continue;
+        };
+        let verdict = if change.within_noise {
+            "within noise"
+        } else if change.ratio > 1.0 {
+            "faster"
+        } else {
+            "slower"
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.3} ({:.3}..{:.3}) | {verdict} |",
+            c.label, c.design, change.ratio, change.min, change.max
+        );
+    }
+    md.push('\n');
+}
+
+fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    let _ = writeln!(md, "## Scaling\n");
+    let _ = writeln!(
+        md,
+        "![Throughput against CPUs]({})\n\n![HITM per op against CPUs]({})\n",
+        charts::THROUGHPUT,
+        charts::HITM_PER_OP
+    );
+    let _ = writeln!(
+        md,
+        "Universal Scalability Law fitted by least squares to total ops/s over every run of each curve: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the CPUs (one thread each). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) CPUs.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| curve | CPUs | lambda (ops/s per CPU) | alpha | beta | peak CPUs | R² |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|");
+    for s in summary::series(set, cells) {
+        let samples: Vec<(f64, f64)> = s
+            .cells
+            .iter()
+            .flat_map(|c| c.runs.iter().map(|r| (f64::from(r.threads), r.ops_per_sec)))
+            .collect();
+        let cpus: Vec<String> = s.cells.iter().map(|c| c.threads().to_string()).collect();
+        let mut cpus_list = cpus.clone();
+        cpus_list.dedup();
+        let cpus = cpus_list.join(", ");
+        match usl::fit(&samples) {
+            Some(f) => {
+                let peak = f.peak().map_or("none".into(), |p| format!("{p:.0}"));
+                let _ = writeln!(
+                    md,
+                    "| {} | {cpus} | {:.0} | {:.4} | {:.3e} | {peak} | {:.3} |",
+                    s.label, f.lambda, f.alpha, f.beta, f.r_squared
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    md,
+                    "| {} | {cpus} | needs {} CPU counts | | | | |",
+                    s.label,
+                    usl::MIN_POINTS
+                );
+            }
+        }
+    }
+    md.push('\n');
+}
+
+fn bucket_load(md: &mut String, cells: &[Cell]) {
+    let _ = writeln!(md, "## Bucket load\n");
+    let _ = writeln!(
+        md,
+        "The workload's keys hashed into each design's buckets (first repetition), beside a uniform hash of as many keys into as many buckets (balls into bins: the expected value, ± one standard deviation where it is known exactly).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| point | design | keys | buckets | max load (uniform) | mean load (uniform) | keys sharing a bucket (uniform) | keys sharing a line (uniform) | colliding pairs (uniform) |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for c in cells.iter().filter(|c| c.runs[0].load.keys > 0) {
+        let l = &c.runs[0].load;
+        let u = &l.uniform;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} ({:.1}) | {:.2} ({:.2}) | {} ({:.0} ± {:.0}) | {} ({:.0}) | {} ({:.0} ± {:.0}) |",
+            c.label,
+            c.design,
+            l.keys,
+            l.buckets,
+            l.max_load,
+            u.max_load,
+            l.mean_load,
+            u.mean_load,
+            l.keys_sharing_bucket,
+            u.keys_sharing_bucket,
+            u.keys_sharing_bucket_sd,
+            l.keys_sharing_line,
+            u.keys_sharing_line,
+            l.colliding_pairs,
+            u.colliding_pairs,
+            u.colliding_pairs_sd,
+        );
+    }
+    let Some(point) = summary::busiest_point(cells) else {
+        return;
+    };
+    let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
+    let _ = writeln!(
+        md,
+        "\nHistograms and node-by-node HITM at {} (first repetition):\n",
+        busiest[0].label
+    );
+    for c in busiest {
+        if c.runs[0].load.keys > 0 {
+            let _ = writeln!(
+                md,
+                "![Bucket load of {d}]({})\n",
+                charts::load_chart(c.design),
+                d = c.design
+            );
+        }
+        let _ = writeln!(
+            md,
+            "![HITM by node of {d}]({})\n",
+            charts::nodes_chart(c.design),
+            d = c.design
+        );
+    }
+}
+
+fn c2c_tables(md: &mut String, cells: &[Cell]) {
+    let _ = writeln!(md, "## Shared Data Cache Line Table\n");
+    let _ = writeln!(
+        md,
+        "As `perf c2c report --stdio`, per point and design (first repetition): the lines with the most HITM, sorted by total HITM. Hitm % is of all the run's HITM of that kind. \"Lock words of\" names the buckets whose lock lies on the line; two or more are bucket locks falsely sharing it.\n"
+    );
+    for c in cells {
+        let r = c.runs[0];
+        let _ = writeln!(md, "### {} at {} (seed {})\n", c.design, c.label, r.seed);
+        if r.top_lines.is_empty() {
+            let _ = writeln!(md, "No line moved Modified between caches.\n");
+            continue;
+        }
+        let _ = writeln!(
+            md,
+            "| Index | Cacheline | Region | Rmt Hitm % | Lcl Hitm % | LLC Load Hitm Total | LclHitm | RmtHitm | Total records | Total loads | Total stores | LLC Load Hit LclHit | RMT Load Hit RmtHit | Load Dram Lcl | Load Dram Rmt | Lock words of |"
+        );
+        let _ = writeln!(
+            md,
+            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        );
+        for (i, line) in r.top_lines.iter().enumerate() {
+            let locks = c2c::lock_buckets(line);
+            let locks = match locks.len() {
+                0 => "-".to_string(),
+                1 => locks[0].to_string(),
+                _ => format!("{} (false sharing)", locks.join(", ")),
+            };
+            let _ = writeln!(
+                md,
+                "| {i} | {:#x} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {locks} |",
+                line.address,
+                line.region,
+                c2c::percent(line.rmt_hitm, r.coherence.rmt_hitm),
+                c2c::percent(line.lcl_hitm, r.coherence.lcl_hitm),
+                line.hitm(),
+                line.lcl_hitm,
+                line.rmt_hitm,
+                line.loads + line.stores,
+                line.loads,
+                line.stores,
+                line.lcl_hit,
+                line.rmt_hit,
+                line.dram_lcl,
+                line.dram_rmt,
+            );
+        }
+        let _ = writeln!(md, "\n#### Shared Cache Line Distribution Pareto\n");
+        let _ = writeln!(
+            md,
+            "| Index | Cacheline | Offset | Data | HITM Rmt % | HITM Lcl % | Store Refs L1 Hit % | Store Refs L1 Miss % | Loads | Stores | mean HITM ns | cpu cnt | Node |"
+        );
+        let _ = writeln!(
+            md,
+            "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        );
+        for (i, line) in r.top_lines.iter().enumerate() {
+            let stores: u64 = line.offsets.iter().map(|o| o.stores).sum();
+            for o in &line.offsets {
+                let _ = writeln!(
+                    md,
+                    "| {i} | {:#x} | 0x{:x} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {:.1} | {} | {} |",
+                    line.address,
+                    o.offset,
+                    o.what,
+                    c2c::percent(o.rmt_hitm, line.rmt_hitm),
+                    c2c::percent(o.lcl_hitm, line.lcl_hitm),
+                    c2c::percent(o.store_l1_hit, stores),
+                    c2c::percent(o.store_l1_miss, stores),
+                    o.loads,
+                    o.stores,
+                    o.mean_hitm_ns,
+                    o.cpu_count,
+                    c2c::nodes(o),
+                );
+            }
+        }
+        md.push('\n');
+    }
+}
+
+fn config(md: &mut String, set: &ResultSet) {
+    let _ = writeln!(md, "## Resolved config\n");
+    let _ = writeln!(
+        md,
+        "```toml\n{}\n```",
+        set.provenance.resolved_config.trim_end()
+    );
+}

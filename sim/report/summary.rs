@@ -1,0 +1,141 @@
+//! The figures of each (sweep point, design), averaged over repetitions:
+//! what the summary table shows and the comparison and charts start from.
+
+use crate::record::RunRecord;
+use crate::results::ResultSet;
+
+/// The runs of one design at one sweep point.
+pub struct Cell<'a> {
+    pub point: usize,
+    /// "cpus=64, line_size=128", or "-" without a sweep.
+    pub label: String,
+    pub design: &'a str,
+    /// In repetition order.
+    pub runs: Vec<&'a RunRecord>,
+}
+
+impl Cell<'_> {
+    /// The mean of a figure over the repetitions.
+    pub fn mean(&self, figure: impl Fn(&RunRecord) -> f64) -> f64 {
+        self.runs.iter().map(|r| figure(r)).sum::<f64>() / self.runs.len().max(1) as f64
+    }
+
+    /// A figure per repetition.
+    pub fn each(&self, figure: impl Fn(&RunRecord) -> f64) -> Vec<f64> {
+        self.runs.iter().map(|r| figure(r)).collect()
+    }
+
+    /// The CPUs the workload keeps busy: one thread per CPU.
+    pub fn threads(&self) -> u32 {
+        self.runs.first().map_or(0, |r| r.threads)
+    }
+}
+
+/// Every (point, design) with runs: points in sweep order, designs in the
+/// set's order.
+pub fn cells(set: &ResultSet) -> Vec<Cell<'_>> {
+    let mut cells = Vec::new();
+    for point in 0..set.points() {
+        for design in &set.designs {
+            let runs: Vec<_> = set.runs_of(point, design).collect();
+            let Some(first) = runs.first() else {
+                continue;
+            };
+            cells.push(Cell {
+                point,
+                label: point_label(&set.axes, &first.axis_values),
+                design,
+                runs: runs.iter().map(|r| &r.record).collect(),
+            });
+        }
+    }
+    cells
+}
+
+pub fn point_label(axes: &[String], values: &[String]) -> String {
+    if axes.is_empty() {
+        return "-".into();
+    }
+    axes.iter()
+        .zip(values)
+        .map(|(a, v)| format!("{a}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Per-op rate of a count; 0 for a run without ops.
+pub fn per_op(count: u64, r: &RunRecord) -> f64 {
+    if r.ops == 0 {
+        0.0
+    } else {
+        count as f64 / r.ops as f64
+    }
+}
+
+/// Percent of a run's keys.
+pub fn of_keys(count: f64, r: &RunRecord) -> f64 {
+    if r.load.keys == 0 {
+        0.0
+    } else {
+        100.0 * count / r.load.keys as f64
+    }
+}
+
+/// Axes along which a sweep scales the CPU count; points that differ only
+/// there lie on one scaling curve.
+const SCALING_AXES: [&str; 2] = ["cpus", "threads"];
+
+/// One scaling curve: a design, with every other axis held.
+pub struct Series<'a> {
+    /// The design, and the values of the other axes when there are any.
+    pub label: String,
+    pub design: &'a str,
+    /// Cells in increasing thread count.
+    pub cells: Vec<&'a Cell<'a>>,
+}
+
+pub fn series<'a>(set: &ResultSet, cells: &'a [Cell<'a>]) -> Vec<Series<'a>> {
+    let held = |point: usize| -> Vec<String> {
+        let run = set.runs.iter().find(|r| r.point == point);
+        set.axes
+            .iter()
+            .zip(run.map_or(&[][..], |r| &r.axis_values[..]))
+            .filter(|(a, _)| !SCALING_AXES.contains(&a.as_str()))
+            .map(|(a, v)| format!("{a}={v}"))
+            .collect()
+    };
+    let mut series: Vec<Series> = Vec::new();
+    let mut keys: Vec<(String, Vec<String>)> = Vec::new();
+    for cell in cells {
+        let key = (cell.design.to_string(), held(cell.point));
+        match keys.iter().position(|k| *k == key) {
+            Some(i) => series[i].cells.push(cell),
+            None => {
+                let label = if key.1.is_empty() {
+                    key.0.clone()
+                } else {
+                    format!("{} ({})", key.0, key.1.join(", "))
+                };
+                series.push(Series {
+                    label,
+                    design: cell.design,
+                    cells: vec![cell],
+                });
+                keys.push(key);
+            }
+        }
+    }
+    for s in &mut series {
+        s.cells.sort_by_key(|c| (c.threads(), c.point));
+    }
+    series
+}
+
+/// The point with the most threads (the last such in sweep order): where
+/// the load histogram and the node heat map are drawn.
+pub fn busiest_point(cells: &[Cell]) -> Option<usize> {
+    cells
+        .iter()
+        .max_by_key(|c| (c.threads(), c.point))
+        .map(|c| c.point)
+}

@@ -1,0 +1,600 @@
+//! A workload written in TOML as a list of steps, so a user can model
+//! another hashed lock table or sharing pattern without writing Rust:
+//!
+//! ```toml
+//! [workload]
+//! name = "program"
+//! threads = 8
+//! iterations = 1000              # passes before each thread exits; absent: run the window
+//! words = { counter = "64" }     # named user words: byte offset expressions
+//! tables = [{ name = "page-wait", slots = 256, stride = 24 }]
+//! steps = [
+//!   { op = "lock", table = "page-wait", key = "0x7f0000000000 + 4096 * (iteration % 64)" },
+//!   { op = "compute", ns = 200 },
+//!   { op = "unlock", table = "page-wait", key = "0x7f0000000000 + 4096 * (iteration % 64)" },
+//!   { op = "atomic", word = "counter", action = "add", value = 1 },
+//!   { op = "futex-wake", addr = "4 * thread", nr = 1 },
+//!   { op = "barrier" },
+//!   { op = "repeat", times = 4, steps = [{ op = "compute", ns = 50 }] },
+//! ]
+//! ```
+//!
+//! Each pass of the steps is one counted iteration. Addresses are byte
+//! offsets into the process's user memory (`memory` bytes, private to each
+//! process unless `shared`), written as expressions over `thread`,
+//! `process`, `cpu`, `node`, `threads`, `processes` and `iteration`; an
+//! offset wraps round the memory and is aligned down to a word, so
+//! `64 * iteration` walks it. A table bucket is `hash_64(key, log2(slots))`
+//! (include/linux/hash.h: the multiplicative hash of the page wait table
+//! and other kernel tables), its lock at `stride * bucket` in the table.
+//! Named locks and tables are kernel spinlocks on node 0; futex words are
+//! private futexes unless the memory is shared. A barrier spans the
+//! threads that share its memory: each process's, or all with `shared`.
+
+use super::objects::Objects;
+use super::pthread::Barrier;
+use super::task_loop::{Action, Body, TaskLoop};
+use super::{user_memory, Setup};
+use crate::engine::user_word::{AtomicOp, UserWord};
+use crate::engine::{Op, TaskSpec, Timeline};
+use crate::expr::Expr;
+use crate::kernel::key::KeyKind;
+use crate::kernel::script::{LockRef, Mem};
+use crate::kernel::waitwake::FutexOp;
+use crate::machine::Machine;
+use crate::memory::{Home, MemoryMap, RegionId};
+use crate::record::Metric;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramSpec {
+    pub threads: u32,
+    #[serde(default = "one")]
+    pub processes: u32,
+    /// Bytes of user memory the address expressions index.
+    #[serde(default = "page")]
+    pub memory: u64,
+    /// One MAP_SHARED mapping for all processes (shared futexes) instead of private memory.
+    #[serde(default)]
+    pub shared: bool,
+    #[serde(default)]
+    pub iterations: Option<u64>,
+    #[serde(default)]
+    pub words: BTreeMap<String, String>,
+    #[serde(default)]
+    pub locks: Vec<String>,
+    #[serde(default)]
+    pub tables: Vec<LockTable>,
+    pub steps: Vec<StepSpec>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn page() -> u64 {
+    4096
+}
+
+/// A hashed array of spinlocks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockTable {
+    pub name: String,
+    /// A power of two.
+    pub slots: u64,
+    /// Bytes per bucket; the lock word is at the bucket's start.
+    #[serde(default = "line")]
+    pub stride: u64,
+}
+
+fn line() -> u64 {
+    64
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum StepSpec {
+    FutexWait {
+        addr: String,
+        #[serde(default)]
+        val: u32,
+    },
+    FutexWake {
+        addr: String,
+        #[serde(default = "one")]
+        nr: u32,
+    },
+    /// A named lock (`lock`), or the bucket of `table` that `key` hashes to.
+    Lock {
+        #[serde(default)]
+        lock: Option<String>,
+        #[serde(default)]
+        table: Option<String>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    Unlock {
+        #[serde(default)]
+        lock: Option<String>,
+        #[serde(default)]
+        table: Option<String>,
+        #[serde(default)]
+        key: Option<String>,
+    },
+    Atomic {
+        word: String,
+        action: AtomicAction,
+        #[serde(default = "one")]
+        value: u32,
+    },
+    Compute {
+        ns: u64,
+    },
+    Barrier,
+    Repeat {
+        times: u32,
+        steps: Vec<StepSpec>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtomicAction {
+    Add,
+    Sub,
+    Exchange,
+    Store,
+    Load,
+}
+
+const VARIABLES: &[&str] = &[
+    "thread",
+    "process",
+    "cpu",
+    "node",
+    "threads",
+    "processes",
+    "iteration",
+];
+/// Bounds that keep a hostile config from exhausting memory.
+const MAX_SLOTS: u64 = 1 << 20;
+const MAX_STEPS_PER_PASS: u64 = 1 << 20;
+const MAX_MEMORY: u64 = 1 << 30;
+
+/// A step, checked and resolved.
+#[derive(Clone, Debug)]
+enum Step {
+    FutexWait(Expr, u32),
+    FutexWake(Expr, u32),
+    Lock(LockSel),
+    Unlock(LockSel),
+    Atomic(usize, AtomicAction, u32),
+    Compute(u64),
+    Barrier,
+}
+
+#[derive(Clone, Debug)]
+enum LockSel {
+    Named(usize),
+    Bucket(usize, Expr),
+}
+
+impl StepSpec {
+    fn op(&self) -> &'static str {
+        match self {
+            StepSpec::FutexWait { .. } => "futex-wait",
+            StepSpec::FutexWake { .. } => "futex-wake",
+            StepSpec::Lock { .. } => "lock",
+            StepSpec::Unlock { .. } => "unlock",
+            StepSpec::Atomic { .. } => "atomic",
+            StepSpec::Compute { .. } => "compute",
+            StepSpec::Barrier => "barrier",
+            StepSpec::Repeat { .. } => "repeat",
+        }
+    }
+}
+
+fn expr(what: &str, src: &str) -> Result<Expr, String> {
+    let e = Expr::parse(src).map_err(|e| format!("{what} '{src}': {e}"))?;
+    e.check_variables(VARIABLES)
+        .map_err(|e| format!("{what} '{src}': {e}"))?;
+    Ok(e)
+}
+
+impl ProgramSpec {
+    pub fn label(&self) -> String {
+        format!(
+            "program of {} steps, {} threads in {} processes",
+            self.steps.len(),
+            self.threads,
+            self.processes
+        )
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.threads == 0 || self.processes == 0 || self.processes > self.threads {
+            return Err(
+                "program: threads and processes must be at least 1, with no more processes than threads"
+                    .into(),
+            );
+        }
+        if self.memory < 4 || self.memory > MAX_MEMORY {
+            return Err(format!(
+                "program: memory must be from 4 bytes to {MAX_MEMORY}"
+            ));
+        }
+        for t in &self.tables {
+            if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
+                return Err(format!(
+                    "program: table '{}': slots must be a power of two up to {MAX_SLOTS} and stride at least 4",
+                    t.name
+                ));
+            }
+        }
+        for (name, src) in &self.words {
+            expr(&format!("program: word '{name}'"), src)?;
+        }
+        self.compile().map(|_| ())
+    }
+
+    /// The steps of one pass, repeats unrolled, names resolved.
+    fn compile(&self) -> Result<Vec<Step>, String> {
+        let mut out = Vec::new();
+        self.compile_into(&self.steps, "steps", &mut out)?;
+        Ok(out)
+    }
+
+    fn compile_into(
+        &self,
+        steps: &[StepSpec],
+        path: &str,
+        out: &mut Vec<Step>,
+    ) -> Result<(), String> {
+        for (i, spec) in steps.iter().enumerate() {
+            let at = format!("program: {path}[{i}] ({})", spec.op());
+            let step = match spec {
+                StepSpec::FutexWait { addr, val } => {
+                    Step::FutexWait(expr(&format!("{at}: addr"), addr)?, *val)
+                }
+                StepSpec::FutexWake { addr, nr } => {
+                    Step::FutexWake(expr(&format!("{at}: addr"), addr)?, *nr)
+                }
+                StepSpec::Lock { lock, table, key } => {
+                    Step::Lock(self.lock_sel(&at, lock, table, key)?)
+                }
+                StepSpec::Unlock { lock, table, key } => {
+                    Step::Unlock(self.lock_sel(&at, lock, table, key)?)
+                }
+                StepSpec::Atomic {
+                    word,
+                    action,
+                    value,
+                } => {
+                    let w =
+                        self.words.keys().position(|n| n == word).ok_or_else(|| {
+                            format!("{at}: no word named '{word}' in workload.words")
+                        })?;
+                    Step::Atomic(w, *action, *value)
+                }
+                StepSpec::Compute { ns } => Step::Compute(
+                    ns.checked_mul(1000)
+                        .ok_or_else(|| format!("{at}: ns = {ns} is too long"))?,
+                ),
+                StepSpec::Barrier => Step::Barrier,
+                StepSpec::Repeat { times, steps } => {
+                    let mut body = Vec::new();
+                    self.compile_into(steps, &format!("{path}[{i}].steps"), &mut body)?;
+                    if (out.len() + body.len()) as u64 * u64::from(*times) > MAX_STEPS_PER_PASS {
+                        return Err(format!(
+                            "{at}: more than {MAX_STEPS_PER_PASS} steps per pass once repeated"
+                        ));
+                    }
+                    for _ in 0..*times {
+                        out.extend(body.iter().cloned());
+                    }
+                    continue;
+                }
+            };
+            out.push(step);
+            if out.len() as u64 > MAX_STEPS_PER_PASS {
+                return Err(format!(
+                    "{at}: more than {MAX_STEPS_PER_PASS} steps per pass"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn lock_sel(
+        &self,
+        at: &str,
+        lock: &Option<String>,
+        table: &Option<String>,
+        key: &Option<String>,
+    ) -> Result<LockSel, String> {
+        match (lock, table, key) {
+            (Some(name), None, None) => self
+                .locks
+                .iter()
+                .position(|l| l == name)
+                .map(LockSel::Named)
+                .ok_or_else(|| format!("{at}: no lock named '{name}' in workload.locks")),
+            (None, Some(name), Some(key)) => {
+                let t = self
+                    .tables
+                    .iter()
+                    .position(|t| &t.name == name)
+                    .ok_or_else(|| format!("{at}: no table named '{name}' in workload.tables"))?;
+                Ok(LockSel::Bucket(t, expr(&format!("{at}: key"), key)?))
+            }
+            _ => Err(format!(
+                "{at}: give either `lock` (a named lock) or `table` and `key` (a bucket)"
+            )),
+        }
+    }
+
+    pub fn setup(
+        &self,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
+        let steps: Arc<[Step]> = self.compile().expect("validated before setup").into();
+        let word_exprs: Arc<[Expr]> = self
+            .words
+            .iter()
+            .map(|(name, src)| expr(name, src).expect("validated before setup"))
+            .collect();
+        let mut o = Objects::default();
+        let home = Home::Node(0);
+        let named_locks: Arc<[LockRef]> = self
+            .locks
+            .iter()
+            .map(|name| o.lock(memory, name, home))
+            .collect();
+        let tables: Arc<[(Vec<LockRef>, u32)]> = self
+            .tables
+            .iter()
+            .map(|t| {
+                let obj = o.object(
+                    memory,
+                    format!("table {}", t.name),
+                    t.slots * t.stride,
+                    home,
+                );
+                let locks = (0..t.slots)
+                    .map(|b| {
+                        o.lock_at(
+                            &format!("{} bucket {b}", t.name),
+                            obj.at(memory, b * t.stride),
+                        )
+                    })
+                    .collect();
+                (locks, t.slots.trailing_zeros())
+            })
+            .collect();
+        let process_of =
+            |t: u32| (u64::from(t) * u64::from(self.processes) / u64::from(self.threads)) as u32;
+        let kind = if self.shared {
+            KeyKind::SharedFile
+        } else {
+            KeyKind::Private
+        };
+        // Each process's memory (one mapping for all when shared), and its barrier's two words.
+        let spaces: Vec<(RegionId, u64, Barrier)> =
+            (0..if self.shared { 1 } else { self.processes })
+                .map(|p| {
+                    let base = if self.shared {
+                        user_memory::first_mmap(self.memory, rng)
+                    } else {
+                        user_memory::heap_start(rng)
+                    };
+                    let first = (0..self.threads)
+                        .find(|&t| self.shared || process_of(t) == p)
+                        .unwrap_or(0);
+                    let node = Home::Node(machine.node_of(first % machine.cpus()));
+                    let region = memory.add(format!("program memory {p}"), base, self.memory, node);
+                    let barrier_base = (base + self.memory).next_multiple_of(4096);
+                    let barrier_region =
+                        memory.add(format!("program barrier {p}"), barrier_base, 16, node);
+                    let word = |addr| UserWord {
+                        mem: Mem {
+                            addr,
+                            line: memory.line_in(barrier_region, addr),
+                        },
+                        kind,
+                    };
+                    let count = (0..self.threads)
+                        .filter(|&t| self.shared || process_of(t) == p)
+                        .count() as u32;
+                    (
+                        region,
+                        base,
+                        Barrier {
+                            arrived: word(barrier_base),
+                            round: word(barrier_base + 8),
+                            count,
+                        },
+                    )
+                })
+                .collect();
+        let tasks = (0..self.threads)
+            .map(|t| {
+                let cpu = t % machine.cpus();
+                let p = process_of(t);
+                let (region, base, barrier) = spaces[if self.shared { 0 } else { p as usize }];
+                let vars = [
+                    u64::from(t),
+                    u64::from(p),
+                    u64::from(cpu),
+                    u64::from(machine.node_of(cpu)),
+                    u64::from(self.threads),
+                    u64::from(self.processes),
+                ];
+                TaskSpec {
+                    cpu,
+                    program: Box::new(TaskLoop::new(
+                        Thread {
+                            steps: steps.clone(),
+                            words: word_exprs.clone(),
+                            named_locks: named_locks.clone(),
+                            tables: tables.clone(),
+                            space: Space {
+                                base,
+                                len: self.memory,
+                                kind,
+                                first_line: memory.line_in(region, base),
+                                line_shift: memory.line_size().trailing_zeros(),
+                            },
+                            barrier,
+                            vars,
+                        },
+                        self.iterations,
+                    )),
+                }
+            })
+            .collect();
+        Setup {
+            tasks,
+            task_process: (0..self.threads).map(process_of).collect(),
+            mms: user_memory::mm_addresses(self.processes, rng),
+            futexes: u64::from(self.threads),
+            lock_names: o.into_lock_names(),
+        }
+    }
+
+    pub fn figures(&self, timeline: &Timeline) -> Vec<Metric> {
+        timeline
+            .all_exited()
+            .map(|t| vec![Metric::new("time until all exited", t as f64 / 1e9, "ms")])
+            .unwrap_or_default()
+    }
+}
+
+/// A process's user memory, as a thread's addresses index it.
+#[derive(Clone, Copy)]
+struct Space {
+    base: u64,
+    len: u64,
+    kind: KeyKind,
+    first_line: u32,
+    line_shift: u32,
+}
+
+impl Space {
+    /// The word at a byte offset, wrapped round the memory and aligned down.
+    fn word(&self, offset: u64) -> UserWord {
+        let addr = self.base + (offset % self.len) / 4 * 4;
+        let line =
+            self.first_line + ((addr >> self.line_shift) - (self.base >> self.line_shift)) as u32;
+        UserWord {
+            mem: Mem { addr, line },
+            kind: self.kind,
+        }
+    }
+}
+
+struct Thread {
+    steps: Arc<[Step]>,
+    words: Arc<[Expr]>,
+    named_locks: Arc<[LockRef]>,
+    tables: Arc<[(Vec<LockRef>, u32)]>,
+    space: Space,
+    barrier: Barrier,
+    /// thread, process, cpu, node, threads, processes.
+    vars: [u64; 6],
+}
+
+/// include/linux/hash.h `hash_64`: the top `bits` bits of the key times GOLDEN_RATIO_64.
+fn hash_64(key: u64, bits: u32) -> u64 {
+    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+    if bits == 0 {
+        return 0;
+    }
+    key.wrapping_mul(GOLDEN_RATIO_64) >> (64 - bits)
+}
+
+impl Thread {
+    /// An expression's value for this thread at `iteration`. Expressions are
+    /// checked before the run; one that overflows at a late iteration reads as 0.
+    fn eval(&self, e: &Expr, iteration: u64) -> u64 {
+        let lookup = |name: &str| {
+            VARIABLES
+                .iter()
+                .position(|&v| v == name)
+                .map(|i| self.vars.get(i).copied().unwrap_or(iteration))
+        };
+        e.eval(&lookup).unwrap_or(0)
+    }
+
+    fn lock(&self, sel: &LockSel, iteration: u64) -> LockRef {
+        match sel {
+            LockSel::Named(l) => self.named_locks[*l],
+            LockSel::Bucket(t, key) => {
+                let (locks, bits) = &self.tables[*t];
+                locks[hash_64(self.eval(key, iteration), *bits) as usize]
+            }
+        }
+    }
+}
+
+impl Body for Thread {
+    fn pass(&mut self, iteration: u64, actions: &mut VecDeque<Action>) {
+        let futex = |op| Action::Op(Op::Futex(op));
+        for step in self.steps.iter() {
+            actions.push_back(match step {
+                Step::FutexWait(addr, val) => {
+                    let w = self.space.word(self.eval(addr, iteration));
+                    futex(FutexOp::Wait {
+                        uaddr: w.mem,
+                        val: *val,
+                        kind: w.kind,
+                    })
+                }
+                Step::FutexWake(addr, nr) => {
+                    let w = self.space.word(self.eval(addr, iteration));
+                    futex(FutexOp::Wake {
+                        uaddr: w.mem,
+                        nr: *nr,
+                        kind: w.kind,
+                    })
+                }
+                Step::Lock(sel) => Action::Op(Op::SpinLock(self.lock(sel, iteration))),
+                Step::Unlock(sel) => Action::Op(Op::SpinUnlock(self.lock(sel, iteration))),
+                Step::Atomic(w, action, value) => {
+                    let word = self.space.word(self.eval(&self.words[*w], iteration));
+                    let op = match action {
+                        AtomicAction::Add => AtomicOp::Add(*value),
+                        AtomicAction::Sub => AtomicOp::Sub(*value),
+                        AtomicAction::Exchange => AtomicOp::Exchange(*value),
+                        AtomicAction::Store => AtomicOp::Store(*value),
+                        AtomicAction::Load => AtomicOp::Load,
+                    };
+                    Action::Op(Op::Atomic(word, op))
+                }
+                Step::Compute(ps) => Action::Op(Op::Compute(*ps)),
+                Step::Barrier => Action::BarrierWait(self.barrier),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash_64;
+
+    #[test]
+    fn hash_64_keeps_the_top_bits_of_the_golden_ratio_product() {
+        assert_eq!(hash_64(1, 8), 0x61);
+        assert_eq!(hash_64(2, 4), 0xc);
+        assert_eq!(hash_64(12345, 0), 0);
+    }
+}

@@ -1,0 +1,226 @@
+//! `futexsim run` as a campaign: results independent of --jobs and of
+//! sharding, re-runs that simulate only what is missing, and configs that
+//! are refused before anything is written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CONFIG: &str = r#"
+[run]
+duration_us = 20
+warmup_us = 5
+repetitions = 2
+
+[machine]
+preset = "icx-2s"
+
+[workload]
+name = "perf-hash"
+futexes = 32
+
+[[table]]
+preset = "fixed-256"
+
+[[table]]
+preset = "private-6.17"
+
+[sweep]
+cpus = [2, 8, 32]
+"#;
+
+/// A scratch directory holding the config, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str, config: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("futexsim-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("sweep.toml"), config).unwrap();
+        Scratch(dir)
+    }
+
+    fn config(&self) -> PathBuf {
+        self.0.join("sweep.toml")
+    }
+
+    fn out(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn futexsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn run(scratch: &Scratch, out: &str, extra: &[&str]) -> Output {
+    let config = scratch.config();
+    let out = scratch.out(out);
+    let mut args = vec![
+        "run",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = futexsim(&args);
+    assert!(
+        output.status.success(),
+        "futexsim {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn results(dir: &Path) -> String {
+    fs::read_to_string(dir.join("results.json")).unwrap()
+}
+
+fn run_files(dir: &Path) -> usize {
+    fs::read_dir(dir.join("runs")).unwrap().count()
+}
+
+#[test]
+fn results_do_not_depend_on_jobs_or_sharding() {
+    let s = Scratch::new("shards", CONFIG);
+    run(&s, "one", &["--jobs", "1"]);
+    run(&s, "two", &["--jobs", "2"]);
+    assert_eq!(results(&s.out("one")), results(&s.out("two")));
+    assert_eq!(run_files(&s.out("one")), 3 * 2 * 2);
+
+    run(&s, "shard1", &["--shard", "1/2"]);
+    run(&s, "shard2", &["--shard", "2/2"]);
+    assert!(
+        !s.out("shard1").join("results.json").exists(),
+        "a shard alone is no result set"
+    );
+    let (a, b) = (run_files(&s.out("shard1")), run_files(&s.out("shard2")));
+    assert_eq!(a + b, 12, "the shards split the runs");
+    assert!(a > 0 && b > 0, "both shards hold runs: {a} and {b}");
+    let (s1, s2, merged) = (s.out("shard1"), s.out("shard2"), s.out("merged"));
+    let out = futexsim(&[
+        "merge",
+        s1.to_str().unwrap(),
+        s2.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(results(&merged), results(&s.out("one")));
+
+    // One shard is not enough to merge.
+    let out = futexsim(&[
+        "merge",
+        s1.to_str().unwrap(),
+        "--out",
+        s.out("half").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run the missing shards"));
+}
+
+#[test]
+fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
+    let s = Scratch::new("resume", CONFIG);
+    run(&s, "c", &[]);
+    let full = results(&s.out("c"));
+    let again = run(&s, "c", &[]);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("0 runs simulated now"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(results(&s.out("c")), full);
+
+    // Cut short: some runs and the results are gone.
+    fs::remove_file(s.out("c").join("results.json")).unwrap();
+    let mut runs: Vec<_> = fs::read_dir(s.out("c").join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    for path in runs.iter().step_by(3) {
+        fs::remove_file(path).unwrap();
+    }
+    let resumed = run(&s, "c", &[]);
+    assert!(
+        String::from_utf8_lossy(&resumed.stderr).contains("4 runs simulated now"),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert_eq!(results(&s.out("c")), full);
+}
+
+#[test]
+fn a_changed_config_is_refused_unless_asked() {
+    let s = Scratch::new("changed", CONFIG);
+    run(&s, "c", &[]);
+    fs::write(s.config(), CONFIG.replace("futexes = 32", "futexes = 64")).unwrap();
+    let out = futexsim(&[
+        "run",
+        s.config().to_str().unwrap(),
+        "--out",
+        s.out("c").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("another config") && err.contains("futexes"),
+        "{err}"
+    );
+    run(&s, "c", &["--overwrite"]);
+    assert!(results(&s.out("c")).contains("-f 64"));
+    assert_eq!(
+        run_files(&s.out("c")),
+        12,
+        "runs of the old config are gone"
+    );
+}
+
+#[test]
+fn a_malformed_config_is_one_line_exit_2_and_nothing_written() {
+    let s = Scratch::new(
+        "malformed",
+        &CONFIG.replace("futexes = 32", "futexes = \"many\""),
+    );
+    let out_dir = s.out("c");
+    let out = futexsim(&[
+        "run",
+        s.config().to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("sweep.toml:12:11:"), "{err}");
+    assert!(!out_dir.exists(), "nothing is written");
+}
+
+#[test]
+fn a_candidate_rule_runs_beside_the_configs_designs() {
+    let s = Scratch::new("rule", CONFIG);
+    let out = run(&s, "c", &["--rule", "roundup_pow_of_two(16 * cpus)"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("fixed-256 slots=roundup_pow_of_two(16 * cpus)"),
+        "{table}"
+    );
+    let bad = futexsim(&["run", s.config().to_str().unwrap(), "--rule", "2 *"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--rule:1:"));
+}

@@ -1,0 +1,93 @@
+//! The TOML config: presets merged with overrides, sweeps expanded, and
+//! mistakes reported at their file, line and column.
+
+use futexsim::config::{Config, ConfigError};
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse("test.toml", "test", text, &[])
+}
+
+const SMALL: &str = r#"
+[run]
+duration_us = 20
+warmup_us = 5
+
+[machine]
+preset = "icx-2s"
+
+[workload]
+name = "perf-hash"
+futexes = 64
+
+[[table]]
+preset = "fixed-256"
+
+[[table]]
+preset = "aligned-3.14"
+baseline = true
+
+[sweep]
+cpus = [4, 8]
+"machine.coherence.line" = [64, 128]
+"#;
+
+#[test]
+fn the_default_config_expands_to_its_sweep() {
+    let c = Config::default_config(&[]).unwrap();
+    assert_eq!(c.axes, ["cpus"]);
+    assert_eq!(c.baseline, "fixed-256");
+    assert_eq!(c.points.len(), 7);
+    assert_eq!(c.points[0].axis_values, ["8"]);
+    assert_eq!(c.points[6].machine.topology.nr_cpus, Some(512));
+    assert_eq!(c.runs().len(), 7 * 5 * 2);
+}
+
+#[test]
+fn axes_expand_as_a_cartesian_product_first_axis_outermost() {
+    let c = parse(SMALL).unwrap();
+    assert_eq!(c.baseline, "aligned-3.14");
+    let labels: Vec<Vec<String>> = c.points.iter().map(|p| p.axis_values.clone()).collect();
+    assert_eq!(
+        labels,
+        [["4", "64"], ["4", "128"], ["8", "64"], ["8", "128"]]
+    );
+    assert_eq!(c.points[1].machine.coherence.line, 128);
+    assert_eq!(c.points[2].machine.topology.nr_cpus, Some(8));
+    // The preset's fields survive the override.
+    assert_eq!(c.points[0].machine.topology.sockets, 2);
+}
+
+fn error(text: &str) -> ConfigError {
+    parse(text).expect_err("the config should be refused")
+}
+
+#[test]
+fn a_swept_value_that_is_out_of_range_is_placed_at_that_value() {
+    let e = error(&SMALL.replace("cpus = [4, 8]", "cpus = [4, 100000]"));
+    assert_eq!((e.line, e.column), (21, 12), "{e}");
+    assert!(e.message.contains("at sweep point cpus = 100000"), "{e}");
+    assert!(e.message.contains("nr_cpus"), "{e}");
+}
+
+#[test]
+fn an_unknown_key_is_named_with_the_closest_valid_one() {
+    let e = error(&SMALL.replace("futexes = 64", "futexs = 64"));
+    assert_eq!(e.line, 11, "{e}");
+    assert!(e.message.contains("did you mean `futexes`?"), "{e}");
+}
+
+#[test]
+fn the_resolved_config_is_a_config_that_resolves_to_itself() {
+    let rules = ["roundup_pow_of_two(4 * threads)".to_string()];
+    for c in [
+        parse(SMALL).unwrap(),
+        Config::default_config(&rules).unwrap(),
+    ] {
+        let again = Config::parse("campaign", &c.name, &c.resolved, &[]).unwrap();
+        assert_eq!(again.resolved, c.resolved);
+        assert_eq!(again.axes, c.axes);
+        assert_eq!(again.designs, c.designs);
+        assert_eq!(again.baseline, c.baseline);
+        assert_eq!(again.points, c.points);
+    }
+}

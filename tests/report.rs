@@ -1,0 +1,313 @@
+//! The report rendered from a small real campaign: two designs, two CPU
+//! counts, two repetitions on icx-2s, checked against the records.
+
+use futexsim::engine::RunWindow;
+use futexsim::kernel::table;
+use futexsim::machine::presets;
+use futexsim::record::RunRecord;
+use futexsim::report::{self, REPORT_MD, RESULTS_JSON, TEMP_DIR};
+use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
+use futexsim::scenario::Scenario;
+use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const DESIGNS: [&str; 2] = ["fixed-256", "aligned-3.14"];
+const THREADS: [u32; 2] = [16, 64];
+const REPETITIONS: u32 = 2;
+
+fn campaign() -> &'static (ResultSet, SpeedLog) {
+    static SET: OnceLock<(ResultSet, SpeedLog)> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut runs = Vec::new();
+        let mut speed = SpeedLog {
+            date: "2025-01-01T00:00:00Z".into(),
+            peak_rss_bytes: 64 << 20,
+            runs: Vec::new(),
+        };
+        for (point, threads) in THREADS.into_iter().enumerate() {
+            for design in DESIGNS {
+                for repetition in 0..REPETITIONS {
+                    let scenario = Scenario {
+                        machine: presets::preset("icx-2s").unwrap(),
+                        design: table::preset(design).unwrap(),
+                        workload: WorkloadSpec::PerfHash(PerfHash {
+                            threads: Some(threads),
+                            ..PerfHash::default()
+                        }),
+                        window: RunWindow {
+                            warmup: 50_000_000,
+                            duration: 150_000_000,
+                        },
+                        seed: 7 + u64::from(repetition),
+                    };
+                    let (record, run_speed) = scenario.simulate().unwrap();
+                    let id = format!("{point}-{design}-{repetition}");
+                    speed.runs.push((id.clone(), run_speed));
+                    runs.push(RunResult {
+                        point,
+                        axis_values: vec![threads.to_string()],
+                        design: design.into(),
+                        repetition,
+                        id,
+                        record,
+                    });
+                }
+            }
+        }
+        let set = ResultSet {
+            provenance: Provenance {
+                futexsim_version: "0.1.0".into(),
+                git_commit: "test".into(),
+                config_name: "report-test".into(),
+                resolved_config: "[workload]\nname = \"perf-hash\"\n".into(),
+                base_seed: 7,
+                repetitions: REPETITIONS,
+                machines: vec![MachineSource {
+                    name: "icx-2s".into(),
+                    source: "test".into(),
+                }],
+            },
+            axes: vec!["threads".into()],
+            designs: DESIGNS.map(String::from).to_vec(),
+            baseline: DESIGNS[0].into(),
+            runs,
+        };
+        (set, speed)
+    })
+}
+
+/// A fresh directory under the target dir, emptied first.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rendered(name: &str) -> (PathBuf, String) {
+    let (set, speed) = campaign();
+    let dir = scratch(name);
+    report::write(&dir, set, speed).unwrap();
+    let md = std::fs::read_to_string(dir.join(REPORT_MD)).unwrap();
+    (dir, md)
+}
+
+fn records<'a>(set: &'a ResultSet, threads: u32, design: &str) -> Vec<&'a RunRecord> {
+    set.runs
+        .iter()
+        .filter(|r| r.record.threads == threads && r.design == design)
+        .map(|r| &r.record)
+        .collect()
+}
+
+fn mean(rs: &[&RunRecord], f: impl Fn(&RunRecord) -> f64) -> f64 {
+    rs.iter().map(|r| f(r)).sum::<f64>() / rs.len() as f64
+}
+
+/// The cells of the table row that starts with `prefix`, in `section`.
+fn row(md: &str, section: &str, prefix: &str) -> Vec<String> {
+    let start = md.find(section).unwrap_or_else(|| panic!("no {section}"));
+    let line = md[start..]
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no row {prefix} in {section}"));
+    line.trim_matches('|')
+        .split(" | ")
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_summary_shows_the_records() {
+    let (set, _) = campaign();
+    let (dir, md) = rendered("summary");
+    for threads in THREADS {
+        for design in DESIGNS {
+            let rs = records(set, threads, design);
+            assert_eq!(rs.len(), REPETITIONS as usize);
+            let cells = row(
+                &md,
+                "## Summary",
+                &format!("| threads={threads} | {design} |"),
+            );
+            let ops = mean(&rs, |r| r.ops_per_sec);
+            assert_eq!(cells[2], format!("{ops:.0}"), "{design} at {threads}");
+            let thread = mean(&rs, |r| r.mean_thread_ops_per_sec);
+            assert!(cells[3].starts_with(&format!("{thread:.0} (± ")));
+            let p99 = mean(&rs, |r| r.latency_ns.p99 as f64);
+            assert_eq!(cells[5], format!("{p99:.0}"));
+            let rmt = mean(&rs, |r| r.coherence.rmt_hitm as f64 / r.ops as f64);
+            assert_eq!(cells[7], format!("{rmt:.3}"));
+            let max_load = mean(&rs, |r| r.load.max_load as f64);
+            assert_eq!(cells[10], format!("{max_load:.1}"));
+            // Every key of the workload is in the load record.
+            assert!(rs.iter().all(|r| r.load.keys == u64::from(threads) * 1024));
+            let counted: u64 = rs[0].load.histogram.iter().map(|c| c.buckets).sum();
+            assert_eq!(counted, rs[0].load.buckets);
+        }
+    }
+    // Packed 40-byte buckets share lines, aligned ones never do.
+    let aligned = row(&md, "## Summary", "| threads=64 | aligned-3.14 |");
+    assert_eq!(aligned[13], "0.0%");
+    let fixed = row(&md, "## Summary", "| threads=64 | fixed-256 |");
+    assert_ne!(fixed[13], "0.0%");
+    // The comparison has one row per point for the non-baseline design.
+    let cmp = row(&md, "## Comparison", "| threads=64 | aligned-3.14 |");
+    let ratio = mean(&records(set, 64, "aligned-3.14"), |r| {
+        r.mean_thread_ops_per_sec
+    }) / mean(&records(set, 64, "fixed-256"), |r| {
+        r.mean_thread_ops_per_sec
+    });
+    // The mean of paired ratios is close to the ratio of means here.
+    let shown: f64 = cmp[2].split(' ').next().unwrap().parse().unwrap();
+    assert!((shown - ratio).abs() < 0.05, "{shown} vs {ratio}");
+    for chart in [
+        "throughput",
+        "hitm_per_op",
+        "bucket_load-fixed-256",
+        "hitm_nodes-aligned-3.14",
+    ] {
+        let path = format!("charts/{chart}.svg");
+        assert!(md.contains(&format!("({path})")), "{path} not linked");
+        let svg = std::fs::read_to_string(dir.join(&path)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    }
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + set.runs.len());
+    assert!(csv.starts_with("point,axis.threads,design,repetition,id,"));
+}
+
+#[test]
+fn the_c2c_table_names_falsely_shared_bucket_locks() {
+    let (set, _) = campaign();
+    let (_, md) = rendered("c2c");
+    let r = records(set, 64, "fixed-256")[0];
+    let section = "### fixed-256 at threads=64";
+    let shared = r
+        .top_lines
+        .iter()
+        .filter(|line| {
+            let mut locks: Vec<&str> = line
+                .offsets
+                .iter()
+                .filter_map(|o| o.what.strip_suffix(" lock"))
+                .collect();
+            locks.dedup();
+            locks.len() >= 2
+        })
+        .count();
+    assert!(
+        shared > 0,
+        "fixed-256 at 64 CPUs has no line with two bucket locks"
+    );
+    // Each such line's row names both buckets and its HITM count.
+    for (i, line) in r.top_lines.iter().enumerate() {
+        let cells = row(&md, section, &format!("| {i} | {:#x} |", line.address));
+        assert_eq!(cells[5], line.hitm().to_string());
+        let locks: Vec<&str> = line
+            .offsets
+            .iter()
+            .filter_map(|o| o.what.strip_suffix(" lock"))
+            .collect();
+        let named = &cells[15];
+        for bucket in &locks {
+            assert!(named.contains(bucket), "{named} lacks {bucket}");
+        }
+        assert_eq!(named.ends_with("(false sharing)"), locks.len() >= 2);
+    }
+}
+
+#[test]
+fn report_rebuilds_from_results_json_byte_for_byte() {
+    let (dir, md) = rendered("round-trip");
+    let json = std::fs::read(dir.join(RESULTS_JSON)).unwrap();
+    let csv = std::fs::read(dir.join("results.csv")).unwrap();
+    std::fs::remove_file(dir.join(REPORT_MD)).unwrap();
+    let (set, speed) = report::read(&dir).unwrap();
+    assert_eq!(&set, &campaign().0);
+    report::write(&dir, &set, &speed).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
+    assert_eq!(std::fs::read(dir.join(RESULTS_JSON)).unwrap(), json);
+    assert_eq!(std::fs::read(dir.join("results.csv")).unwrap(), csv);
+    assert!(!dir.join(TEMP_DIR).exists());
+
+    // The command does the same, and says where the report is.
+    std::fs::remove_file(dir.join(REPORT_MD)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
+}
+
+#[test]
+fn a_failed_write_leaves_the_previous_report() {
+    let (dir, md) = rendered("interrupted");
+    // Something in the way of the temporary directory stops the write
+    // before anything is moved into place.
+    std::fs::write(dir.join(TEMP_DIR), "in the way").unwrap();
+    let (set, speed) = campaign();
+    let mut changed = set.clone();
+    changed.provenance.config_name = "changed".into();
+    let err = report::write(&dir, &changed, speed).unwrap_err();
+    assert!(err.to_string().contains(TEMP_DIR), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
+    let (kept, _) = report::read(&dir).unwrap();
+    assert_eq!(kept.provenance.config_name, "report-test");
+}
+
+#[test]
+fn bad_report_directories_are_input_errors() {
+    let dir = scratch("bad-input");
+    let futexsim = |args: &[&Path]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = futexsim(&[Path::new("report"), &dir]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&dir.join(RESULTS_JSON).display().to_string()),
+        "{stderr}"
+    );
+    std::fs::write(dir.join(RESULTS_JSON), "{\"runs\": 3}").unwrap();
+    let out = futexsim(&[Path::new("diff"), &dir, &dir]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a futexsim result file"));
+}
+
+#[test]
+fn diff_compares_two_result_sets_point_by_point() {
+    let (a, _) = rendered("diff-a");
+    let (b, _) = rendered("diff-b");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The same results: every ratio is exactly 1 and inside the noise.
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| threads="))
+        .collect();
+    assert_eq!(rows.len(), THREADS.len() * DESIGNS.len() * 5);
+    assert!(rows
+        .iter()
+        .all(|l| l.ends_with("| 1.000 (1.000..1.000), within noise |")));
+}

@@ -1,0 +1,133 @@
+//! The defining behaviour of the program-style workloads: the FEA-style
+//! solver, time_exit, the LRU lock under NUMA emulation.
+
+use futexsim::engine::RunWindow;
+use futexsim::kernel::table::preset as table;
+use futexsim::machine::presets::preset as machine;
+use futexsim::machine::MachineSpec;
+use futexsim::record::RunRecord;
+use futexsim::scenario::Scenario;
+use futexsim::workload::fea_solver::FeaSolver;
+use futexsim::workload::lru_lock::LruLock;
+use futexsim::workload::time_exit::TimeExit;
+use futexsim::workload::WorkloadSpec;
+
+const MS: u64 = 1_000_000_000;
+
+fn run(machine: MachineSpec, design: &str, workload: WorkloadSpec, window: RunWindow) -> RunRecord {
+    Scenario {
+        machine,
+        design: table(design).unwrap(),
+        workload,
+        window,
+        seed: 3,
+    }
+    .simulate()
+    .unwrap()
+    .0
+}
+
+fn extra(r: &RunRecord, name: &str) -> f64 {
+    r.extra
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no '{name}' in {:?}", r.extra))
+        .value
+}
+
+/// A run that ends when every task has exited; the window is only a limit.
+const UNTIL_EXIT: RunWindow = RunWindow {
+    warmup: 0,
+    duration: 2000 * MS,
+};
+
+#[test]
+fn time_exit_takes_longer_with_more_children() {
+    let times: Vec<f64> = [8, 32, 128]
+        .into_iter()
+        .map(|n| {
+            let r = run(
+                machine("uv-512").unwrap(),
+                "fixed-256",
+                WorkloadSpec::TimeExit(TimeExit {
+                    children: Some(n),
+                    ..TimeExit::default()
+                }),
+                UNTIL_EXIT,
+            );
+            assert_eq!(extra(&r, "children exited"), f64::from(n));
+            let tasklist = r
+                .workload_locks
+                .iter()
+                .find(|l| l.name == "tasklist_lock")
+                .unwrap();
+            // Each child's exit_notify, and the parent's walk and reap per child.
+            assert!(tasklist.lock.acquisitions >= 3 * u64::from(n));
+            extra(&r, "time until all exited")
+        })
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[1] > w[0] * 1.5),
+        "time_exit should grow with N: {times:?}"
+    );
+}
+
+#[test]
+fn every_solver_thread_runs_every_step_behind_the_barrier() {
+    let solver = FeaSolver {
+        processes: 2,
+        threads_per_process: 4,
+        steps: 30,
+        ..serde_json::from_str("{}").unwrap()
+    };
+    for design in ["fixed-256", "private-2009"] {
+        let r = run(
+            machine("vsmp-32").unwrap(),
+            design,
+            WorkloadSpec::FeaSolver(solver.clone()),
+            UNTIL_EXIT,
+        );
+        assert_eq!((r.min_thread_ops, r.max_thread_ops), (30, 30), "{design}");
+        assert_eq!(r.asleep_at_end, 0, "{design}: nobody left behind a barrier");
+        // 8 threads x 30 steps, each taking its step's share of the compute at least.
+        assert!(extra(&r, "solve time") > 30.0 * 20e-3, "{design}");
+    }
+}
+
+/// A one-node arm64 machine with enough cores for the report's 96 processes.
+fn arm64_96(numa_fake: u32) -> MachineSpec {
+    let mut m = machine("arm64-8").unwrap();
+    m.topology.cores_per_socket = 96;
+    m.topology.cores_per_llc = 96;
+    m.topology.numa_fake = numa_fake;
+    m
+}
+
+#[test]
+fn numa_emulation_splits_the_lru_lock_and_its_contention() {
+    let window = RunWindow {
+        warmup: MS / 2,
+        duration: 2 * MS,
+    };
+    let rate = |processes, fake| {
+        run(
+            arm64_96(fake),
+            "numa-6.16",
+            WorkloadSpec::LruLock(LruLock {
+                processes: Some(processes),
+            }),
+            window,
+        )
+        .ops_per_sec
+    };
+    let (one, one_fake) = (rate(1, 1), rate(1, 2));
+    assert!(
+        (one_fake / one - 1.0).abs() < 0.02,
+        "one process: {one} vs {one_fake}"
+    );
+    let (busy, busy_fake) = (rate(48, 1), rate(48, 2));
+    assert!(
+        busy_fake > 1.5 * busy,
+        "48 processes: {busy} vs {busy_fake}"
+    );
+}
