@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod expr;
 pub mod hash;
+pub mod host;
 pub mod kernel;
 pub mod machine;
 pub mod memory;

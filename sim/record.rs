@@ -298,12 +298,12 @@ impl LineRecord {
             loads: s.loads,
             stores: s.stores,
             offsets: s
-                .offsets
+                .offsets()
                 .iter()
                 .map(|o| {
                     let hitm = o.lcl_hitm + o.rmt_hitm;
-                    let mut nodes: Vec<u32> = o.cpus.iter().map(|&c| node_of(c.into())).collect();
-                    nodes.dedup();
+                    let mut nodes = Vec::new();
+                    o.cpus.for_each(|c| nodes.push(node_of(c.into())));
                     nodes.sort_unstable();
                     nodes.dedup();
                     OffsetRecord {

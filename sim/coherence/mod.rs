@@ -11,6 +11,7 @@ mod stats;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
 
+use crate::host::{prefetch, prefetch_whole};
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use serde::{Deserialize, Serialize};
@@ -83,14 +84,16 @@ struct Line {
     home: u16,
     /// Offset of the field last written, to tell true from false sharing.
     writer_off: u16,
-    /// 1 + index into `stats`; 0 until the line first moves between caches.
-    stats: u32,
     /// Opaque to the directory: the engine's list of CPUs spinning on this line.
     pub watch: u32,
 }
 
 pub struct Directory {
     lines: Vec<Line>,
+    /// Per line, 1 + index into `stats`; 0 until the line first moves between
+    /// caches. Apart from `lines` so a prefetch finds a line's statistics
+    /// without waiting for the line's state.
+    stats_of: Vec<u32>,
     stats: Vec<LineStats>,
     pub totals: Totals,
     cpus: usize,
@@ -100,20 +103,21 @@ pub struct Directory {
 
 impl Directory {
     pub fn new(memory: &MemoryMap, machine: &Machine) -> Directory {
-        let lines = (0..memory.lines())
-            .map(|l| Line {
+        let lines: Vec<Line> = memory
+            .line_homes()
+            .map(|home| Line {
                 busy_until: 0,
                 sharers: SharerSet::default(),
                 owner: NO_CPU,
                 last: NO_CPU,
                 dirty: false,
-                home: memory.home_of_line(l) as u16,
+                home: home as u16,
                 writer_off: NO_OFFSET,
-                stats: 0,
                 watch: 0,
             })
             .collect();
         Directory {
+            stats_of: vec![0; lines.len()],
             lines,
             stats: Vec::new(),
             totals: Totals::new(machine.nodes()),
@@ -137,6 +141,7 @@ impl Directory {
         let off = (addr & self.line_mask) as u16;
         let c = cpu as u16;
         let l = &mut self.lines[line as usize];
+        let stats = &mut self.stats_of[line as usize];
         let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
         let hit = match kind {
             AccessKind::Read => l.owner == c || l.sharers.contains(c),
@@ -151,8 +156,8 @@ impl Directory {
                 done: now + m.l1_ps + rmw,
                 class: Class::L1Hit,
             };
-            if l.stats != 0 {
-                self.stats[l.stats as usize - 1].record(off, c, kind, Class::L1Hit, 0);
+            if *stats != 0 {
+                self.stats[*stats as usize - 1].record(off, c, kind, Class::L1Hit, 0, self.cpus);
             }
             self.totals.count(kind, Class::L1Hit, 0, None);
             return outcome;
@@ -224,15 +229,26 @@ impl Directory {
             }
         }
         l.last = c;
-        if l.stats == 0 && (class.is_transfer() || sharing) {
+        if *stats == 0 && (class.is_transfer() || sharing) {
             self.stats.push(LineStats::new(line));
-            l.stats = self.stats.len() as u32;
+            *stats = self.stats.len() as u32;
         }
-        if l.stats != 0 {
-            self.stats[l.stats as usize - 1].record(off, c, kind, class, done - now);
+        if *stats != 0 {
+            self.stats[*stats as usize - 1].record(off, c, kind, class, done - now, self.cpus);
         }
         self.totals.count(kind, class, done - now, falsely);
         Outcome { done, class }
+    }
+
+    /// Starts loading a line's state and statistics into the host's cache:
+    /// an op knows its lines when it begins, events before it touches them.
+    #[inline]
+    pub fn prefetch(&self, line: LineId) {
+        prefetch(&self.lines[line as usize]);
+        let stats = self.stats_of[line as usize];
+        if stats != 0 {
+            prefetch_whole(&self.stats[stats as usize - 1]);
+        }
     }
 
     /// The engine's spin-list handle for a line.
@@ -318,6 +334,6 @@ mod tests {
         assert_eq!((d.totals.true_sharing, d.totals.false_sharing), (1, 1));
         let s = &d.line_stats()[0];
         assert_eq!(s.lcl_hitm, 2);
-        assert_eq!(s.offsets.len(), 2);
+        assert_eq!(s.offsets().len(), 2);
     }
 }

@@ -1,7 +1,7 @@
 //! What the directory counts: totals by class, and for every line that ever
 //! moved between caches, perf c2c's per-line and per-offset figures.
 
-use super::{AccessKind, Class};
+use super::{AccessKind, Class, SharerSet};
 use crate::machine::Ps;
 use crate::memory::LineId;
 use serde::{Deserialize, Serialize};
@@ -93,7 +93,7 @@ impl Totals {
 }
 
 /// One byte offset of a line, as in perf c2c's Pareto table.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct OffsetStats {
     pub offset: u16,
     pub loads: u64,
@@ -105,12 +105,13 @@ pub struct OffsetStats {
     pub store_l1_miss: u64,
     /// Picoseconds the HITM loads and stores waited.
     pub hitm_ps: u64,
-    /// Distinct CPUs that accessed this offset, sorted.
-    pub cpus: Vec<u16>,
+    /// Distinct CPUs that accessed this offset: a set that stays inline
+    /// while few CPUs share the offset, so counting one is no extra miss.
+    pub cpus: SharerSet,
 }
 
 /// One line, as in perf c2c's Shared Data Cache Line Table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 pub struct LineStats {
     pub line: LineId,
     pub loads: u64,
@@ -121,7 +122,65 @@ pub struct LineStats {
     pub rmt_hit: u64,
     pub dram_lcl: u64,
     pub dram_rmt: u64,
-    pub offsets: Vec<OffsetStats>,
+    offsets: Offsets,
+}
+
+/// How many offsets a line's statistics hold inline: a bucket's `waiters`,
+/// `lock` and `chain`. With them inline, counting an access touches one
+/// object that a prefetch can load whole, not a second allocation.
+const INLINE_OFFSETS: usize = 3;
+
+/// A line's offsets, sorted: inline while few, on the heap beyond.
+// Boxing the inline variant would bring back the miss it exists to avoid.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+enum Offsets {
+    Inline {
+        len: u8,
+        items: [OffsetStats; INLINE_OFFSETS],
+    },
+    Spilled(Vec<OffsetStats>),
+}
+
+impl Default for Offsets {
+    fn default() -> Self {
+        Offsets::Inline {
+            len: 0,
+            items: Default::default(),
+        }
+    }
+}
+
+impl Offsets {
+    fn as_slice(&self) -> &[OffsetStats] {
+        match self {
+            Offsets::Inline { len, items } => &items[..*len as usize],
+            Offsets::Spilled(v) => v,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [OffsetStats] {
+        match self {
+            Offsets::Inline { len, items } => &mut items[..*len as usize],
+            Offsets::Spilled(v) => v,
+        }
+    }
+
+    fn insert(&mut self, at: usize, o: OffsetStats) {
+        match self {
+            Offsets::Inline { len, items } if (*len as usize) < INLINE_OFFSETS => {
+                items[at..=*len as usize].rotate_right(1);
+                items[at] = o;
+                *len += 1;
+            }
+            Offsets::Inline { items, .. } => {
+                let mut v = std::mem::take(items).to_vec();
+                v.insert(at, o);
+                *self = Offsets::Spilled(v);
+            }
+            Offsets::Spilled(v) => v.insert(at, o),
+        }
+    }
 }
 
 impl LineStats {
@@ -136,15 +195,29 @@ impl LineStats {
             rmt_hit: 0,
             dram_lcl: 0,
             dram_rmt: 0,
-            offsets: Vec::new(),
+            offsets: Offsets::default(),
         }
+    }
+
+    /// Every offset accessed, sorted.
+    pub fn offsets(&self) -> &[OffsetStats] {
+        self.offsets.as_slice()
     }
 
     pub fn hitm(&self) -> u64 {
         self.lcl_hitm + self.rmt_hitm
     }
 
-    pub(super) fn record(&mut self, offset: u16, cpu: u16, kind: AccessKind, class: Class, ps: Ps) {
+    /// Counts one access; `cpus` is the machine's CPU count.
+    pub(super) fn record(
+        &mut self,
+        offset: u16,
+        cpu: u16,
+        kind: AccessKind,
+        class: Class,
+        ps: Ps,
+        cpus: usize,
+    ) {
         let store = kind != AccessKind::Read;
         if store {
             self.stores += 1;
@@ -160,9 +233,12 @@ impl LineStats {
             Class::DramRmt => self.dram_rmt += 1,
             Class::L1Hit => {}
         }
-        let at = match self.offsets.binary_search_by_key(&offset, |o| o.offset) {
-            Ok(i) => i,
-            Err(i) => {
+        // A line has a handful of offsets: a scan beats a binary search.
+        let known = self.offsets.as_slice();
+        let at = match known.iter().position(|o| o.offset >= offset) {
+            Some(i) if known[i].offset == offset => i,
+            found => {
+                let i = found.unwrap_or(known.len());
                 self.offsets.insert(
                     i,
                     OffsetStats {
@@ -173,7 +249,7 @@ impl LineStats {
                 i
             }
         };
-        let o = &mut self.offsets[at];
+        let o = &mut self.offsets.as_mut_slice()[at];
         if store {
             o.stores += 1;
             if class == Class::L1Hit {
@@ -185,15 +261,35 @@ impl LineStats {
             o.loads += 1;
         }
         match class {
-            Class::LclHitm => o.lcl_hitm += 1,
-            Class::RmtHitm => o.rmt_hitm += 1,
+            Class::LclHitm => {
+                o.lcl_hitm += 1;
+                o.hitm_ps += ps;
+            }
+            Class::RmtHitm => {
+                o.rmt_hitm += 1;
+                o.hitm_ps += ps;
+            }
             _ => {}
         }
-        if matches!(class, Class::LclHitm | Class::RmtHitm) {
-            o.hitm_ps += ps;
+        o.cpus.insert(cpu, cpus);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Offsets stay sorted and keep their counts when they outgrow the inline slots.
+    #[test]
+    fn offsets_spill_past_the_inline_slots_in_order() {
+        let mut s = LineStats::new(0);
+        for (i, off) in [8u16, 0, 40, 4, 24, 4].into_iter().enumerate() {
+            s.record(off, i as u16, AccessKind::Write, Class::LclHitm, 100, 64);
         }
-        if let Err(i) = o.cpus.binary_search(&cpu) {
-            o.cpus.insert(i, cpu);
-        }
+        let offsets: Vec<u16> = s.offsets().iter().map(|o| o.offset).collect();
+        assert_eq!(offsets, [0, 4, 8, 24, 40]);
+        let four = &s.offsets()[1];
+        assert_eq!((four.stores, four.lcl_hitm, four.hitm_ps), (2, 2, 200));
+        assert_eq!((four.cpus.len(), s.stores, s.lcl_hitm), (2, 6, 6));
     }
 }

@@ -10,6 +10,7 @@ pub mod spinlock;
 pub mod user_word;
 
 use crate::coherence::{AccessKind, Class, Directory};
+use crate::host::prefetch;
 use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
 use crate::kernel::waitwake::{FutexOp, FutexSystem};
 use crate::machine::{LockKind, Machine, Ps};
@@ -257,6 +258,14 @@ impl<'a> Engine<'a> {
         }
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
+            // The next event's task state loads while this one runs.
+            if let Some(next) = self
+                .queue
+                .peek_task()
+                .and_then(|t| self.tasks.get(t as usize))
+            {
+                prefetch(next);
+            }
             if task == WARMUP_DONE {
                 self.dir.reset_stats();
                 self.metrics = Metrics::new(self.tasks.len());
@@ -419,6 +428,21 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Loads the host's cache with the state a script's accesses and locks
+    /// will need: the op's first steps are compute, whole events away.
+    fn prefetch(&self, script: &[Step]) {
+        for step in script {
+            match *step {
+                Step::Access(mem, _) => self.dir.prefetch(mem.line),
+                Step::Lock(lock) => {
+                    self.dir.prefetch(lock.word.line);
+                    self.locks.prefetch(lock.id);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// A workload's lock, numbered among the tables' locks.
     fn workload_lock(&self, lock: LockRef) -> LockRef {
         LockRef {
@@ -459,6 +483,7 @@ impl<'a> Engine<'a> {
                     Op::Futex(op) => {
                         let mut script = std::mem::take(&mut t.script);
                         self.futex.begin(self.memory, task, op, &mut script);
+                        self.prefetch(&script);
                         self.tasks[task as usize].script = script;
                     }
                     Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),

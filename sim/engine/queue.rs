@@ -24,6 +24,13 @@ impl EventQueue {
         self.heap.push(Reverse(key));
     }
 
+    /// The task of the earliest event, without taking it.
+    #[inline]
+    pub fn peek_task(&self) -> Option<u32> {
+        let Reverse(key) = self.heap.peek()?;
+        Some((*key as u32) & ((1 << TASK_BITS) - 1))
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, u32)> {
         let Reverse(key) = self.heap.pop()?;
@@ -44,5 +51,9 @@ mod tests {
         q.push(10, 3);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, [(10, 7), (10, 3), (50, 1), (50, 0)]);
+        q.push(60, 9);
+        q.push(55, 4);
+        assert_eq!(q.peek_task(), Some(4));
+        assert_eq!(q.pop(), Some((55, 4)));
     }
 }

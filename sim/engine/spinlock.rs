@@ -59,6 +59,14 @@ impl Locks {
         }
     }
 
+    /// Starts loading a lock's state into the host's cache.
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        if let Some(slot) = self.slots.get(id as usize) {
+            crate::host::prefetch(slot);
+        }
+    }
+
     /// Makes room for locks up to id `count - 1` (a workload's locks are
     /// known only as its tasks first take them).
     pub fn grow_to(&mut self, count: u32) {

@@ -47,16 +47,33 @@ pub fn jhash(key: &[u8], initval: u32) -> u32 {
     .2
 }
 
+/// Hides a constant from the optimizer; the value is unchanged. With the
+/// golden ratio and the length in view, LLVM rewrites the first mix steps
+/// as `k - (c + a) + constant`, which puts two more operations on the path
+/// from one hash to the next (12.6 ns per dependent 4-word hash against
+/// 10.4 ns for gcc's code, which keeps the kernel's order).
+#[inline(always)]
+fn opaque(mut x: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: an empty instruction string: it reads and writes nothing but
+    // claims to change the register, so the constant cannot be folded.
+    unsafe {
+        std::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack));
+    }
+    x
+}
+
 /// The kernel's `jhash2(k, length, initval)` over 32-bit words.
 #[inline]
 pub fn jhash2(k: &[u32], initval: u32) -> u32 {
-    let (mut a, mut b, mut c) = (JHASH_GOLDEN_RATIO, JHASH_GOLDEN_RATIO, initval);
+    let golden = opaque(JHASH_GOLDEN_RATIO);
+    let (mut a, mut b, mut c) = (golden, golden, initval);
     let (triples, tail) = k.as_chunks::<3>();
     for &[k0, k1, k2] in triples {
         (a, b, c) = mix(a.wrapping_add(k0), b.wrapping_add(k1), c.wrapping_add(k2));
     }
     // The original word count times 4, not what is left; the length is a u32 and wraps.
-    c = c.wrapping_add((k.len() as u32) << 2);
+    c = c.wrapping_add(opaque((k.len() as u32) << 2));
     match *tail {
         // as_chunks leaves at most 2 words, so this arm is exactly [k0, k1].
         [k0, k1, ..] => {

@@ -10,12 +10,15 @@
 //!   jhash implementation". Used from 2.6.37 or 2.6.38 on (the exact release is unconfirmed)
 //!   through current kernels.
 //!
+//! [`word_hasher`] is apart from both: the simulator's own fast hasher for its lookup tables.
+//!
 //! Both are written here from the algorithm descriptions (mix and final step tables) in
 //! `shared/design/kernel-facts.md` §1, not from kernel source. Byte input is read
 //! little-endian, matching the kernel on x86.
 
 pub mod lookup2;
 pub mod lookup3;
+pub mod word_hasher;
 
 use std::fmt;
 use std::str::FromStr;

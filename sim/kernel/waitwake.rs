@@ -12,8 +12,8 @@ use super::pi::PiState;
 use super::script::{Cost, Decision, LockRef, Mem, Script, Step};
 use super::table::{FieldName, RefcountMode};
 use crate::coherence::AccessKind;
+use crate::hash::word_hasher::WordMap;
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
-use std::collections::HashMap;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,16 +86,16 @@ pub struct FutexSystem {
     /// Dense lock id of each table's bucket 0: global instances, then private ones.
     lock_base: Vec<u32>,
     lock_count: u32,
-    pub(super) chains: HashMap<Bucket, Vec<Waiter>>,
+    pub(super) chains: WordMap<Bucket, Vec<Waiter>>,
     /// User words that are not zero, by the futex key that names them.
-    values: HashMap<FutexKey, u32>,
+    values: WordMap<FutexKey, u32>,
     pub(super) in_flight: Vec<Option<InFlight>>,
     /// Each task's futex_q, on its kernel stack.
     pub(super) futex_q: Vec<Mem>,
     /// Each CPU's per-CPU line: MCS nodes at 0, the private-hash reference at 128.
     percpu: Vec<(RegionId, u64)>,
     /// The PI state of each contended PI futex (pi.rs).
-    pub(super) pi: HashMap<FutexKey, PiState>,
+    pub(super) pi: WordMap<FutexKey, PiState>,
     /// Each task's cached `futex_pi_state` (`current->pi_state_cache`): the
     /// first waiter of a PI futex attaches it.
     pub(super) pi_state_cache: Vec<Mem>,
@@ -171,12 +171,12 @@ impl FutexSystem {
             mms,
             lock_base,
             lock_count: next,
-            chains: HashMap::new(),
-            values: HashMap::new(),
+            chains: WordMap::default(),
+            values: WordMap::default(),
             in_flight: vec![None; n],
             futex_q,
             percpu,
-            pi: HashMap::new(),
+            pi: WordMap::default(),
             pi_state_cache,
         }
     }
