@@ -18,4 +18,5 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod validate;
 pub mod workload;

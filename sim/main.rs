@@ -33,6 +33,13 @@ enum Command {
     /// Compare two result sets point by point (for example before and after
     /// a layout change).
     Diff(cli::diff::DiffArgs),
+    /// Run the validation suite against published results (with --host,
+    /// against this machine) and write its report.
+    Validate(cli::validate::ValidateArgs),
+    /// Measure this machine (line transfers, failed FUTEX_WAIT) and write its profile.
+    Calibrate(cli::calibrate::CalibrateArgs),
+    /// Run a benchmark natively on this machine with real futex syscalls.
+    Native(cli::native::NativeArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +54,9 @@ fn main() -> ExitCode {
         Command::Merge(args) => cli::merge::run(&args),
         Command::Report(args) => cli::report::run(&args, &mut out),
         Command::Diff(args) => cli::diff::run(&args, &mut out),
+        Command::Validate(args) => cli::validate::run(&args, &mut out),
+        Command::Calibrate(args) => cli::calibrate::run(&args, &mut out),
+        Command::Native(args) => cli::native::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

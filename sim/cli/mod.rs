@@ -1,12 +1,15 @@
 //! The command-line commands, one module each. A command takes its parsed
 //! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod calibrate;
 pub mod diff;
 pub mod hash;
 pub mod layout;
 pub mod merge;
+pub mod native;
 pub mod report;
 pub mod run;
+pub mod validate;
 
 use futexsim::campaign::CampaignError;
 use futexsim::config::ConfigError;

@@ -1,0 +1,83 @@
+//! `futexsim validate`: the validation suite against published results, and
+//! with `--host`, the model against this machine.
+
+use crate::cli::CliError;
+use clap::Args;
+use futexsim::campaign::write_atomic;
+use futexsim::validate::verdict::short;
+use futexsim::validate::{self, report};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// The cases file.
+    #[arg(long, default_value = validate::SUITE)]
+    cases: PathBuf,
+    /// Where report.md is written.
+    #[arg(long, default_value = "reports/validation")]
+    out: PathBuf,
+    /// Simulations run at once (every core by default).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Calibrate this machine, then compare simulated and native figures.
+    #[arg(long)]
+    host: bool,
+}
+
+pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let jobs = match args.jobs {
+        Some(0) => return Err(CliError::Input("--jobs must be at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if args.host {
+        return host(&args.out, out);
+    }
+    let (cases, configs) = validate::load(&args.cases).map_err(CliError::Input)?;
+    let outcomes = validate::run(cases, &configs, jobs).map_err(CliError::Failed)?;
+    for o in &outcomes {
+        writeln!(out, "{}", report::summary_line(o))?;
+    }
+    let passed = outcomes.iter().filter(|o| o.verdict.passed()).count();
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.out.display())))?;
+    let path = args.out.join("report.md");
+    write_atomic(&path, report::markdown(&outcomes).as_bytes())
+        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    writeln!(
+        out,
+        "{passed} of {} cases pass; report: {}",
+        outcomes.len(),
+        path.display()
+    )?;
+    Ok(())
+}
+
+/// Calibrates this machine, then sets the simulated figures on its profile
+/// against the same benchmarks run natively.
+fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
+    let spec = crate::cli::calibrate::calibrate("icx-2s", &dir.join("host.toml"), out)?;
+    let rows = futexsim::host::compare::compare(&spec, 300).map_err(CliError::Failed)?;
+    let mut md = format!(
+        "# The model against this machine\n\nProfile: {}\n\n| figure | simulated | native | simulated / native |\n|---|---:|---:|---:|\n",
+        spec.source
+    );
+    for r in &rows {
+        let line = format!(
+            "| {} | {} | {} | {} |",
+            r.what,
+            short(r.simulated),
+            short(r.native),
+            short(r.simulated / r.native)
+        );
+        writeln!(out, "{line}")?;
+        md.push_str(&line);
+        md.push('\n');
+    }
+    let path = dir.join("host.md");
+    write_atomic(&path, md.as_bytes())
+        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    writeln!(out, "report: {}", path.display())?;
+    Ok(())
+}

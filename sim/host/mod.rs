@@ -1,0 +1,9 @@
+//! Measurements of the machine futexsim runs on: real futex syscalls and
+//! real cache-line transfers between pinned threads, to set a machine
+//! profile from (calibrate) and to hold the model's predictions against
+//! (native).
+
+pub mod calibrate;
+pub mod compare;
+pub mod native;
+mod sys;
