@@ -14,6 +14,7 @@ pub mod host;
 pub mod kernel;
 pub mod machine;
 pub mod memory;
+pub mod prefetch;
 pub mod record;
 pub mod report;
 pub mod results;

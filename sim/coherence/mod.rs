@@ -11,9 +11,9 @@ mod stats;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
 
-use crate::host::{prefetch, prefetch_whole};
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
+use crate::prefetch::{prefetch, prefetch_whole};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,11 +10,11 @@ pub mod spinlock;
 pub mod user_word;
 
 use crate::coherence::{AccessKind, Class, Directory};
-use crate::host::prefetch;
 use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
 use crate::kernel::waitwake::{FutexOp, FutexSystem};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
+use crate::prefetch::prefetch;
 use metrics::Metrics;
 use queue::EventQueue;
 use spinlock::{Arrival, Locks};

@@ -63,7 +63,7 @@ impl Locks {
     #[inline]
     pub fn prefetch(&self, id: u32) {
         if let Some(slot) = self.slots.get(id as usize) {
-            crate::host::prefetch(slot);
+            crate::prefetch::prefetch(slot);
         }
     }
 
