@@ -31,6 +31,22 @@ pub struct Scenario {
     pub seed: u64,
 }
 
+/// Checks a workload against the machine it runs on, giving its thread count:
+/// futexsim pins one thread per CPU.
+pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, String> {
+    workload
+        .validate(machine)
+        .map_err(|e| format!("workload: {e}"))?;
+    let threads = workload.threads(machine);
+    if threads > machine.cpus() {
+        return Err(format!(
+            "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
+            machine.cpus()
+        ));
+    }
+    Ok(threads)
+}
+
 /// A scenario laid out in memory, ready for the engine.
 struct Prepared {
     memory: MemoryMap,
@@ -61,16 +77,7 @@ impl Scenario {
         self.design
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
-        self.workload
-            .validate(machine)
-            .map_err(|e| format!("workload: {e}"))?;
-        let threads = self.workload.threads(machine);
-        if threads > machine.cpus() {
-            return Err(format!(
-                "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
-                machine.cpus()
-            ));
-        }
+        let threads = check_workload(&self.workload, machine)?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
         let setup = self.workload.setup(machine, &mut memory, &mut rng);

@@ -14,7 +14,7 @@ pub use source::ConfigError;
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
 use crate::machine::{presets, Machine, MachineSpec};
-use crate::scenario::Scenario;
+use crate::scenario::{check_workload, Scenario};
 use crate::workload::WorkloadSpec;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -422,6 +422,7 @@ fn resolve_point(
         workload,
         run,
     };
+    check_workload(&point.workload, &m).map_err(|e| here.locate(src, &["workload".into()], e))?;
     for (i, design) in point.designs.iter().enumerate() {
         let at = ["table".to_string(), i.to_string()];
         design
