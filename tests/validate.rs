@@ -6,7 +6,7 @@ use std::path::Path;
 
 fn cases_file(dir: &Path, published: f64) -> std::path::PathBuf {
     let config =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/validation/balls-into-bins.toml");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/balls-into-bins.toml");
     let path = dir.join(format!("cases-{published}.toml"));
     std::fs::write(
         &path,
