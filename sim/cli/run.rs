@@ -43,6 +43,24 @@ pub struct RunArgs {
 /// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The first SIGINT or SIGTERM sets [`STOP`]; a second one exits at once
+/// (finished runs are on disk already, so only the runs in flight are lost).
+fn stop_on_signals() {
+    let handler = || {
+        if STOP.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("futexsim: stopping after the runs in flight; interrupt again to stop now");
+    };
+    // Without a handler the signal's default still ends the process, and a
+    // campaign survives that too: keep going rather than refuse to run.
+    if let Err(e) = ctrlc::set_handler(handler) {
+        eprintln!(
+            "futexsim: warning: cannot catch Ctrl-C ({e}); an interrupt loses the runs in flight"
+        );
+    }
+}
+
 pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     // Every config is checked before anything runs.
     let configs = if args.configs.is_empty() {
@@ -60,16 +78,19 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let shard = args.shard.unwrap_or(Shard::ALL);
+    stop_on_signals();
     for (config, dir) in configs.into_iter().zip(dirs) {
         let campaign = Campaign::open(&dir, config, args.overwrite)?;
         let todo = campaign.missing(shard);
         simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
-            eprintln!(
-                "futexsim: stopped; {} holds every finished run, and the same command resumes it",
+            let left = campaign.missing(shard).len();
+            return Err(CliError::Interrupted(format!(
+                "stopped with {left} of {} runs to go; {} holds every finished run; \
+                 run the same command again to resume",
+                campaign.runs.len(),
                 dir.display()
-            );
-            return Err(CliError::Interrupted);
+            )));
         }
         if shard != Shard::ALL {
             eprintln!(
