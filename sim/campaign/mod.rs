@@ -144,6 +144,9 @@ impl Campaign {
         }
         let runs_dir = dir.join(RUNS_DIR);
         fs::create_dir_all(&runs_dir).map_err(io_error(&runs_dir))?;
+        for d in [dir, runs_dir.as_path()] {
+            store::remove_temp_files(d).map_err(io_error(d))?;
+        }
         let json = serde_json::to_string_pretty(&identity).expect("an identity serializes") + "\n";
         write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
         let runs = config
