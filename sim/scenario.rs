@@ -64,13 +64,8 @@ impl Scenario {
         self.workload
             .validate()
             .map_err(|e| format!("workload: {e}"))?;
+        check_threads(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
         let threads = self.workload.threads(machine);
-        if threads > machine.cpus() {
-            return Err(format!(
-                "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
-                machine.cpus()
-            ));
-        }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
         let setup = self.workload.setup(machine, &mut memory, &mut rng);
@@ -247,6 +242,18 @@ impl Scenario {
         };
         Ok((record, speed))
     }
+}
+
+/// Refuses more threads than CPUs: futexsim pins one thread per CPU.
+pub fn check_threads(workload: &WorkloadSpec, machine: &Machine) -> Result<(), String> {
+    let threads = workload.threads(machine);
+    if threads > machine.cpus() {
+        return Err(format!(
+            "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
+            machine.cpus()
+        ));
+    }
+    Ok(())
 }
 
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.

@@ -105,7 +105,7 @@ impl WorkloadSpec {
     /// Checks what serde cannot: counts of at least one, expressions that parse.
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            WorkloadSpec::PerfHash(_) => Ok(()),
+            WorkloadSpec::PerfHash(p) => p.validate(),
             WorkloadSpec::FeaSolver(f) => f.validate(),
             WorkloadSpec::TimeExit(t) => t.validate(),
             WorkloadSpec::LruLock(l) => l.validate(),

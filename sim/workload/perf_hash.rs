@@ -27,6 +27,11 @@ pub struct PerfHash {
     pub shared: bool,
 }
 
+/// Every futex word of every thread is laid out before a run starts (with
+/// its line), so the count is bounded: 2^20 per thread is a thousand times
+/// perf's default and keeps the layout of 512 threads within a few GiB.
+const MAX_FUTEXES: u32 = 1 << 20;
+
 fn default_futexes() -> u32 {
     1024
 }
@@ -72,6 +77,24 @@ impl PerfHash {
             s += " -S";
         }
         s
+    }
+
+    /// perf refuses neither, but a thread without futexes has nothing to
+    /// wait on and no thread runs nothing.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.futexes == 0 {
+            return Err("futexes = 0: each thread needs at least 1".into());
+        }
+        if self.threads == Some(0) {
+            return Err("threads = 0: it must be at least 1".into());
+        }
+        if self.futexes > MAX_FUTEXES {
+            return Err(format!(
+                "futexes = {} is more than the {MAX_FUTEXES} per thread futexsim lays out",
+                self.futexes
+            ));
+        }
+        Ok(())
     }
 
     /// -t, or one thread per CPU as perf does by default.
