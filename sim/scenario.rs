@@ -64,7 +64,7 @@ impl Scenario {
         self.workload
             .validate()
             .map_err(|e| format!("workload: {e}"))?;
-        check_threads(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
+        check_fits(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
         let threads = self.workload.threads(machine);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
@@ -244,8 +244,12 @@ impl Scenario {
     }
 }
 
-/// Refuses more threads than CPUs: futexsim pins one thread per CPU.
-pub fn check_threads(workload: &WorkloadSpec, machine: &Machine) -> Result<(), String> {
+/// Refuses more threads than CPUs (futexsim pins one thread per CPU), and
+/// more futex words than it lays out.
+pub fn check_fits(workload: &WorkloadSpec, machine: &Machine) -> Result<(), String> {
+    if let WorkloadSpec::PerfHash(p) = workload {
+        p.check_words(machine)?;
+    }
     let threads = workload.threads(machine);
     if threads > machine.cpus() {
         return Err(format!(

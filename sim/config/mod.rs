@@ -425,7 +425,7 @@ fn resolve_point(
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
     workload
         .validate()
-        .and_then(|()| crate::scenario::check_threads(&workload, &m))
+        .and_then(|()| crate::scenario::check_fits(&workload, &m))
         .map_err(|e| here.locate(src, &workload_path(&workload, &e), format!("workload: {e}")))?;
     let point = Point {
         axis_values: axes

@@ -27,10 +27,11 @@ pub struct PerfHash {
     pub shared: bool,
 }
 
-/// Every futex word of every thread is laid out before a run starts (with
-/// its line), so the count is bounded: 2^20 per thread is a thousand times
-/// perf's default and keeps the layout of 512 threads within a few GiB.
-const MAX_FUTEXES: u32 = 1 << 20;
+/// Every futex word of every thread is laid out (with its line) when a
+/// config is checked, before anything runs, so their number is bounded:
+/// 2^24 is four times perf's default on 4096 CPUs, and its layout takes
+/// 256 MiB.
+pub const MAX_WORDS: u64 = 1 << 24;
 
 fn default_futexes() -> u32 {
     1024
@@ -88,10 +89,17 @@ impl PerfHash {
         if self.threads == Some(0) {
             return Err("threads = 0: it must be at least 1".into());
         }
-        if self.futexes > MAX_FUTEXES {
+        Ok(())
+    }
+
+    /// Refuses more futex words than futexsim lays out (see [`MAX_WORDS`]).
+    pub fn check_words(&self, machine: &Machine) -> Result<(), String> {
+        let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
+        if words > MAX_WORDS {
             return Err(format!(
-                "futexes = {} is more than the {MAX_FUTEXES} per thread futexsim lays out",
-                self.futexes
+                "futexes = {} on {} threads is {words} futex words, more than the {MAX_WORDS} futexsim lays out",
+                self.futexes,
+                self.threads(machine)
             ));
         }
         Ok(())
