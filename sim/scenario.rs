@@ -4,6 +4,7 @@
 
 use crate::analysis::layout::{self, Platform};
 use crate::engine::{Engine, RunWindow};
+use crate::footprint::Footprint;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{SizingVars, TableDesign};
 use crate::kernel::waitwake::{FutexSystem, TaskInfo};
@@ -45,6 +46,15 @@ impl Scenario {
     /// sizing rule that gives no valid table) without running anything.
     pub fn check(&self, machine: &Machine) -> Result<(), String> {
         self.prepare(machine).map(drop)
+    }
+
+    /// What a run of it lays out, to estimate its memory before it runs.
+    pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
+        let prepared = self.prepare(machine)?;
+        Ok(Footprint {
+            lines: prepared.memory.lines().into(),
+            futex_words: prepared.setup.futexes,
+        })
     }
 
     /// Relative cost of simulating it, to start the longest runs first: CPUs

@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// Print the result set as JSON on stdout instead of the summary table.
     #[arg(long)]
     json: bool,
+    /// Run even when the runs at once are estimated to need more memory
+    /// than the machine has available.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
@@ -82,6 +86,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     for (config, dir) in configs.into_iter().zip(dirs) {
         let campaign = Campaign::open(&dir, config, args.overwrite)?;
         let todo = campaign.missing(shard);
+        let estimate = check_memory(&campaign, &todo, jobs, args.force)?;
         simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
             let left = campaign.missing(shard).len();
@@ -114,7 +119,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         } else {
             print_summary(&set, &dir, out)?;
         }
-        print_speed(&speed, todo.len());
+        print_speed(&speed, todo.len(), estimate);
     }
     Ok(())
 }
@@ -139,6 +144,36 @@ fn campaign_dirs(configs: &[Config], out: Option<&Path>) -> Result<Vec<PathBuf>,
         dirs.push(dir);
     }
     Ok(dirs)
+}
+
+/// Refuses a sweep whose runs at once would need more memory than the host
+/// has available, unless forced. Returns the largest run's estimate.
+fn check_memory(
+    campaign: &Campaign,
+    todo: &[&Run],
+    jobs: usize,
+    force: bool,
+) -> Result<u64, CliError> {
+    let Some((run, bytes)) = campaign.largest_run(todo)? else {
+        return Ok(0);
+    };
+    let at_once = jobs.min(todo.len()) as u64;
+    let need = bytes.saturating_mul(at_once);
+    match futexsim::footprint::available_bytes() {
+        Some(available) if need > available && !force => Err(CliError::Input(format!(
+            "the largest run ({}) needs about {} MiB; {at_once} at once need {} MiB, more than the \
+             {} MiB this machine has available: lower --jobs, shrink the sweep, or pass --force",
+            run.describe(&campaign.config),
+            mib(bytes),
+            mib(need),
+            mib(available)
+        ))),
+        _ => Ok(bytes),
+    }
+}
+
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
 }
 
 /// Runs `todo` with a progress bar on a terminal: runs done, ETA and the
@@ -217,14 +252,15 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
 }
 
 /// The simulator's own speed, on stderr: it is not part of the results.
-fn print_speed(speed: &SpeedLog, simulated_now: usize) {
+fn print_speed(speed: &SpeedLog, simulated_now: usize, estimate: u64) {
     let total = speed.total();
     eprintln!(
-        "simulator: {simulated_now} runs simulated now, {} in all; {} events, {:.2} M events/s and {:.2} M simulated ops/s per core; peak memory {:.0} MiB",
+        "simulator: {simulated_now} runs simulated now, {} in all; {} events, {:.2} M events/s and {:.2} M simulated ops/s per core; peak memory {:.0} MiB (the largest run estimated at {} MiB)",
         speed.runs.len(),
         total.events,
         total.events_per_sec / 1e6,
         total.sim_ops_per_sec / 1e6,
-        speed.peak_rss_bytes as f64 / (1024.0 * 1024.0)
+        speed.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+        mib(estimate)
     );
 }
