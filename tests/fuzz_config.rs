@@ -1,7 +1,9 @@
 //! Property test over the config parser: configs/default.toml mangled line
 //! by line (lines deleted, duplicated, garbled, inserted, values replaced)
 //! is either a config that resolves to itself or one error on one line,
-//! never a panic. FUTEXSIM_FUZZ_CASES raises the case count for long runs.
+//! never a panic. FUTEXSIM_FUZZ_CASES raises the case count, and FUTEXSIM_FUZZ_SECONDS
+//! repeats batches of cases for that long, for long runs:
+//! `FUTEXSIM_FUZZ_CASES=500 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test fuzz_config -- --nocapture`.
 
 use futexsim::config::{Config, DEFAULT_TOML};
 use proptest::prelude::*;
@@ -178,26 +180,39 @@ fn check(text: &str) {
     }
 }
 
-fn cases() -> u32 {
-    std::env::var("FUTEXSIM_FUZZ_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(200)
+fn env(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|n| n.parse().ok())
+}
+
+/// Cases per batch, and how long to repeat batches (one batch by default).
+fn budget() -> (u32, std::time::Duration) {
+    let cases = env("FUTEXSIM_FUZZ_CASES").map_or(200, |n| n as u32);
+    let seconds = env("FUTEXSIM_FUZZ_SECONDS").unwrap_or(0);
+    (cases, std::time::Duration::from_secs(seconds))
 }
 
 #[test]
 fn a_mangled_config_is_refused_in_one_line_or_resolves_to_itself() {
-    let mut runner = TestRunner::new(Runner {
-        cases: cases(),
-        failure_persistence: None,
-        ..Runner::default()
-    });
+    let (cases, duration) = budget();
     let started = std::time::Instant::now();
-    runner
-        .run(&prop::collection::vec(edit(), 1..5), |edits| {
-            check(&apply(&edits));
-            Ok(())
-        })
-        .unwrap();
-    eprintln!("{} cases in {:.1?}", cases(), started.elapsed());
+    let mut total = 0;
+    loop {
+        // Each batch draws its own random seed.
+        let mut runner = TestRunner::new(Runner {
+            cases,
+            failure_persistence: None,
+            ..Runner::default()
+        });
+        runner
+            .run(&prop::collection::vec(edit(), 1..5), |edits| {
+                check(&apply(&edits));
+                Ok(())
+            })
+            .unwrap();
+        total += cases;
+        if started.elapsed() >= duration {
+            break;
+        }
+    }
+    eprintln!("{total} cases in {:.1?}", started.elapsed());
 }

@@ -1,6 +1,8 @@
 //! Property test over `futexsim hash`'s arguments: any argument vector gets
 //! an answer or a usage error (exit 0, 1 or 2), never a panic or a signal.
-//! FUTEXSIM_FUZZ_CASES raises the case count for long runs.
+//! FUTEXSIM_FUZZ_CASES raises the case count, and FUTEXSIM_FUZZ_SECONDS
+//! repeats batches of cases for that long, for long runs:
+//! `FUTEXSIM_FUZZ_CASES=2000 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test fuzz_hash_args -- --nocapture`.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as Runner, TestRunner};
@@ -58,20 +60,20 @@ const TOKENS: [&str; 48] = [
     "1_000",
 ];
 
-fn cases() -> u32 {
-    std::env::var("FUTEXSIM_FUZZ_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100)
+fn env(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|n| n.parse().ok())
+}
+
+/// Cases per batch, and how long to repeat batches (one batch by default).
+fn budget() -> (u32, std::time::Duration) {
+    let cases = env("FUTEXSIM_FUZZ_CASES").map_or(100, |n| n as u32);
+    let seconds = env("FUTEXSIM_FUZZ_SECONDS").unwrap_or(0);
+    (cases, std::time::Duration::from_secs(seconds))
 }
 
 #[test]
 fn any_hash_arguments_get_an_answer_or_a_usage_error() {
-    let mut runner = TestRunner::new(Runner {
-        cases: cases(),
-        failure_persistence: None,
-        ..Runner::default()
-    });
+    let (cases, duration) = budget();
     // Half the cases start as a valid `futex` command, to get past clap.
     let valid = ["futex", "--table", "fixed-256", "--uaddr", "0x7f1234567abc"];
     let args = (
@@ -83,22 +85,35 @@ fn any_hash_arguments_get_an_answer_or_a_usage_error() {
             start.iter().copied().chain(rest).collect::<Vec<_>>()
         });
     let started = std::time::Instant::now();
-    runner
-        .run(&args, |args| {
-            let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
-                .arg("hash")
-                .args(&args)
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            prop_assert!(
-                matches!(out.status.code(), Some(0..=2)),
-                "futexsim hash {args:?}: {:?}\n{stderr}",
-                out.status
-            );
-            prop_assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-            Ok(())
-        })
-        .unwrap();
-    eprintln!("{} cases in {:.1?}", cases(), started.elapsed());
+    let mut total = 0;
+    loop {
+        // Each batch draws its own random seed.
+        let mut runner = TestRunner::new(Runner {
+            cases,
+            failure_persistence: None,
+            ..Runner::default()
+        });
+        runner
+            .run(&args, |args| {
+                let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+                    .arg("hash")
+                    .args(&args)
+                    .output()
+                    .unwrap();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                prop_assert!(
+                    matches!(out.status.code(), Some(0..=2)),
+                    "futexsim hash {args:?}: {:?}\n{stderr}",
+                    out.status
+                );
+                prop_assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+                Ok(())
+            })
+            .unwrap();
+        total += cases;
+        if started.elapsed() >= duration {
+            break;
+        }
+    }
+    eprintln!("{total} cases in {:.1?}", started.elapsed());
 }
