@@ -4,6 +4,7 @@
 
 use crate::analysis::layout::{self, Platform};
 use crate::engine::{Engine, RunWindow};
+use crate::footprint::Footprint;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{SizingVars, TableDesign};
 use crate::kernel::waitwake::{FutexSystem, TaskInfo};
@@ -32,15 +33,17 @@ pub struct Scenario {
 }
 
 /// Checks a workload against the machine it runs on, giving its thread count:
-/// futexsim pins one thread per CPU.
+/// its own parameters, the futex words futexsim lays out, and one thread per
+/// CPU (futexsim pins threads and does not model time-sharing).
 pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, String> {
-    workload
-        .validate(machine)
-        .map_err(|e| format!("workload: {e}"))?;
+    workload.validate(machine)?;
+    if let WorkloadSpec::PerfHash(p) = workload {
+        p.check_words(machine)?;
+    }
     let threads = workload.threads(machine);
     if threads > machine.cpus() {
         return Err(format!(
-            "{threads} threads on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
+            "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
             machine.cpus()
         ));
     }
@@ -63,6 +66,15 @@ impl Scenario {
         self.prepare(machine).map(drop)
     }
 
+    /// What a run of it lays out, to estimate its memory before it runs.
+    pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
+        let prepared = self.prepare(machine)?;
+        Ok(Footprint {
+            lines: prepared.memory.lines().into(),
+            futex_words: prepared.setup.futexes,
+        })
+    }
+
     /// Relative cost of simulating it, to start the longest runs first: CPUs
     /// times simulated time.
     pub fn cost_estimate(&self) -> u64 {
@@ -77,7 +89,8 @@ impl Scenario {
         self.design
             .validate()
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
-        let threads = check_workload(&self.workload, machine)?;
+        let threads =
+            check_workload(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
         let setup = self.workload.setup(machine, &mut memory, &mut rng);

@@ -5,8 +5,7 @@ use futexsim::validate::{self, case::metric};
 use std::path::Path;
 
 fn cases_file(dir: &Path, published: f64) -> std::path::PathBuf {
-    let config =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/balls-into-bins.toml");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/balls-into-bins.toml");
     let path = dir.join(format!("cases-{published}.toml"));
     std::fs::write(
         &path,

@@ -19,6 +19,7 @@ pub use store::{now_utc, peak_rss_bytes, write_atomic};
 
 use crate::config::{Config, ConfigError, PlannedRun};
 use crate::hash::lookup3::hashlittle2;
+use crate::machine::Machine;
 use crate::record::{RunRecord, Speed};
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use crate::scenario::Scenario;
@@ -144,6 +145,9 @@ impl Campaign {
         }
         let runs_dir = dir.join(RUNS_DIR);
         fs::create_dir_all(&runs_dir).map_err(io_error(&runs_dir))?;
+        for d in [dir, runs_dir.as_path()] {
+            store::remove_temp_files(d).map_err(io_error(d))?;
+        }
         let json = serde_json::to_string_pretty(&identity).expect("an identity serializes") + "\n";
         write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
         let runs = config
@@ -193,6 +197,30 @@ impl Campaign {
         todo.retain(|r| seen.insert(r.id.clone()));
         todo.sort_by_key(|r| std::cmp::Reverse(r.plan.scenario.cost_estimate()));
         todo
+    }
+
+    /// The run of `todo` estimated to take the most memory, with its estimate.
+    pub fn largest_run<'a>(
+        &self,
+        todo: &[&'a Run],
+    ) -> Result<Option<(&'a Run, u64)>, CampaignError> {
+        let mut largest: Option<(&Run, u64)> = None;
+        for run in todo.iter().filter(|r| r.plan.repetition == 0) {
+            let scenario = &run.plan.scenario;
+            let bytes = Machine::new(scenario.machine.clone())
+                .map_err(|e| e.to_string())
+                .and_then(|m| scenario.footprint(&m))
+                .map_err(|message| CampaignError::Run {
+                    id: run.id.clone(),
+                    what: run.describe(&self.config),
+                    message,
+                })?
+                .bytes();
+            if largest.is_none_or(|(_, most)| bytes > most) {
+                largest = Some((run, bytes));
+            }
+        }
+        Ok(largest)
     }
 
     /// Simulates `todo` on `jobs` threads, writing each run's file as it

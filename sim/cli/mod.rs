@@ -26,9 +26,10 @@ pub enum CliError {
     /// The work could not be done or kept (a file system error, a run that failed).
     #[error("{0}")]
     Failed(String),
-    /// Stopped by SIGINT or SIGTERM; what was finished is kept.
-    #[error("interrupted")]
-    Interrupted,
+    /// Stopped by SIGINT or SIGTERM; what was finished is kept. The message
+    /// says where, and how to resume.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl CliError {
@@ -36,7 +37,7 @@ impl CliError {
         match self {
             CliError::Input(_) => 2,
             CliError::Output(_) | CliError::Failed(_) => 1,
-            CliError::Interrupted => 130,
+            CliError::Interrupted(_) => 130,
         }
     }
 }

@@ -39,10 +39,32 @@ pub struct RunArgs {
     /// Print the result set as JSON on stdout instead of the summary table.
     #[arg(long)]
     json: bool,
+    /// Run even when the runs at once are estimated to need more memory
+    /// than the machine has available.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
 pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The first SIGINT or SIGTERM sets [`STOP`]; a second one exits at once
+/// (finished runs are on disk already, so only the runs in flight are lost).
+fn stop_on_signals() {
+    let handler = || {
+        if STOP.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        eprintln!("futexsim: stopping after the runs in flight; interrupt again to stop now");
+    };
+    // Without a handler the signal's default still ends the process, and a
+    // campaign survives that too: keep going rather than refuse to run.
+    if let Err(e) = ctrlc::set_handler(handler) {
+        eprintln!(
+            "futexsim: warning: cannot catch Ctrl-C ({e}); an interrupt loses the runs in flight"
+        );
+    }
+}
 
 pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     // Every config is checked before anything runs.
@@ -61,16 +83,20 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let shard = args.shard.unwrap_or(Shard::ALL);
+    stop_on_signals();
     for (config, dir) in configs.into_iter().zip(dirs) {
         let campaign = Campaign::open(&dir, config, args.overwrite)?;
         let todo = campaign.missing(shard);
+        let estimate = check_memory(&campaign, &todo, jobs, args.force)?;
         simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
-            eprintln!(
-                "futexsim: stopped; {} holds every finished run, and the same command resumes it",
+            let left = campaign.missing(shard).len();
+            return Err(CliError::Interrupted(format!(
+                "stopped with {left} of {} runs to go; {} holds every finished run; \
+                 run the same command again to resume",
+                campaign.runs.len(),
                 dir.display()
-            );
-            return Err(CliError::Interrupted);
+            )));
         }
         if shard != Shard::ALL {
             eprintln!(
@@ -94,7 +120,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         } else {
             print_summary(&set, &dir, out)?;
         }
-        print_speed(&speed, todo.len());
+        print_speed(&speed, todo.len(), estimate);
     }
     Ok(())
 }
@@ -119,6 +145,36 @@ fn campaign_dirs(configs: &[Config], out: Option<&Path>) -> Result<Vec<PathBuf>,
         dirs.push(dir);
     }
     Ok(dirs)
+}
+
+/// Refuses a sweep whose runs at once would need more memory than the host
+/// has available, unless forced. Returns the largest run's estimate.
+fn check_memory(
+    campaign: &Campaign,
+    todo: &[&Run],
+    jobs: usize,
+    force: bool,
+) -> Result<u64, CliError> {
+    let Some((run, bytes)) = campaign.largest_run(todo)? else {
+        return Ok(0);
+    };
+    let at_once = jobs.min(todo.len()) as u64;
+    let need = bytes.saturating_mul(at_once);
+    match futexsim::footprint::available_bytes() {
+        Some(available) if need > available && !force => Err(CliError::Input(format!(
+            "the largest run ({}) needs about {} MiB; {at_once} at once need {} MiB, more than the \
+             {} MiB this machine has available: lower --jobs, shrink the sweep, or pass --force",
+            run.describe(&campaign.config),
+            mib(bytes),
+            mib(need),
+            mib(available)
+        ))),
+        _ => Ok(bytes),
+    }
+}
+
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
 }
 
 /// Runs `todo` with a progress bar on a terminal: runs done, ETA and the
@@ -205,14 +261,20 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
 }
 
 /// The simulator's own speed, on stderr: it is not part of the results.
-fn print_speed(speed: &SpeedLog, simulated_now: usize) {
+fn print_speed(speed: &SpeedLog, simulated_now: usize, estimate: u64) {
     let total = speed.total();
+    // The estimate beside the measured peak keeps the memory model honest.
+    let estimated = if estimate > 0 {
+        format!(" (the largest run estimated at {} MiB)", mib(estimate))
+    } else {
+        String::new()
+    };
     eprintln!(
-        "simulator: {simulated_now} runs simulated now, {} in all; {} events, {:.2} M events/s and {:.2} M simulated ops/s per core; peak memory {:.0} MiB",
+        "simulator: {simulated_now} runs simulated now, {} in all; {} events, {:.2} M events/s and {:.2} M simulated ops/s per core; peak memory {:.0} MiB{estimated}",
         speed.runs.len(),
         total.events,
         total.events_per_sec / 1e6,
         total.sim_ops_per_sec / 1e6,
-        speed.peak_rss_bytes as f64 / (1024.0 * 1024.0)
+        speed.peak_rss_bytes as f64 / (1024.0 * 1024.0),
     );
 }

@@ -61,7 +61,8 @@ impl Default for RunSettings {
 struct Written {
     #[serde(default)]
     run: Table,
-    machine: Table,
+    #[serde(default)]
+    machine: Option<Table>,
     #[serde(default)]
     workload: Option<Table>,
     #[serde(default)]
@@ -140,7 +141,7 @@ impl Config {
         doc.insert("run".into(), Value::Table(written.run.clone()));
         doc.insert(
             "machine".into(),
-            Value::Table(resolve_machine(&src, &written.machine)?),
+            Value::Table(resolve_machine(&src, written.machine.as_ref())?),
         );
         doc.insert(
             "workload".into(),
@@ -216,7 +217,13 @@ impl Point {
 }
 
 /// `[machine]`: a preset with fields overridden, or a full profile.
-fn resolve_machine(src: &Source, written: &Table) -> Result<Table, ConfigError> {
+fn resolve_machine(src: &Source, written: Option<&Table>) -> Result<Table, ConfigError> {
+    let Some(written) = written else {
+        return Err(src.error_at(
+            None,
+            "the config has no [machine]: name one, e.g. [machine] preset = \"icx-2s\"",
+        ));
+    };
     let mut overrides = written.clone();
     let Some(preset) = overrides.remove("preset") else {
         return Ok(overrides);
@@ -402,15 +409,22 @@ fn resolve_point(
         .enumerate()
         .map(|(i, t)| typed_value::<TableDesign>(src, t, &["table".into(), i.to_string()], &here))
         .collect::<Result<Vec<_>, _>>()?;
-    if run.repetitions == 0 || run.duration_us == 0 {
-        return Err(here.locate(
-            src,
-            &["run".into()],
-            "run.repetitions and run.duration_us must be at least 1",
-        ));
+    for (key, value) in [
+        ("repetitions", u64::from(run.repetitions)),
+        ("duration_us", run.duration_us),
+    ] {
+        if value == 0 {
+            return Err(here.locate(
+                src,
+                &["run".into(), key.into()],
+                format!("run.{key} = 0: it must be at least 1"),
+            ));
+        }
     }
     let m = Machine::new(machine.clone())
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
+    check_workload(&workload, &m)
+        .map_err(|e| here.locate(src, &workload_path(&workload, &e), format!("workload: {e}")))?;
     let point = Point {
         axis_values: axes
             .iter()
@@ -422,7 +436,6 @@ fn resolve_point(
         workload,
         run,
     };
-    check_workload(&point.workload, &m).map_err(|e| here.locate(src, &["workload".into()], e))?;
     for (i, design) in point.designs.iter().enumerate() {
         let at = ["table".to_string(), i.to_string()];
         design
@@ -434,6 +447,18 @@ fn resolve_point(
             .map_err(|e| here.locate(src, &at, e))?;
     }
     Ok(point)
+}
+
+/// The workload key an error is about when its message starts with one
+/// (`futexes = 0 ...`), else the workload's name.
+fn workload_path(workload: &WorkloadSpec, message: &str) -> Vec<String> {
+    let key = message
+        .split([' ', ':'])
+        .next()
+        .filter(|k| Value::try_from(workload).is_ok_and(|v| v.get(*k).is_some()));
+    let mut path = vec!["workload".to_string()];
+    path.push(key.unwrap_or("name").to_string());
+    path
 }
 
 /// Where a point sits in the sweep, to place its errors.
@@ -522,13 +547,14 @@ fn typed_value<T: DeserializeOwned>(
             serde_path_to_error::Segment::Unknown => None,
         }));
         let inner = e.inner().message();
-        let message = with_suggestion(&format!("{}: {inner}", at.join(".")));
         // An unknown key is best shown where it is written; so is a bad value
         // inside a tagged enum (a workload), whose path serde cannot follow.
         let culprit = unknown_field(inner)
             .map(str::to_string)
-            .or_else(|| culprit_key::<T>(&value_at(value, &at[path.len()..]), inner));
+            .or_else(|| culprit_key::<T>(&value_at(value, &at[path.len()..]), inner))
+            .filter(|key| at.last() != Some(key));
         at.extend(culprit);
+        let message = with_suggestion(&format!("{}: {inner}", at.join(".")));
         here.locate(src, &at, message)
     })
 }
@@ -569,10 +595,16 @@ fn value_at(value: &Value, path: &[String]) -> Value {
 }
 
 /// serde says "unknown field `machin`, expected one of `run`, `machine`";
-/// users also want "did you mean `machine`?".
+/// users also want "did you mean `machine`?". Likewise for unknown variants
+/// (a workload or lock kind).
 fn with_suggestion(message: &str) -> String {
-    let message = message.trim_end();
-    let Some(name) = unknown_field(message) else {
+    // serde's data model says map and sequence; a TOML user writes tables and arrays.
+    let message = message
+        .trim_end()
+        .replace("expected a map", "expected a table")
+        .replace("expected a sequence", "expected an array");
+    let message = message.as_str();
+    let Some(name) = unknown_field(message).or_else(|| unknown_variant(message)) else {
         return message.to_string();
     };
     let expected = message.split_once("expected").map_or("", |(_, e)| e);
@@ -586,6 +618,12 @@ fn with_suggestion(message: &str) -> String {
 /// The key serde's "unknown field `key`, expected ..." names.
 fn unknown_field(message: &str) -> Option<&str> {
     let rest = message.split("unknown field `").nth(1)?;
+    rest.split_once('`').map(|(name, _)| name)
+}
+
+/// The name serde's "unknown variant `name`, expected ..." names.
+fn unknown_variant(message: &str) -> Option<&str> {
+    let rest = message.split("unknown variant `").nth(1)?;
     rest.split_once('`').map(|(name, _)| name)
 }
 

@@ -70,6 +70,16 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
                 ))
             }
         };
+        if let Some(other) = out.iter().find(|a: &&Axis| overlap(&a.path, &path)) {
+            return Err(src.error_at(
+                key_span,
+                format!(
+                    "sweep axes '{}' and '{name}' both set {}: keep one",
+                    other.name,
+                    other.path.join(".")
+                ),
+            ));
+        }
         let value_spans = (0..values.len())
             .map(|i| src.span_of(&["sweep".into(), name.clone(), i.to_string()]))
             .collect();
@@ -82,6 +92,12 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
         });
     }
     Ok(out)
+}
+
+/// Whether two axes set the same field, or one a table holding the other's
+/// field (`*` stands for every design).
+fn overlap(a: &[String], b: &[String]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y || x == "*" || y == "*")
 }
 
 /// How many points the axes expand to (saturating: a huge sweep is refused, not wrapped).

@@ -213,6 +213,12 @@ pub fn eval_slots(rule: &Expr, vars: &SizingVars) -> Result<u64, String> {
     let slots = rule
         .eval(&|name| vars.get(name))
         .map_err(|e| format!("sizing rule '{rule}': {e}"))?;
+    // The kernel masks a 32-bit hash: more slots than that are never used.
+    if slots > 1 << 32 {
+        return Err(format!(
+            "sizing rule '{rule}' gives {slots} slots, more than the 2^32 a 32-bit hash can reach"
+        ));
+    }
     if !slots.is_power_of_two() {
         return Err(format!(
             "sizing rule '{rule}' gives {slots} slots; the kernel masks the hash, so it must be a power of two (wrap it in roundup_pow_of_two)"

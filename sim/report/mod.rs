@@ -56,7 +56,7 @@ pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> std::io::Result<(
         fs::remove_dir_all(&temp).map_err(context("removing", &temp))?;
     }
     fs::create_dir(&temp).map_err(context("creating", &temp))?;
-    for file in &files {
+    let written = files.iter().try_for_each(|file| {
         let path = temp.join(&file.path);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(context("creating", parent))?;
@@ -64,7 +64,13 @@ pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> std::io::Result<(
         let mut out = fs::File::create(&path).map_err(context("writing", &path))?;
         out.write_all(&file.bytes)
             .and_then(|()| out.sync_all())
-            .map_err(context("writing", &path))?;
+            .map_err(context("writing", &path))
+    });
+    if let Err(e) = written {
+        // On a full disk, give back what the half-written report took; the
+        // previous report is untouched either way.
+        let _ = fs::remove_dir_all(&temp);
+        return Err(e);
     }
     for file in &files {
         let (from, to) = (temp.join(&file.path), dir.join(&file.path));

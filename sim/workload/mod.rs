@@ -119,10 +119,7 @@ impl WorkloadSpec {
     /// check: counts of at least one, expressions that parse.
     pub fn validate(&self, machine: &Machine) -> Result<(), String> {
         match self {
-            WorkloadSpec::PerfHash(w) if w.futexes == 0 => {
-                Err("perf bench futex hash: -f must be at least 1".into())
-            }
-            WorkloadSpec::PerfHash(_) => Ok(()),
+            WorkloadSpec::PerfHash(w) => w.validate(),
             WorkloadSpec::PerfWake(w) => rounds::validate_settle("perf-wake", w.settle_us),
             WorkloadSpec::PerfWakeParallel(w) => w.validate(machine),
             WorkloadSpec::PerfRequeue(w) => rounds::validate_settle("perf-requeue", w.settle_us),

@@ -27,6 +27,12 @@ pub struct PerfHash {
     pub shared: bool,
 }
 
+/// Every futex word of every thread is laid out (with its line) when a
+/// config is checked, before anything runs, so their number is bounded:
+/// 2^24 is four times perf's default on 4096 CPUs, and its layout takes
+/// 256 MiB.
+pub const MAX_WORDS: u64 = 1 << 24;
+
 fn default_futexes() -> u32 {
     1024
 }
@@ -72,6 +78,31 @@ impl PerfHash {
             s += " -S";
         }
         s
+    }
+
+    /// perf refuses neither, but a thread without futexes has nothing to
+    /// wait on and no thread runs nothing.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.futexes == 0 {
+            return Err("futexes = 0: each thread needs at least 1".into());
+        }
+        if self.threads == Some(0) {
+            return Err("threads = 0: it must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Refuses more futex words than futexsim lays out (see [`MAX_WORDS`]).
+    pub fn check_words(&self, machine: &Machine) -> Result<(), String> {
+        let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
+        if words > MAX_WORDS {
+            return Err(format!(
+                "futexes = {} on {} threads is {words} futex words, more than the {MAX_WORDS} futexsim lays out",
+                self.futexes,
+                self.threads(machine)
+            ));
+        }
+        Ok(())
     }
 
     /// -t, or one thread per CPU as perf does by default.
