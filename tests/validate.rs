@@ -69,3 +69,53 @@ fn a_selector_naming_no_axis_value_is_an_error() {
     assert!(err.contains("selects 0 sweep points"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The suite's cases that read the ticket-lock config.
+fn ticket_cases() -> (
+    Vec<validate::case::CaseSpec>,
+    std::collections::BTreeMap<String, futexsim::config::Config>,
+) {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join(validate::SUITE);
+    let (cases, configs) = validate::load(&suite).unwrap();
+    let cases: Vec<_> = cases
+        .into_iter()
+        .filter(|c| c.config.ends_with("ticket-knee.toml"))
+        .collect();
+    let configs = configs
+        .into_iter()
+        .filter(|(name, _)| name.ends_with("ticket-knee.toml"))
+        .collect();
+    (cases, configs)
+}
+
+#[test]
+fn argmax_reads_the_axis_value_of_the_highest_run() {
+    let (cases, configs) = ticket_cases();
+    let knee = cases.iter().find(|c| c.argmax.is_some()).unwrap().clone();
+    let config = configs.values().next().unwrap();
+    let (mut best, mut at) = (0.0, String::new());
+    for run in config.runs() {
+        let figure = metric(&run.scenario.simulate().unwrap().0, &knee.metric).unwrap();
+        if figure > best {
+            best = figure;
+            at = config.points[run.point].axis_values[0].clone();
+        }
+    }
+    let outcomes = validate::run(vec![knee], &configs, 2).unwrap();
+    assert_eq!(outcomes[0].predicted, at.parse::<f64>().unwrap());
+}
+
+#[test]
+fn argmax_with_a_denominator_or_an_unswept_axis_is_an_error() {
+    let (cases, configs) = ticket_cases();
+    let config = configs.values().next().unwrap();
+    let mut knee = cases.iter().find(|c| c.argmax.is_some()).unwrap().clone();
+    knee.denominator = Some(knee.numerator.clone());
+    assert!(knee.check(config).unwrap_err().contains("no denominator"));
+    knee.denominator = None;
+    knee.argmax = Some("cpus".into());
+    assert!(knee
+        .check(config)
+        .unwrap_err()
+        .contains("argmax names 'cpus'"));
+}

@@ -13,6 +13,18 @@
 //! source = "where the figure was published"
 //! lacks = "what the model leaves out that this case needs"   # optional
 //! ```
+//!
+//! A case may instead read where a curve peaks: with `argmax = "<axis>"` the
+//! model's figure is the value of that sweep axis at which the numerator's
+//! metric is highest (the first of equals), the numerator's `at` naming the
+//! other axes; there is no denominator. The Boyd-Wickizer knee is such a
+//! figure: the thread count at peak throughput.
+//!
+//! ```toml
+//! metric = "ops_per_sec"
+//! argmax = "threads"
+//! numerator = { design = "ticket" }
+//! ```
 
 use super::verdict::Published;
 use crate::config::Config;
@@ -35,6 +47,9 @@ pub struct CaseSpec {
     pub numerator: Selector,
     #[serde(default)]
     pub denominator: Option<Selector>,
+    /// A sweep axis: the figure is its value where the metric peaks.
+    #[serde(default)]
+    pub argmax: Option<String>,
     #[serde(default)]
     pub published: Option<f64>,
     #[serde(default)]
@@ -67,18 +82,95 @@ impl CaseSpec {
         }
     }
 
+    /// What the case reads, for the report.
+    pub fn reads(&self) -> String {
+        match &self.argmax {
+            Some(axis) => format!("`{axis}` at peak `{}`", self.metric),
+            None => format!("`{}`", self.metric),
+        }
+    }
+
+    /// Whether the case's shape fits its config, before anything runs.
+    pub fn check(&self, config: &Config) -> Result<(), String> {
+        let Some(axis) = &self.argmax else {
+            return Ok(());
+        };
+        if self.denominator.is_some() {
+            return Err(format!(
+                "case '{}': argmax reads one curve; give no denominator",
+                self.name
+            ));
+        }
+        if !config.axes.contains(axis) {
+            return Err(format!(
+                "case '{}': argmax names '{axis}', but config {} sweeps {}",
+                self.name,
+                self.config,
+                config.axes.join(", ")
+            ));
+        }
+        if self.numerator.at.contains_key(axis) {
+            return Err(format!(
+                "case '{}': the numerator's `at` fixes '{axis}', the axis argmax runs over",
+                self.name
+            ));
+        }
+        Ok(())
+    }
+
     /// The model's figure: the numerator's mean over repetitions, divided by
-    /// the denominator's when there is one.
+    /// the denominator's when there is one; or, with `argmax`, the axis value
+    /// where the numerator's mean peaks.
     pub fn predict(
         &self,
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
     ) -> Result<f64, String> {
+        self.check(config)?;
+        if let Some(axis) = &self.argmax {
+            return self.peak(axis, config, runs);
+        }
         let numerator = self.mean(&self.numerator, config, runs)?;
         match &self.denominator {
             None => Ok(numerator),
             Some(d) => Ok(numerator / self.mean(d, config, runs)?),
         }
+    }
+
+    fn peak(
+        &self,
+        axis: &str,
+        config: &Config,
+        runs: &[(usize, usize, RunRecord)],
+    ) -> Result<f64, String> {
+        let i = config.axes.iter().position(|a| a == axis).expect("checked");
+        let mut values: Vec<&String> = Vec::new();
+        for point in &config.points {
+            if !values.contains(&&point.axis_values[i]) {
+                values.push(&point.axis_values[i]);
+            }
+        }
+        let mut best: Option<(f64, &String)> = None;
+        for value in values {
+            let mut at = self.numerator.at.clone();
+            at.insert(axis.to_string(), value.clone());
+            let selector = Selector {
+                design: self.numerator.design.clone(),
+                at,
+            };
+            let figure = self.mean(&selector, config, runs)?;
+            if best.is_none_or(|(top, _)| figure > top) {
+                best = Some((figure, value));
+            }
+        }
+        let (_, value) =
+            best.ok_or_else(|| format!("case '{}': '{axis}' has no values", self.name))?;
+        value.parse().map_err(|_| {
+            format!(
+                "case '{}': argmax needs a numeric axis; '{axis}' has the value '{value}'",
+                self.name
+            )
+        })
     }
 
     fn mean(

@@ -42,6 +42,7 @@ pub fn load(path: &Path) -> Result<(Vec<CaseSpec>, BTreeMap<String, Config>), St
             let config = Config::load(&dir.join(&case.config), &[]).map_err(|e| e.to_string())?;
             configs.insert(case.config.clone(), config);
         }
+        case.check(&configs[&case.config])?;
     }
     Ok((file.case, configs))
 }

@@ -51,8 +51,11 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
     for o in outcomes {
         let _ = writeln!(
             md,
-            "- **{}** ({}, `{}`): {}",
-            o.case.name, o.case.config, o.case.metric, o.case.source
+            "- **{}** ({}, {}): {}",
+            o.case.name,
+            o.case.config,
+            o.case.reads(),
+            o.case.source
         );
         if let Some(lacks) = &o.case.lacks {
             let _ = writeln!(md, "  - The model lacks: {lacks}");
