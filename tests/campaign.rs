@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const CONFIG: &str = r#"
 [run]
@@ -29,18 +29,18 @@ preset = "private-6.17"
 cpus = [2, 8, 32]
 "#;
 
-/// A scratch directory holding the config, removed when dropped.
-struct Scratch(PathBuf);
+mod common;
+
+use common::{futexsim, Scratch};
+
+/// A scratch directory holding the config as sweep.toml.
+fn with_config(name: &str, config: &str) -> Scratch {
+    let s = Scratch::new(name);
+    fs::write(s.0.join("sweep.toml"), config).unwrap();
+    s
+}
 
 impl Scratch {
-    fn new(name: &str, config: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("futexsim-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("sweep.toml"), config).unwrap();
-        Scratch(dir)
-    }
-
     fn config(&self) -> PathBuf {
         self.0.join("sweep.toml")
     }
@@ -48,19 +48,6 @@ impl Scratch {
     fn out(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn futexsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_futexsim"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn run(scratch: &Scratch, out: &str, extra: &[&str]) -> Output {
@@ -92,7 +79,7 @@ fn run_files(dir: &Path) -> usize {
 
 #[test]
 fn results_do_not_depend_on_jobs_or_sharding() {
-    let s = Scratch::new("shards", CONFIG);
+    let s = with_config("shards", CONFIG);
     run(&s, "one", &["--jobs", "1"]);
     run(&s, "two", &["--jobs", "2"]);
     assert_eq!(results(&s.out("one")), results(&s.out("two")));
@@ -135,7 +122,7 @@ fn results_do_not_depend_on_jobs_or_sharding() {
 
 #[test]
 fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
-    let s = Scratch::new("resume", CONFIG);
+    let s = with_config("resume", CONFIG);
     run(&s, "c", &[]);
     let full = results(&s.out("c"));
     let again = run(&s, "c", &[]);
@@ -167,7 +154,7 @@ fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
 
 #[test]
 fn a_changed_config_is_refused_unless_asked() {
-    let s = Scratch::new("changed", CONFIG);
+    let s = with_config("changed", CONFIG);
     run(&s, "c", &[]);
     fs::write(s.config(), CONFIG.replace("futexes = 32", "futexes = 64")).unwrap();
     let out = futexsim(&[
@@ -193,7 +180,7 @@ fn a_changed_config_is_refused_unless_asked() {
 
 #[test]
 fn a_malformed_config_is_one_line_exit_2_and_nothing_written() {
-    let s = Scratch::new(
+    let s = with_config(
         "malformed",
         &CONFIG.replace("futexes = 32", "futexes = \"many\""),
     );
@@ -213,7 +200,7 @@ fn a_malformed_config_is_one_line_exit_2_and_nothing_written() {
 
 #[test]
 fn a_candidate_rule_runs_beside_the_configs_designs() {
-    let s = Scratch::new("rule", CONFIG);
+    let s = with_config("rule", CONFIG);
     let out = run(&s, "c", &["--rule", "roundup_pow_of_two(16 * cpus)"]);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(

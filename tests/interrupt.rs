@@ -4,7 +4,7 @@
 //! says how to resume.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,17 +32,18 @@ preset = "private-6.17"
 cpus = [2, 4, 8, 16, 24, 32]
 "#;
 
-struct Scratch(PathBuf);
+mod common;
+
+use common::Scratch;
+
+/// A scratch directory holding the config as sweep.toml.
+fn with_config(name: &str) -> Scratch {
+    let s = Scratch::new(name);
+    fs::write(s.0.join("sweep.toml"), CONFIG).unwrap();
+    s
+}
 
 impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("futexsim-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("sweep.toml"), CONFIG).unwrap();
-        Scratch(dir)
-    }
-
     fn run(&self, out: &str) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_futexsim"));
         command
@@ -64,12 +65,6 @@ impl Scratch {
             String::from_utf8_lossy(&result.stderr)
         );
         fs::read_to_string(self.0.join(out).join("results.json")).unwrap()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
     }
 }
 
@@ -101,7 +96,7 @@ fn temporary_files(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_sweep_killed_at_random_moments_completes_with_identical_results() {
-    let s = Scratch::new("sigkill");
+    let s = with_config("sigkill");
     let started = Instant::now();
     let uninterrupted = s.complete("whole");
     let full_time = started.elapsed();
@@ -134,7 +129,7 @@ fn a_sweep_killed_at_random_moments_completes_with_identical_results() {
 
 #[test]
 fn sigterm_stops_after_the_runs_in_flight_and_says_how_to_resume() {
-    let s = Scratch::new("sigterm");
+    let s = with_config("sigterm");
     let child = s.run("stopped").spawn().unwrap();
     // Signal once the campaign exists and its first run is written.
     let runs = s.0.join("stopped").join("runs");

@@ -3,32 +3,10 @@
 //! clear line, and results already written stay as they were.
 
 use std::fs;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
-struct Scratch(PathBuf);
+mod common;
 
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("futexsim-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn futexsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_futexsim"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::{futexsim, Scratch};
 
 /// 512 threads of 32768 futexes: their arrays are mmapped far apart, so the
 /// memory map spans some 68 M lines, several GiB per run.
