@@ -33,7 +33,9 @@ pub struct RunRecord {
     pub latency_ns: Latency,
     pub locks: LockRecord,
     pub coherence: CoherenceRecord,
-    pub load: LoadRecord,
+    /// None for a workload that makes its keys as it runs (time_exit, a TOML
+    /// program...): no static analysis applies.
+    pub load: Option<LoadRecord>,
     pub top_lines: Vec<LineRecord>,
     pub events: u64,
     pub asleep_at_end: u64,
@@ -181,10 +183,8 @@ impl CoherenceRecord {
 
 /// How the workload's futex keys spread over the design's buckets and lines
 /// (static layout analysis), beside what a uniform hash would give.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoadRecord {
-    /// 0 when the workload makes its keys as it runs (time_exit, a TOML
-    /// program...), so no static analysis applies; the report leaves it out.
     pub keys: u64,
     /// Buckets the keys can reach.
     pub buckets: u64,
@@ -202,7 +202,7 @@ pub struct LoadRecord {
 }
 
 /// The balls-into-bins figures for the same keys and buckets.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UniformLoad {
     pub max_load: f64,
     pub mean_load: f64,

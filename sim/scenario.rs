@@ -150,13 +150,13 @@ impl Scenario {
             line_size: machine.line_size(),
         };
         let load = match self.workload.key_population(&machine) {
-            Some(population) => LoadRecord::from_layout(&layout::analyze(
+            Some(population) => Some(LoadRecord::from_layout(&layout::analyze(
                 &self.design,
                 &platform,
                 &population,
                 self.seed,
-            )?),
-            None => LoadRecord::default(),
+            )?)),
+            None => None,
         };
         let infos: Vec<TaskInfo> = setup
             .tasks

@@ -139,12 +139,15 @@ fn the_summary_shows_the_records() {
             assert_eq!(cells[5], format!("{p99:.0}"));
             let rmt = mean(&rs, |r| r.coherence.rmt_hitm as f64 / r.ops as f64);
             assert_eq!(cells[7], format!("{rmt:.3}"));
-            let max_load = mean(&rs, |r| r.load.max_load as f64);
+            let max_load = mean(&rs, |r| r.load.as_ref().unwrap().max_load as f64);
             assert_eq!(cells[10], format!("{max_load:.1}"));
             // Every key of the workload is in the load record.
-            assert!(rs.iter().all(|r| r.load.keys == u64::from(threads) * 1024));
-            let counted: u64 = rs[0].load.histogram.iter().map(|c| c.buckets).sum();
-            assert_eq!(counted, rs[0].load.buckets);
+            assert!(rs
+                .iter()
+                .all(|r| r.load.as_ref().unwrap().keys == u64::from(threads) * 1024));
+            let load = rs[0].load.as_ref().unwrap();
+            let counted: u64 = load.histogram.iter().map(|c| c.buckets).sum();
+            assert_eq!(counted, load.buckets);
         }
     }
     // Packed 40-byte buckets share lines, aligned ones never do.

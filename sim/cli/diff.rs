@@ -26,7 +26,9 @@ const HEADLINE: [(&str, Figure); 5] = [
     ("ops/s", |r| r.ops_per_sec),
     ("p99 ns", |r| r.latency_ns.p99 as f64),
     ("HITM/op", |r| r.coherence.hitm_per_op),
-    ("max load", |r| r.load.max_load as f64),
+    ("max load", |r| {
+        r.load.as_ref().map_or(f64::NAN, |l| l.max_load as f64)
+    }),
 ];
 
 pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {

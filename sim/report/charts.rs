@@ -6,7 +6,7 @@
 use super::summary::{self, Cell, Series};
 use super::usl;
 use super::File;
-use crate::record::RunRecord;
+use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
@@ -69,10 +69,10 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
     };
     for cell in cells.iter().filter(|c| c.point == point) {
         let first = cell.runs[0];
-        if first.load.keys > 0 {
+        if let Some(load) = &first.load {
             files.push(File {
                 path: load_chart(cell.design),
-                bytes: load_histogram(cell, first)?,
+                bytes: load_histogram(cell, load)?,
             });
         }
         files.push(File {
@@ -189,9 +189,9 @@ fn scaling_chart(
 /// Most bars a histogram shows; wider load ranges are grouped.
 const MAX_BARS: u64 = 48;
 
-fn load_histogram(cell: &Cell, r: &RunRecord) -> std::io::Result<Vec<u8>> {
-    let measured = &r.load.histogram;
-    let expected = &r.load.uniform.histogram;
+fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
+    let measured = &load.histogram;
+    let expected = &load.uniform.histogram;
     let loads = measured
         .iter()
         .map(|c| c.load)
@@ -219,7 +219,7 @@ fn load_histogram(cell: &Cell, r: &RunRecord) -> std::io::Result<Vec<u8>> {
     let w = width as f64;
     let title = format!(
         "Bucket load, {} at {} ({} keys in {} buckets)",
-        cell.design, cell.label, r.load.keys, r.load.buckets
+        cell.design, cell.label, load.keys, load.buckets
     );
     let x_desc = if width == 1 {
         "keys in a bucket".to_string()

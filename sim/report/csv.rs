@@ -26,6 +26,7 @@
 //! - `events` simulated, `asleep_at_end` (tasks blocked when the run ended).
 
 use super::File;
+use crate::record::LoadRecord;
 use crate::results::{ResultSet, RunResult, SpeedLog};
 
 pub const PATH: &str = "results.csv";
@@ -55,7 +56,9 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
 /// written in their shortest exact form.
 fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
     let r = &run.record;
-    let (c, l) = (&r.coherence, &r.load);
+    let c = &r.coherence;
+    // Empty for a workload without a static key population.
+    let load = |figure: fn(&LoadRecord) -> String| r.load.as_ref().map_or(String::new(), figure);
     let private: u64 = r.table.private_slots.iter().sum();
     vec![
         ("design", run.design.clone()),
@@ -103,25 +106,31 @@ fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
         ("hitm_per_op", c.hitm_per_op.to_string()),
         ("true_sharing", c.true_sharing.to_string()),
         ("false_sharing", c.false_sharing.to_string()),
-        ("keys", l.keys.to_string()),
-        ("buckets", l.buckets.to_string()),
-        ("max_load", l.max_load.to_string()),
-        ("mean_load", l.mean_load.to_string()),
-        ("keys_sharing_bucket", l.keys_sharing_bucket.to_string()),
-        ("keys_sharing_line", l.keys_sharing_line.to_string()),
-        ("colliding_pairs", l.colliding_pairs.to_string()),
-        ("uniform_max_load", l.uniform.max_load.to_string()),
+        ("keys", load(|l| l.keys.to_string())),
+        ("buckets", load(|l| l.buckets.to_string())),
+        ("max_load", load(|l| l.max_load.to_string())),
+        ("mean_load", load(|l| l.mean_load.to_string())),
+        (
+            "keys_sharing_bucket",
+            load(|l| l.keys_sharing_bucket.to_string()),
+        ),
+        (
+            "keys_sharing_line",
+            load(|l| l.keys_sharing_line.to_string()),
+        ),
+        ("colliding_pairs", load(|l| l.colliding_pairs.to_string())),
+        ("uniform_max_load", load(|l| l.uniform.max_load.to_string())),
         (
             "uniform_keys_sharing_bucket",
-            l.uniform.keys_sharing_bucket.to_string(),
+            load(|l| l.uniform.keys_sharing_bucket.to_string()),
         ),
         (
             "uniform_keys_sharing_line",
-            l.uniform.keys_sharing_line.to_string(),
+            load(|l| l.uniform.keys_sharing_line.to_string()),
         ),
         (
             "uniform_colliding_pairs",
-            l.uniform.colliding_pairs.to_string(),
+            load(|l| l.uniform.colliding_pairs.to_string()),
         ),
         ("events", r.events.to_string()),
         ("asleep_at_end", r.asleep_at_end.to_string()),

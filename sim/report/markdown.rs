@@ -9,7 +9,7 @@ use super::compare::{Change, NOISE_THRESHOLD};
 use super::summary::{self, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
-use crate::record::RunRecord;
+use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use std::fmt::Write;
 
@@ -127,7 +127,7 @@ fn summary_table(md: &mut String, cells: &[Cell]) {
     for c in cells {
         let _ = writeln!(
             md,
-            "| {} | {} | {:.0} | {:.0} (± {:.1}%) | {:.0} | {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.2} | {:.1}% | {:.1}% | {} |",
+            "| {} | {} | {:.0} | {:.0} (± {:.1}%) | {:.0} | {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} |",
             c.label,
             c.design,
             c.mean(|r| r.ops_per_sec),
@@ -139,10 +139,7 @@ fn summary_table(md: &mut String, cells: &[Cell]) {
             c.mean(|r| per_op(r.coherence.rmt_hitm, r)),
             c.mean(|r| per_op(r.coherence.false_sharing, r)),
             c.mean(|r| per_op(r.coherence.true_sharing, r)),
-            c.mean(|r| r.load.max_load as f64),
-            c.mean(|r| r.load.mean_load),
-            c.mean(|r| of_keys(r.load.keys_sharing_bucket as f64, r)),
-            c.mean(|r| of_keys(r.load.keys_sharing_line as f64, r)),
+            load_columns(c),
             bytes(c.mean(|r| r.table.bytes as f64) as u64),
         );
     }
@@ -202,6 +199,22 @@ fn workload_figures(md: &mut String, cells: &[Cell]) {
         );
     }
     md.push('\n');
+}
+
+/// Bucket max and mean load and the keys sharing a bucket or a line, means
+/// over repetitions; dashes for a workload without a static key population.
+fn load_columns(c: &Cell) -> String {
+    if c.runs.iter().any(|r| r.load.is_none()) {
+        return "- | - | - | -".into();
+    }
+    let load = |figure: fn(&LoadRecord) -> f64| c.mean(|r| r.load.as_ref().map_or(0.0, figure));
+    format!(
+        "{:.1} | {:.2} | {:.1}% | {:.1}%",
+        load(|l| l.max_load as f64),
+        load(|l| l.mean_load),
+        load(|l| of_keys(l.keys_sharing_bucket as f64, l)),
+        load(|l| of_keys(l.keys_sharing_line as f64, l)),
+    )
 }
 
 fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
@@ -301,8 +314,10 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         "| point | design | keys | buckets | max load (uniform) | mean load (uniform) | keys sharing a bucket (uniform) | keys sharing a line (uniform) | colliding pairs (uniform) |"
     );
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    for c in cells.iter().filter(|c| c.runs[0].load.keys > 0) {
-        let l = &c.runs[0].load;
+    for (c, l) in cells
+        .iter()
+        .filter_map(|c| c.runs[0].load.as_ref().map(|l| (c, l)))
+    {
         let u = &l.uniform;
         let _ = writeln!(
             md,
@@ -335,7 +350,7 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         busiest[0].label
     );
     for c in busiest {
-        if c.runs[0].load.keys > 0 {
+        if c.runs[0].load.is_some() {
             let _ = writeln!(
                 md,
                 "![Bucket load of {d}]({})\n",

@@ -1,7 +1,7 @@
 //! The figures of each (sweep point, design), averaged over repetitions:
 //! what the summary table shows and the comparison and charts start from.
 
-use crate::record::RunRecord;
+use crate::record::{LoadRecord, RunRecord};
 use crate::results::ResultSet;
 
 /// The runs of one design at one sweep point.
@@ -73,11 +73,11 @@ pub fn per_op(count: u64, r: &RunRecord) -> f64 {
 }
 
 /// Percent of a run's keys.
-pub fn of_keys(count: f64, r: &RunRecord) -> f64 {
-    if r.load.keys == 0 {
+pub fn of_keys(count: f64, load: &LoadRecord) -> f64 {
+    if load.keys == 0 {
         0.0
     } else {
-        100.0 * count / r.load.keys as f64
+        100.0 * count / load.keys as f64
     }
 }
 
