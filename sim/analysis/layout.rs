@@ -8,8 +8,9 @@ use super::population::{KeyPopulation, PlacedKey};
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{FieldName, SizingVars, TableDesign};
 use crate::memory::{MemoryMap, PAGE_SHIFT};
+use crate::prefetch::prefetch;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Most CPUs a platform may have (as machine profiles).
 pub const MAX_CPUS: u64 = 1 << 16;
@@ -166,6 +167,8 @@ struct InstanceLines<'a> {
     stride: u64,
     first_lock: u64,
     line_size: u64,
+    /// Each field's first and last byte within the bucket, in offset order.
+    field_bytes: Vec<(u64, u64)>,
 }
 
 impl<'a> InstanceLines<'a> {
@@ -173,6 +176,14 @@ impl<'a> InstanceLines<'a> {
         let first_lock = hash
             .field_addr(Bucket { table, index: 0 }, FieldName::Lock)
             .expect("validated designs have a lock");
+        let mut field_bytes: Vec<(u64, u64)> = hash
+            .design
+            .bucket
+            .fields
+            .iter()
+            .map(|f| (f.offset.into(), u64::from(f.offset + f.size) - 1))
+            .collect();
+        field_bytes.sort_unstable();
         InstanceLines {
             hash,
             table,
@@ -180,7 +191,17 @@ impl<'a> InstanceLines<'a> {
             stride: hash.design.bucket.size.into(),
             first_lock,
             line_size,
+            field_bytes,
         }
+    }
+
+    /// The first and last lines the bucket array covers.
+    fn first_line(&self) -> u64 {
+        self.hash.instance(self.table).base / self.line_size
+    }
+
+    fn last_line(&self) -> u64 {
+        (self.hash.instance(self.table).base + self.slots * self.stride - 1) / self.line_size
     }
 
     fn lock_line(&self, index: u64) -> u64 {
@@ -201,20 +222,18 @@ impl<'a> InstanceLines<'a> {
     /// The lines the fields of a bucket cover, in order, each once.
     fn lines_touched(&self, index: u64, lines: &mut Vec<u64>) {
         lines.clear();
-        let bucket = Bucket {
-            table: self.table,
-            index: index as u32,
-        };
-        for field in &self.hash.design.bucket.fields {
-            let start = self
-                .hash
-                .field_addr(bucket, field.name)
-                .expect("the field is the design's");
-            let end = start + u64::from(field.size) - 1;
-            lines.extend(start / self.line_size..=end / self.line_size);
+        let bucket = self.hash.instance(self.table).base + index * self.stride;
+        for &(first, last) in &self.field_bytes {
+            let from = (bucket + first) / self.line_size;
+            let to = (bucket + last) / self.line_size;
+            // Fields come in offset order, so a line is repeated only as the
+            // last one pushed.
+            let from = match lines.last() {
+                Some(&l) if l >= from => l + 1,
+                _ => from,
+            };
+            lines.extend(from..=to);
         }
-        lines.sort_unstable();
-        lines.dedup();
     }
 
     /// Lock words of other buckets on the lines a bucket touches.
@@ -223,22 +242,197 @@ impl<'a> InstanceLines<'a> {
         lines.iter().map(|&l| self.locks_on(l)).sum::<u64>() - 1
     }
 
+    /// Buckets by how many other buckets' lock words share their lines.
+    fn neighbour_histogram(&self) -> BTreeMap<u64, u64> {
+        let mut lines = Vec::new();
+        self.tally(|index| Some(self.neighbour_locks(index, &mut lines)))
+    }
+
     /// Lines of the bucket array by the lock words on them (0 included).
     fn lock_histogram(&self, into: &mut BTreeMap<u64, u64>) {
-        let base = self.hash.instance(self.table).base;
-        let last = (base + self.slots * self.stride - 1) / self.line_size;
-        let mut lines_with_locks = 0;
-        let mut index = 0;
-        while index < self.slots {
-            let locks = self.locks_on(self.lock_line(index));
-            *into.entry(locks).or_insert(0) += 1;
-            lines_with_locks += 1;
-            index += locks;
+        // A line with locks is counted at its first lock's bucket.
+        let first_on_line =
+            |index: u64| index == 0 || self.lock_line(index - 1) != self.lock_line(index);
+        let with_locks =
+            self.tally(|index| first_on_line(index).then(|| self.locks_on(self.lock_line(index))));
+        let lines_with_locks: u64 = with_locks.values().sum();
+        for (locks, lines) in with_locks {
+            *into.entry(locks).or_insert(0) += lines;
         }
-        let empty = last - base / self.line_size + 1 - lines_with_locks;
+        let empty = self.last_line() - self.first_line() + 1 - lines_with_locks;
         if empty > 0 {
             *into.entry(0).or_insert(0) += empty;
         }
+    }
+
+    /// How many buckets give each value of `value` (None: not counted).
+    /// The layout repeats every `period` buckets, the least whole number of
+    /// buckets that is also whole lines, so only buckets near the ends of
+    /// the array, whose lines the array's ends cut, are looked at one by one;
+    /// between them, one period is looked at and counted for all.
+    fn tally(&self, value: impl FnMut(u64) -> Option<u64>) -> BTreeMap<u64, u64> {
+        let mut value = value;
+        let mut counts = BTreeMap::new();
+        let mut add = |index: u64, times: u64| {
+            if let Some(v) = value(index) {
+                *counts.entry(v).or_insert(0) += times;
+            }
+        };
+        let period = lcm(self.stride, self.line_size) / self.stride;
+        // Bucket 2 * period starts two periods (each at least a bucket and
+        // a line) past the array's start, so none of its lines holds the
+        // array's first byte or first lock; the same holds at the end.
+        let edge = 2 * period;
+        if self.slots <= 2 * edge + period {
+            (0..self.slots).for_each(|index| add(index, 1));
+            return counts;
+        }
+        for index in (0..edge).chain(self.slots - edge..self.slots) {
+            add(index, 1);
+        }
+        // Slots are a power of two, and so is the period (the line size
+        // over its gcd with the stride): the interior is whole periods.
+        let periods = (self.slots - 2 * edge) / period;
+        for offset in 0..period {
+            add(edge + offset, periods);
+        }
+        counts
+    }
+}
+
+fn lcm(a: u64, b: u64) -> u64 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
+}
+
+/// Keys per bucket, counted densely: one array per table instance a key
+/// reached, indexed by bucket.
+struct TableLoads {
+    /// Global instances first, then one entry per process (empty where no
+    /// key reached its private hash).
+    per_table: Vec<Vec<u32>>,
+    global_instances: usize,
+}
+
+impl TableLoads {
+    fn count(
+        hash: &FutexHash,
+        processes: usize,
+        keys: impl Iterator<Item = Result<PlacedKey, String>>,
+    ) -> Result<TableLoads, String> {
+        let global_instances = hash.global.len();
+        let mut loads = TableLoads {
+            per_table: vec![Vec::new(); global_instances + hash.private.len()],
+            global_instances,
+        };
+        // Keys land on random buckets of arrays larger than the host's
+        // caches: a batch of them is hashed, each count prefetched, and only
+        // then are the counts added.
+        const BATCH: usize = 32;
+        let mut pending: Vec<Bucket> = Vec::with_capacity(BATCH);
+        for k in keys {
+            let k = k?;
+            if k.process as usize >= processes {
+                return Err(format!("a key names process {} of {processes}", k.process));
+            }
+            let bucket = hash.futex_hash(&k.key, k.process).bucket;
+            let counts = loads.counts_mut(hash, bucket.table);
+            prefetch(&counts[bucket.index as usize]);
+            pending.push(bucket);
+            if pending.len() == BATCH {
+                loads.add(hash, &pending);
+                pending.clear();
+            }
+        }
+        loads.add(hash, &pending);
+        Ok(loads)
+    }
+
+    /// A table's counts, allocated when its first key arrives.
+    fn counts_mut(&mut self, hash: &FutexHash, table: TableSel) -> &mut Vec<u32> {
+        let counts = &mut self.per_table[Self::slot(self.global_instances, table)];
+        if counts.is_empty() {
+            counts.resize(hash.instance(table).slots as usize, 0);
+        }
+        counts
+    }
+
+    fn add(&mut self, hash: &FutexHash, buckets: &[Bucket]) {
+        for b in buckets {
+            self.counts_mut(hash, b.table)[b.index as usize] += 1;
+        }
+    }
+
+    fn slot(global_instances: usize, table: TableSel) -> usize {
+        match table {
+            TableSel::Global(n) => n as usize,
+            TableSel::Private(p) => global_instances + p as usize,
+        }
+    }
+
+    fn table_at(&self, slot: usize) -> TableSel {
+        if slot < self.global_instances {
+            TableSel::Global(slot as u32)
+        } else {
+            TableSel::Private((slot - self.global_instances) as u32)
+        }
+    }
+
+    /// The tables any key reached, in order.
+    fn tables(&self) -> impl Iterator<Item = TableSel> + '_ {
+        (0..self.per_table.len())
+            .filter(|&s| !self.per_table[s].is_empty())
+            .map(|s| self.table_at(s))
+    }
+
+    fn keys_in(&self, table: TableSel) -> u64 {
+        self.per_table[Self::slot(self.global_instances, table)]
+            .iter()
+            .map(|&n| u64::from(n))
+            .sum()
+    }
+
+    /// (index, load) of the occupied buckets of one table, in index order.
+    fn occupied_in(&self, table: TableSel) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.per_table[Self::slot(self.global_instances, table)]
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| (i as u64, u64::from(n)))
+    }
+
+    /// (bucket, load) of every occupied bucket, in table and index order.
+    fn occupied(&self) -> impl Iterator<Item = (Bucket, u64)> + '_ {
+        self.tables().flat_map(move |table| {
+            self.occupied_in(table).map(move |(index, load)| {
+                (
+                    Bucket {
+                        table,
+                        index: index as u32,
+                    },
+                    load,
+                )
+            })
+        })
+    }
+
+    /// The `n` most loaded buckets, most loaded first; ties in table and
+    /// index order.
+    fn busiest(&self, n: usize) -> Vec<(Bucket, u64)> {
+        let mut top: Vec<(Bucket, u64)> = Vec::with_capacity(n + 1);
+        for (bucket, load) in self.occupied() {
+            if top.len() == n && top.last().is_some_and(|&(_, least)| load <= least) {
+                continue;
+            }
+            // Buckets come in order, so an equal load stays behind.
+            let at = top.partition_point(|&(_, l)| l >= load);
+            top.insert(at, (bucket, load));
+            top.truncate(n);
+        }
+        top
     }
 }
 
@@ -273,9 +467,15 @@ pub fn analyze(
 ) -> Result<LayoutReport, String> {
     population.validate()?;
     let keys = population
-        .place_keys(seed, design.word_size)
-        .map_err(|e| format!("design '{}': {e}", design.name))?;
-    analyze_keys(design, platform, &population.processes(), &keys)
+        .keys_placed(seed, design.word_size)
+        .map(|k| k.map_err(|e| format!("design '{}': {e}", design.name)));
+    analyze_placed(
+        design,
+        platform,
+        &population.processes(),
+        population.keys(),
+        keys,
+    )
 }
 
 /// The layout of any set of keys, each naming one of `processes`.
@@ -285,24 +485,34 @@ pub fn analyze_keys(
     processes: &[ProcessInfo],
     keys: &[PlacedKey],
 ) -> Result<LayoutReport, String> {
+    analyze_placed(
+        design,
+        platform,
+        processes,
+        keys.len() as u64,
+        keys.iter().map(|&k| Ok(k)),
+    )
+}
+
+/// The layout of `key_count` keys, taken one at a time.
+fn analyze_placed(
+    design: &TableDesign,
+    platform: &Platform,
+    processes: &[ProcessInfo],
+    key_count: u64,
+    keys: impl Iterator<Item = Result<PlacedKey, String>>,
+) -> Result<LayoutReport, String> {
     platform.validate()?;
     design
         .validate()
         .map_err(|e| format!("design '{}': {e}", design.name))?;
-    if let Some(k) = keys.iter().find(|k| k.process as usize >= processes.len()) {
-        return Err(format!(
-            "a key names process {} of {}",
-            k.process,
-            processes.len()
-        ));
-    }
     let vars = SizingVars {
         cpus: platform.cpus,
         possible_cpus: platform.possible_cpus,
         nodes: platform.nodes.into(),
         threads: processes.iter().map(|p| p.threads).sum(),
         processes: processes.len() as u64,
-        futexes: keys.len() as u64,
+        futexes: key_count,
         node_slots: 0,
     };
     let mut memory = MemoryMap::new(platform.line_size);
@@ -321,14 +531,8 @@ pub fn analyze_keys(
         ));
     }
 
-    let mut loads: HashMap<Bucket, u64> = HashMap::new();
-    let mut keys_per_table: BTreeMap<TableSel, u64> = BTreeMap::new();
-    for k in keys {
-        let bucket = hash.futex_hash(&k.key, k.process).bucket;
-        *loads.entry(bucket).or_insert(0) += 1;
-        *keys_per_table.entry(bucket.table).or_insert(0) += 1;
-    }
-    let mut reachable: BTreeSet<TableSel> = keys_per_table.keys().copied().collect();
+    let loads = TableLoads::count(&hash, processes.len(), keys)?;
+    let mut reachable: BTreeSet<TableSel> = loads.tables().collect();
     if reachable.iter().any(|t| matches!(t, TableSel::Global(_))) {
         reachable.extend((0..hash.global.len() as u32).map(TableSel::Global));
     }
@@ -338,24 +542,24 @@ pub fn analyze_keys(
         .collect();
     let reachable_buckets: u64 = lines.values().map(|l| l.slots).sum();
 
-    let key_count = keys.len() as u64;
     let mut histogram: BTreeMap<u64, u64> = BTreeMap::new();
-    for &load in loads.values() {
+    let mut occupied = 0;
+    for (_, load) in loads.occupied() {
         *histogram.entry(load).or_insert(0) += 1;
+        occupied += 1;
     }
-    let empty = reachable_buckets - loads.len() as u64;
+    let empty = reachable_buckets - occupied;
     if empty > 0 {
         histogram.insert(0, empty);
     }
-    let keys_sharing_bucket: u64 = loads.values().filter(|&&l| l >= 2).sum();
+    let keys_sharing_bucket: u64 = loads.occupied().map(|(_, l)| l).filter(|&l| l >= 2).sum();
     let (line_sharing_bucket_pairs, keys_on_shared_lines) = line_sharing(&loads, &lines);
     let instances: Vec<(Bins, &InstanceLines)> = lines
         .iter()
         .map(|(t, l)| {
-            let keys = keys_per_table.get(t).copied().unwrap_or(0);
             (
                 Bins {
-                    keys,
+                    keys: loads.keys_in(*t),
                     buckets: l.slots,
                 },
                 l,
@@ -368,9 +572,6 @@ pub fn analyze_keys(
     }
     let bins: Vec<Bins> = instances.iter().map(|(b, _)| *b).collect();
     let expected_histogram = expected_histogram_over(&bins, &histogram);
-    let mut busiest: Vec<(&Bucket, &u64)> = loads.iter().collect();
-    busiest.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    busiest.truncate(BUSIEST_BUCKETS);
 
     Ok(LayoutReport {
         design: design.name.clone(),
@@ -390,19 +591,20 @@ pub fn analyze_keys(
             .map(|(load, buckets)| LoadCount { load, buckets })
             .collect(),
         expected_load_histogram: expected_histogram,
-        busiest_buckets: busiest
+        busiest_buckets: loads
+            .busiest(BUSIEST_BUCKETS)
             .into_iter()
-            .map(|(b, &load)| BucketLoad {
+            .map(|(b, load)| BucketLoad {
                 table: table_name(b.table, hash.global.len()),
                 index: b.index,
                 load,
             })
             .collect(),
-        max_load: loads.values().copied().max().unwrap_or(0),
-        mean_load_nonempty: ratio(key_count as f64, loads.len() as f64),
+        max_load: loads.occupied().map(|(_, l)| l).max().unwrap_or(0),
+        mean_load_nonempty: ratio(key_count as f64, occupied as f64),
         keys_sharing_bucket,
         fraction_sharing_bucket: ratio(keys_sharing_bucket as f64, key_count as f64),
-        colliding_pairs: loads.values().map(|&l| pairs(l)).sum(),
+        colliding_pairs: loads.occupied().map(|(_, l)| pairs(l)).sum(),
         line_sharing_bucket_pairs,
         keys_on_shared_lines,
         fraction_on_shared_lines: ratio(keys_on_shared_lines as f64, key_count as f64),
@@ -441,31 +643,30 @@ fn expected_histogram_over(bins: &[Bins], measured: &BTreeMap<u64, u64>) -> Vec<
 /// Measured line sharing among occupied buckets: pairs of them with lock
 /// words on one line, and the keys of those whose fields touch a line with
 /// another one's lock word.
-fn line_sharing(
-    loads: &HashMap<Bucket, u64>,
-    lines: &BTreeMap<TableSel, InstanceLines>,
-) -> (u64, u64) {
-    let mut occupied_locks: HashMap<u64, u64> = HashMap::new();
-    for b in loads.keys() {
-        *occupied_locks
-            .entry(lines[&b.table].lock_line(b.index.into()))
-            .or_insert(0) += 1;
-    }
-    let bucket_pairs = occupied_locks.values().map(|&n| pairs(n)).sum();
+fn line_sharing(loads: &TableLoads, lines: &BTreeMap<TableSel, InstanceLines>) -> (u64, u64) {
+    let (mut bucket_pairs, mut keys) = (0, 0);
     let mut touched = Vec::new();
-    let keys = loads
-        .iter()
-        .filter(|(b, _)| {
-            lines[&b.table].lines_touched(b.index.into(), &mut touched);
+    for (&table, l) in lines {
+        // Occupied buckets' lock words on each line of the array, lines
+        // counted from the array's first.
+        let first_line = l.first_line();
+        let mut occupied_locks = vec![0u64; (l.last_line() - first_line + 1) as usize];
+        for (index, _) in loads.occupied_in(table) {
+            occupied_locks[(l.lock_line(index) - first_line) as usize] += 1;
+        }
+        bucket_pairs += occupied_locks.iter().map(|&n| pairs(n)).sum::<u64>();
+        for (index, load) in loads.occupied_in(table) {
+            l.lines_touched(index, &mut touched);
             let locks: u64 = touched
                 .iter()
-                .map(|l| occupied_locks.get(l).copied().unwrap_or(0))
+                .map(|&line| occupied_locks[(line - first_line) as usize])
                 .sum();
             // The bucket's own lock is one of them.
-            locks > 1
-        })
-        .map(|(_, &load)| load)
-        .sum();
+            if locks > 1 {
+                keys += load;
+            }
+        }
+    }
     (bucket_pairs, keys)
 }
 
@@ -477,7 +678,6 @@ fn expected_figures(instances: &[(Bins, &InstanceLines)], keys: u64) -> Expected
         ..Expected::default()
     };
     let (mut occupied, mut sharing_var, mut pairs_var) = (0.0, 0.0, 0.0);
-    let mut touched = Vec::new();
     for (b, l) in instances {
         occupied += b.occupied();
         e.keys_sharing_bucket += b.keys as f64 * b.fraction_sharing();
@@ -494,13 +694,8 @@ fn expected_figures(instances: &[(Bins, &InstanceLines)], keys: u64) -> Expected
             e.line_sharing_bucket_pairs += lock_pairs as f64 * b.both_occupied();
         }
         // Buckets differ only in how many other locks their lines hold.
-        let mut by_neighbours: BTreeMap<u64, u64> = BTreeMap::new();
-        for index in 0..l.slots {
-            *by_neighbours
-                .entry(l.neighbour_locks(index, &mut touched))
-                .or_insert(0) += 1;
-        }
-        e.keys_on_shared_lines += by_neighbours
+        e.keys_on_shared_lines += l
+            .neighbour_histogram()
             .iter()
             .map(|(&others, &n)| n as f64 * b.keys_beside_occupied(others))
             .sum::<f64>();
@@ -542,6 +737,62 @@ mod tests {
             .iter()
             .map(|c| (c.locks, c.lines))
             .collect()
+    }
+
+    /// `tally` looks at the array's ends and one period between them: it
+    /// must give what looking at every bucket gives, for any bucket size,
+    /// line size, start offset and length.
+    #[test]
+    fn the_periodic_tally_counts_every_bucket() {
+        use crate::expr::Expr;
+        for name in crate::kernel::table::PRESET_NAMES {
+            for base_offset in [0, 8, 24, 40] {
+                for slots in [1, 4, 16, 64, 1024] {
+                    for line_size in [16, 32, 64, 128, 256] {
+                        let mut d = preset(name).unwrap();
+                        d.private = None;
+                        d.placement = crate::kernel::table::Placement::BootNode;
+                        d.base_offset = base_offset;
+                        d.slots = Expr::parse(&slots.to_string()).unwrap();
+                        let vars = SizingVars {
+                            cpus: 4,
+                            possible_cpus: 4,
+                            nodes: 1,
+                            threads: 4,
+                            processes: 1,
+                            futexes: 4,
+                            node_slots: 0,
+                        };
+                        let procs = [ProcessInfo {
+                            threads: 4,
+                            node: 0,
+                        }];
+                        let mut memory = MemoryMap::new(line_size);
+                        let hash = FutexHash::build(&d, vars, &procs, 1, &mut memory).unwrap();
+                        let l = InstanceLines::new(&hash, TableSel::Global(0), line_size);
+                        let mut lines = Vec::new();
+                        let mut every = BTreeMap::new();
+                        for index in 0..l.slots {
+                            *every
+                                .entry(l.neighbour_locks(index, &mut lines))
+                                .or_insert(0) += 1;
+                        }
+                        let case = format!(
+                            "{name}, offset {base_offset}, {slots} slots, line {line_size}"
+                        );
+                        assert_eq!(l.neighbour_histogram(), every, "{case}");
+                        // Every line of the array, walked lock by lock.
+                        let mut by_lines = BTreeMap::new();
+                        for line in l.first_line()..=l.last_line() {
+                            *by_lines.entry(l.locks_on(line)).or_insert(0) += 1;
+                        }
+                        let mut tallied = BTreeMap::new();
+                        l.lock_histogram(&mut tallied);
+                        assert_eq!(tallied, by_lines, "{case}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

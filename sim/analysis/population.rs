@@ -124,26 +124,31 @@ impl KeyPopulation {
     /// The keys, deterministic for a seed: the same seed gives the same
     /// addresses whatever table design they are hashed into.
     pub fn place_keys(&self, seed: u64, bits: WordSize) -> Result<Vec<PlacedKey>, KeyError> {
+        self.keys_placed(seed, bits).collect()
+    }
+
+    /// The keys of `place_keys`, one at a time: millions of them need not
+    /// sit in memory to be counted.
+    pub fn keys_placed(
+        &self,
+        seed: u64,
+        bits: WordSize,
+    ) -> impl Iterator<Item = Result<PlacedKey, KeyError>> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let shared = self.shared();
-        let source = |mm: u64| {
-            if shared {
-                // Heap arrays and stacks are anonymous memory.
-                KeySource::SharedAnon { mm }
-            } else {
-                KeySource::Private { mm }
-            }
-        };
-        let (mms, words): (Vec<u64>, Vec<(u64, u32)>) = match *self {
+        // Every population is arrays of consecutive u32 words: a thread's
+        // array in perf bench futex hash, a one-word stack slot in
+        // will-it-scale. Each array is (base, process).
+        let (mms, arrays, words_per_array): (Vec<u64>, Vec<(u64, u32)>, u64) = match *self {
             KeyPopulation::PerfHash {
                 threads, futexes, ..
             } => {
                 let mms = mm_addresses(1, &mut rng);
-                let words = perf_hash_arrays(threads, futexes, &mut rng)
+                let arrays = perf_hash_arrays(threads, futexes, &mut rng)
                     .into_iter()
-                    .flat_map(|array| (0..u64::from(futexes)).map(move |i| (array + 4 * i, 0)))
+                    .map(|base| (base, 0))
                     .collect();
-                (mms, words)
+                (mms, arrays, futexes.into())
             }
             KeyPopulation::WillItScale {
                 tasks,
@@ -157,16 +162,22 @@ impl KeyPopulation {
                     .zip(0..)
                     .map(|(word, task)| (word, if process_mode { task } else { 0 }))
                     .collect();
-                (mms, words)
+                (mms, words, 1)
             }
         };
-        words
-            .into_iter()
-            .map(|(uaddr, process)| {
-                let key = get_futex_key(uaddr, source(mms[process as usize]), bits)?;
+        arrays.into_iter().flat_map(move |(base, process)| {
+            let mm = mms[process as usize];
+            // Heap arrays and stacks are anonymous memory.
+            let source = if shared {
+                KeySource::SharedAnon { mm }
+            } else {
+                KeySource::Private { mm }
+            };
+            (0..words_per_array).map(move |i| {
+                let key = get_futex_key(base + 4 * i, source, bits)?;
                 Ok(PlacedKey { key, process })
             })
-            .collect()
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use crate::kernel::key::KeyKind;
 use crate::kernel::script::Mem;
 use crate::kernel::waitwake::FutexOp;
 use crate::machine::Machine;
-use crate::memory::{Home, MemoryMap};
+use crate::memory::{Home, LineId, MemoryMap};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -50,16 +50,35 @@ impl Default for PerfHash {
 /// The value perf passes; the words are zero, so every wait fails.
 const WAIT_VAL: u32 = 1234;
 
+/// One thread's loop over its array. The words' addresses and lines follow
+/// from the array's first word, so they are computed, not stored: at 4096
+/// threads a list of them would be 64 MiB, read at one random thread per op.
 struct Worker {
-    futexes: Vec<Mem>,
-    next: usize,
+    /// The array's first word.
+    first: Mem,
+    futexes: u32,
+    next: u32,
+    line_shift: u32,
     kind: KeyKind,
+}
+
+impl Worker {
+    /// Word `i` of the array; the array lies in one region, whose lines are
+    /// numbered consecutively.
+    fn word(&self, i: u32) -> Mem {
+        let addr = self.first.addr + 4 * u64::from(i);
+        let lines_on = (addr >> self.line_shift) - (self.first.addr >> self.line_shift);
+        Mem {
+            addr,
+            line: self.first.line + lines_on as LineId,
+        }
+    }
 }
 
 impl Program for Worker {
     fn next_op(&mut self) -> Op {
-        let uaddr = self.futexes[self.next];
-        self.next = (self.next + 1) % self.futexes.len();
+        let uaddr = self.word(self.next);
+        self.next = (self.next + 1) % self.futexes;
         Op::Futex(FutexOp::Wait {
             uaddr,
             val: WAIT_VAL,
@@ -142,13 +161,13 @@ impl PerfHash {
             .map(|(i, &base)| TaskSpec {
                 cpu: i as u32 % machine.cpus(),
                 program: Box::new(Worker {
-                    futexes: (0..u64::from(self.futexes))
-                        .map(|f| Mem {
-                            addr: base + 4 * f,
-                            line: memory.line_in(region, base + 4 * f),
-                        })
-                        .collect(),
+                    first: Mem {
+                        addr: base,
+                        line: memory.line_in(region, base),
+                    },
+                    futexes: self.futexes,
                     next: 0,
+                    line_shift: memory.line_size().trailing_zeros(),
                     kind,
                 }),
             })
