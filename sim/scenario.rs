@@ -75,14 +75,15 @@ impl Scenario {
         })
     }
 
-    /// Relative cost of simulating it, to start the longest runs first: CPUs
-    /// times simulated time.
+    /// Relative cost of simulating it, to start the longest runs first:
+    /// tasks times simulated time, each task having about one event in
+    /// flight. A scenario whose machine does not build costs nothing.
     pub fn cost_estimate(&self) -> u64 {
-        let t = &self.machine.topology;
-        let cpus = t
-            .nr_cpus
-            .unwrap_or(t.sockets * t.cores_per_socket * t.threads_per_core);
-        u64::from(cpus) * ((self.window.warmup + self.window.duration) / 1_000_000)
+        let Ok(machine) = Machine::new(self.machine.clone()) else {
+            return 0;
+        };
+        u64::from(self.workload.threads(&machine))
+            * ((self.window.warmup + self.window.duration) / 1_000_000)
     }
 
     fn prepare(&self, machine: &Machine) -> Result<Prepared, String> {

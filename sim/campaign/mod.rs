@@ -8,8 +8,8 @@
 //! ```
 //!
 //! A run's id hashes its scenario with the futexsim version and a hash of
-//! the executable, so a run file is valid for exactly one (scenario, build)
-//! and never reused by another. Every file is written whole or not at all.
+//! the source and compiler it was built from, so a run file is valid for
+//! exactly one (scenario, build) and never reused by another. Every file is written whole or not at all.
 
 pub mod shard;
 mod store;
@@ -23,12 +23,11 @@ use crate::machine::Machine;
 use crate::record::{RunRecord, Speed};
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use crate::scenario::Scenario;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 const CAMPAIGN_FILE: &str = "campaign.json";
@@ -195,7 +194,7 @@ impl Campaign {
             .collect();
         let mut seen = BTreeSet::new();
         todo.retain(|r| seen.insert(r.id.clone()));
-        todo.sort_by_key(|r| std::cmp::Reverse(r.plan.scenario.cost_estimate()));
+        todo.sort_by_cached_key(|r| std::cmp::Reverse(r.plan.scenario.cost_estimate()));
         todo
     }
 
@@ -238,11 +237,15 @@ impl Campaign {
             .build()
             .expect("a thread pool of a positive size builds");
         let first_error = Mutex::new(None);
-        pool.install(|| {
-            todo.par_iter().for_each(|run| {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
+        // Each worker takes the next run in `todo`'s order (costliest first,
+        // see `missing`), so the longest runs start first and the last to
+        // finish are short: the makespan stays close to the work over jobs.
+        let next = AtomicUsize::new(0);
+        pool.broadcast(|_| {
+            while !stop.load(Ordering::Relaxed) {
+                let Some(run) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    break;
+                };
                 if let Err(e) = self.simulate_one(run, done) {
                     stop.store(true, Ordering::Relaxed);
                     first_error
@@ -250,7 +253,7 @@ impl Campaign {
                         .expect("no panics hold it")
                         .get_or_insert(e);
                 }
-            })
+            }
         });
         match first_error.into_inner().expect("no panics hold it") {
             Some(e) => Err(e),
@@ -446,15 +449,10 @@ fn hash64(bytes: &[u8]) -> String {
     format!("{:016x}", (u64::from(c) << 32) | u64::from(b))
 }
 
-/// The build: a hash of the running executable, so that an edit rebuilt
-/// without a commit (where the commit name stays "-dirty") still never reuses
-/// another build's runs. The commit name stands in where the executable
-/// cannot be read.
+/// The build: a hash of the source it was built from and the compiler
+/// (build.rs), so an edit rebuilt without a commit (where the commit name
+/// stays "-dirty") never reuses another build's runs, while copies of one
+/// build, on the nodes of a cluster, share them.
 fn build() -> &'static str {
-    static BUILD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BUILD.get_or_init(|| {
-        std::env::current_exe()
-            .and_then(fs::read)
-            .map_or_else(|_| COMMIT.to_string(), |exe| hash64(&exe))
-    })
+    env!("FUTEXSIM_SOURCE_HASH")
 }
