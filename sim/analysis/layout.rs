@@ -317,40 +317,67 @@ struct TableLoads {
     global_instances: usize,
 }
 
-impl TableLoads {
-    fn count(
-        hash: &FutexHash,
-        processes: usize,
-        keys: impl Iterator<Item = Result<PlacedKey, String>>,
-    ) -> Result<TableLoads, String> {
+/// Counts keys into a [`TableLoads`] as they are handed over one by one.
+/// Keys land on random buckets of arrays larger than the host's caches: a
+/// batch of them is hashed, each count prefetched, and only then are the
+/// counts added.
+struct KeyCounter<'a> {
+    hash: &'a FutexHash,
+    processes: usize,
+    loads: TableLoads,
+    pending: Vec<Bucket>,
+    /// The first key naming a process that does not exist.
+    stray: Option<u32>,
+}
+
+impl<'a> KeyCounter<'a> {
+    const BATCH: usize = 32;
+
+    fn new(hash: &'a FutexHash, processes: usize) -> KeyCounter<'a> {
         let global_instances = hash.global.len();
-        let mut loads = TableLoads {
-            per_table: vec![Vec::new(); global_instances + hash.private.len()],
-            global_instances,
-        };
-        // Keys land on random buckets of arrays larger than the host's
-        // caches: a batch of them is hashed, each count prefetched, and only
-        // then are the counts added.
-        const BATCH: usize = 32;
-        let mut pending: Vec<Bucket> = Vec::with_capacity(BATCH);
-        for k in keys {
-            let k = k?;
-            if k.process as usize >= processes {
-                return Err(format!("a key names process {} of {processes}", k.process));
-            }
-            let bucket = hash.futex_hash(&k.key, k.process).bucket;
-            let counts = loads.counts_mut(hash, bucket.table);
-            prefetch(&counts[bucket.index as usize]);
-            pending.push(bucket);
-            if pending.len() == BATCH {
-                loads.add(hash, &pending);
-                pending.clear();
-            }
+        KeyCounter {
+            hash,
+            processes,
+            loads: TableLoads {
+                per_table: vec![Vec::new(); global_instances + hash.private.len()],
+                global_instances,
+            },
+            pending: Vec::with_capacity(Self::BATCH),
+            stray: None,
         }
-        loads.add(hash, &pending);
-        Ok(loads)
     }
 
+    #[inline]
+    fn add(&mut self, k: PlacedKey) {
+        if k.process as usize >= self.processes {
+            self.stray.get_or_insert(k.process);
+            return;
+        }
+        let bucket = self.hash.futex_hash(&k.key, k.process).bucket;
+        let counts = self.loads.counts_mut(self.hash, bucket.table);
+        prefetch(&counts[bucket.index as usize]);
+        self.pending.push(bucket);
+        if self.pending.len() == Self::BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for b in self.pending.drain(..) {
+            self.loads.counts_mut(self.hash, b.table)[b.index as usize] += 1;
+        }
+    }
+
+    fn finish(mut self) -> Result<TableLoads, String> {
+        if let Some(p) = self.stray {
+            return Err(format!("a key names process {p} of {}", self.processes));
+        }
+        self.flush();
+        Ok(self.loads)
+    }
+}
+
+impl TableLoads {
     /// A table's counts, allocated when its first key arrives.
     fn counts_mut(&mut self, hash: &FutexHash, table: TableSel) -> &mut Vec<u32> {
         let counts = &mut self.per_table[Self::slot(self.global_instances, table)];
@@ -358,12 +385,6 @@ impl TableLoads {
             counts.resize(hash.instance(table).slots as usize, 0);
         }
         counts
-    }
-
-    fn add(&mut self, hash: &FutexHash, buckets: &[Bucket]) {
-        for b in buckets {
-            self.counts_mut(hash, b.table)[b.index as usize] += 1;
-        }
     }
 
     fn slot(global_instances: usize, table: TableSel) -> usize {
@@ -466,15 +487,16 @@ pub fn analyze(
     seed: u64,
 ) -> Result<LayoutReport, String> {
     population.validate()?;
-    let keys = population
-        .keys_placed(seed, design.word_size)
-        .map(|k| k.map_err(|e| format!("design '{}': {e}", design.name)));
     analyze_placed(
         design,
         platform,
         &population.processes(),
         population.keys(),
-        keys,
+        |counter| {
+            population
+                .for_each_key(seed, design.word_size, |k| counter.add(k))
+                .map_err(|e| format!("design '{}': {e}", design.name))
+        },
     )
 }
 
@@ -485,22 +507,20 @@ pub fn analyze_keys(
     processes: &[ProcessInfo],
     keys: &[PlacedKey],
 ) -> Result<LayoutReport, String> {
-    analyze_placed(
-        design,
-        platform,
-        processes,
-        keys.len() as u64,
-        keys.iter().map(|&k| Ok(k)),
-    )
+    analyze_placed(design, platform, processes, keys.len() as u64, |counter| {
+        keys.iter().for_each(|&k| counter.add(k));
+        Ok(())
+    })
 }
 
-/// The layout of `key_count` keys, taken one at a time.
+/// The layout of `key_count` keys, which `place` hands to the counter one
+/// at a time.
 fn analyze_placed(
     design: &TableDesign,
     platform: &Platform,
     processes: &[ProcessInfo],
     key_count: u64,
-    keys: impl Iterator<Item = Result<PlacedKey, String>>,
+    place: impl FnOnce(&mut KeyCounter) -> Result<(), String>,
 ) -> Result<LayoutReport, String> {
     platform.validate()?;
     design
@@ -531,7 +551,9 @@ fn analyze_placed(
         ));
     }
 
-    let loads = TableLoads::count(&hash, processes.len(), keys)?;
+    let mut counter = KeyCounter::new(&hash, processes.len());
+    place(&mut counter)?;
+    let loads = counter.finish()?;
     let mut reachable: BTreeSet<TableSel> = loads.tables().collect();
     if reachable.iter().any(|t| matches!(t, TableSel::Global(_))) {
         reachable.extend((0..hash.global.len() as u32).map(TableSel::Global));

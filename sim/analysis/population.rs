@@ -124,18 +124,20 @@ impl KeyPopulation {
     /// The keys, deterministic for a seed: the same seed gives the same
     /// addresses whatever table design they are hashed into.
     pub fn place_keys(&self, seed: u64, bits: WordSize) -> Result<Vec<PlacedKey>, KeyError> {
-        self.keys_placed(seed, bits).collect()
+        let mut keys = Vec::with_capacity(self.keys() as usize);
+        self.for_each_key(seed, bits, |k| keys.push(k))?;
+        Ok(keys)
     }
 
-    /// The keys of `place_keys`, one at a time: millions of them need not
-    /// sit in memory to be counted.
-    pub fn keys_placed(
+    /// Hands the keys of `place_keys` to `f` one at a time: millions of
+    /// them need not sit in memory to be counted.
+    pub fn for_each_key(
         &self,
         seed: u64,
         bits: WordSize,
-    ) -> impl Iterator<Item = Result<PlacedKey, KeyError>> {
+        mut f: impl FnMut(PlacedKey),
+    ) -> Result<(), KeyError> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let shared = self.shared();
         // Every population is arrays of consecutive u32 words: a thread's
         // array in perf bench futex hash, a one-word stack slot in
         // will-it-scale. Each array is (base, process).
@@ -165,19 +167,20 @@ impl KeyPopulation {
                 (mms, words, 1)
             }
         };
-        arrays.into_iter().flat_map(move |(base, process)| {
+        for (base, process) in arrays {
             let mm = mms[process as usize];
             // Heap arrays and stacks are anonymous memory.
-            let source = if shared {
+            let source = if self.shared() {
                 KeySource::SharedAnon { mm }
             } else {
                 KeySource::Private { mm }
             };
-            (0..words_per_array).map(move |i| {
+            for i in 0..words_per_array {
                 let key = get_futex_key(base + 4 * i, source, bits)?;
-                Ok(PlacedKey { key, process })
-            })
-        })
+                f(PlacedKey { key, process });
+            }
+        }
+        Ok(())
     }
 }
 
