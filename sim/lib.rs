@@ -12,6 +12,7 @@ pub mod expr;
 pub mod footprint;
 pub mod hash;
 pub mod host;
+pub mod huge_pages;
 pub mod kernel;
 pub mod machine;
 pub mod memory;

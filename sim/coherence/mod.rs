@@ -11,6 +11,7 @@ mod stats;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
 
+use crate::huge_pages;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::{prefetch, prefetch_whole};
@@ -103,21 +104,19 @@ pub struct Directory {
 
 impl Directory {
     pub fn new(memory: &MemoryMap, machine: &Machine) -> Directory {
-        let lines: Vec<Line> = memory
-            .line_homes()
-            .map(|home| Line {
-                busy_until: 0,
-                sharers: SharerSet::default(),
-                owner: NO_CPU,
-                last: NO_CPU,
-                dirty: false,
-                home: home as u16,
-                writer_off: NO_OFFSET,
-                watch: 0,
-            })
-            .collect();
+        let mut lines: Vec<Line> = huge_pages::vec_with_capacity(memory.lines() as usize);
+        lines.extend(memory.line_homes().map(|home| Line {
+            busy_until: 0,
+            sharers: SharerSet::default(),
+            owner: NO_CPU,
+            last: NO_CPU,
+            dirty: false,
+            home: home as u16,
+            writer_off: NO_OFFSET,
+            watch: 0,
+        }));
         Directory {
-            stats_of: vec![0; lines.len()],
+            stats_of: huge_pages::vec_filled(0, lines.len()),
             lines,
             stats: Vec::new(),
             totals: Totals::new(machine.nodes()),

@@ -53,7 +53,7 @@ impl Locks {
     pub fn new(kind: LockKind, count: u32) -> Locks {
         Locks {
             kind,
-            slots: vec![Slot::FREE; count as usize],
+            slots: crate::huge_pages::vec_filled(Slot::FREE, count as usize),
             queues: Vec::new(),
             free_queues: Vec::new(),
         }
