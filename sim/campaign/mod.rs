@@ -117,21 +117,19 @@ impl Campaign {
     /// Opens `dir` for `config`, creating it if needed. A directory holding
     /// another config's campaign is refused unless `overwrite`.
     pub fn open(dir: &Path, config: Config, overwrite: bool) -> Result<Campaign, CampaignError> {
-        let identity = Identity {
-            futexsim_version: VERSION.into(),
-            git_commit: COMMIT.into(),
-            config_name: config.name.clone(),
-            resolved_config: config.resolved.clone(),
-        };
-        let path = dir.join(CAMPAIGN_FILE);
-        if let Some(old) = read_identity(&path)? {
-            let what = if old.config_name != identity.config_name {
+        let campaign = Campaign::plan(dir, config, overwrite)?;
+        campaign.create()?;
+        Ok(campaign)
+    }
+
+    /// The campaign `open` would give, without writing anything: a run that
+    /// is refused before it starts leaves the directory as it was.
+    pub fn plan(dir: &Path, config: Config, overwrite: bool) -> Result<Campaign, CampaignError> {
+        if let Some(old) = read_identity(&dir.join(CAMPAIGN_FILE))? {
+            let what = if old.config_name != config.name {
                 Some(format!("config '{}'", old.config_name))
-            } else if old.resolved_config != identity.resolved_config {
-                Some(first_difference(
-                    &old.resolved_config,
-                    &identity.resolved_config,
-                ))
+            } else if old.resolved_config != config.resolved {
+                Some(first_difference(&old.resolved_config, &config.resolved))
             } else {
                 None
             };
@@ -142,13 +140,6 @@ impl Campaign {
                 });
             }
         }
-        let runs_dir = dir.join(RUNS_DIR);
-        fs::create_dir_all(&runs_dir).map_err(io_error(&runs_dir))?;
-        for d in [dir, runs_dir.as_path()] {
-            store::remove_temp_files(d).map_err(io_error(d))?;
-        }
-        let json = serde_json::to_string_pretty(&identity).expect("an identity serializes") + "\n";
-        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
         let runs = config
             .runs()
             .into_iter()
@@ -162,6 +153,25 @@ impl Campaign {
             config,
             runs,
         })
+    }
+
+    /// Creates the directory, clears what a killed run left, and records
+    /// which config and build the campaign belongs to.
+    pub fn create(&self) -> Result<(), CampaignError> {
+        let runs_dir = self.dir.join(RUNS_DIR);
+        fs::create_dir_all(&runs_dir).map_err(io_error(&runs_dir))?;
+        for d in [self.dir.as_path(), runs_dir.as_path()] {
+            store::remove_temp_files(d).map_err(io_error(d))?;
+        }
+        let identity = Identity {
+            futexsim_version: VERSION.into(),
+            git_commit: COMMIT.into(),
+            config_name: self.config.name.clone(),
+            resolved_config: self.config.resolved.clone(),
+        };
+        let path = self.dir.join(CAMPAIGN_FILE);
+        let json = serde_json::to_string_pretty(&identity).expect("an identity serializes") + "\n";
+        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))
     }
 
     /// Opens a campaign directory with the config it was made from.

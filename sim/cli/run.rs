@@ -85,9 +85,10 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     let shard = args.shard.unwrap_or(Shard::ALL);
     stop_on_signals();
     for (config, dir) in configs.into_iter().zip(dirs) {
-        let campaign = Campaign::open(&dir, config, args.overwrite)?;
+        let campaign = Campaign::plan(&dir, config, args.overwrite)?;
         let todo = campaign.missing(shard);
         let estimate = check_memory(&campaign, &todo, jobs, args.force)?;
+        campaign.create()?;
         simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
             let left = campaign.missing(shard).len();
