@@ -3,30 +3,33 @@
 //! that cannot fit is refused before it starts instead of being killed by
 //! the kernel hours in.
 
+use crate::coherence::BYTES_PER_LINE;
+use crate::engine::spinlock::BYTES_PER_LOCK;
+
 /// What a run lays out, counted when its scenario is prepared.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Footprint {
-    /// Coherence lines of the memory map: each has a directory entry.
+    /// Coherence lines of the memory map: each has a directory entry, and
+    /// statistics once it moves between caches.
     pub lines: u64,
-    /// Futex words the workload addresses: each has its address and line in
-    /// a task's program, and the lines they share gain statistics as they
-    /// move between caches.
-    pub futex_words: u64,
+    /// Spinlocks of the tables' buckets.
+    pub locks: u64,
 }
 
-/// Bytes of this process before any run (the binary, its heap, the config).
+/// Bytes of this process before any run (the binary, its heap, the config)
+/// and a run's other state (tasks, their scripts and metrics, the bucket
+/// loads of its keys), which stays within this much up to 4096 tasks.
 const BASE: u64 = 8 << 20;
-/// Per line and per futex word. Calibrated on the peak resident memory
-/// (VmHWM) of `futexsim run --jobs 1` on one-point configs of perf-hash on
-/// uv-512 with 64 and 512 threads of 1024 to 32768 futexes each (4.6 K to
-/// 68 M lines, 65 K to 16.8 M words; measured peaks 10 MiB to 3.9 GiB): the
-/// estimate is within 20% of each, above it for the largest.
-const PER_LINE: u64 = 56;
-const PER_WORD: u64 = 60;
 
 impl Footprint {
+    /// What long runs come to: every line that moves between
+    /// caches gains statistics, and after 1000 us at 4096 CPUs nearly all
+    /// have. Measured peaks (VmHWM, `futexsim run --jobs 1`, perf-hash on
+    /// aligned-3.14): 4096 threads x 1024 futexes, 1.33 M lines, 530 MiB
+    /// after 1200 us against 532 MiB estimated, 148 MiB after 120 us; on
+    /// uv-512, 512 threads x 32768 futexes, 78 MiB after 120 us.
     pub fn bytes(&self) -> u64 {
-        BASE + PER_LINE * self.lines + PER_WORD * self.futex_words
+        BASE + BYTES_PER_LINE * self.lines + BYTES_PER_LOCK * self.locks
     }
 }
 
@@ -49,7 +52,7 @@ mod tests {
     fn more_of_anything_costs_more() {
         let small = Footprint {
             lines: 1000,
-            futex_words: 1000,
+            locks: 1000,
         };
         for bigger in [
             Footprint {
@@ -57,7 +60,7 @@ mod tests {
                 ..small
             },
             Footprint {
-                futex_words: 2000,
+                locks: 2000,
                 ..small
             },
         ] {

@@ -69,9 +69,15 @@ impl Scenario {
     /// What a run of it lays out, to estimate its memory before it runs.
     pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
         let prepared = self.prepare(machine)?;
+        let hash = &prepared.hash;
         Ok(Footprint {
             lines: prepared.memory.lines().into(),
-            futex_words: prepared.setup.futexes,
+            locks: hash
+                .global
+                .iter()
+                .chain(hash.private.iter().flatten())
+                .map(|t| t.slots)
+                .sum(),
         })
     }
 

@@ -69,6 +69,13 @@ pub struct Outcome {
     pub class: Class,
 }
 
+/// The most memory the directory holds for one line: its entry, its
+/// statistics index and, once the line has moved between caches, its
+/// statistics (three offsets inline).
+pub const BYTES_PER_LINE: u64 = (std::mem::size_of::<Line>()
+    + std::mem::size_of::<u32>()
+    + std::mem::size_of::<LineStats>()) as u64;
+
 const NO_CPU: u16 = u16::MAX;
 const NO_OFFSET: u16 = u16::MAX;
 

@@ -20,6 +20,9 @@ struct Slot {
     queue: u32,
 }
 
+/// Memory for one lock's state.
+pub const BYTES_PER_LOCK: u64 = std::mem::size_of::<Slot>() as u64;
+
 impl Slot {
     const FREE: Slot = Slot {
         holder: NONE,

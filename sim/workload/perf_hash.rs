@@ -9,7 +9,7 @@ use crate::kernel::key::KeyKind;
 use crate::kernel::script::Mem;
 use crate::kernel::waitwake::FutexOp;
 use crate::machine::Machine;
-use crate::memory::{Home, LineId, MemoryMap};
+use crate::memory::{Home, LineId, MemoryMap, RegionId, PAGE_SHIFT};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -139,17 +139,7 @@ impl PerfHash {
         let mms = user_memory::mm_addresses(1, rng);
         let arrays = user_memory::perf_hash_arrays(threads, self.futexes, rng);
         let bytes = u64::from(self.futexes) * 4;
-        // The main thread allocates every array, so all are on its node's heap.
-        let (lo, hi) = (
-            arrays.iter().min().copied().unwrap_or(0),
-            arrays.iter().max().copied().unwrap_or(0),
-        );
-        let region = memory.add(
-            "perf bench futex arrays",
-            lo,
-            hi + bytes - lo,
-            Home::Node(machine.node_of(0)),
-        );
+        let regions = array_regions(&arrays, bytes, Home::Node(machine.node_of(0)), memory);
         let kind = if self.shared {
             KeyKind::SharedAnon
         } else {
@@ -158,7 +148,8 @@ impl PerfHash {
         let tasks = arrays
             .iter()
             .enumerate()
-            .map(|(i, &base)| TaskSpec {
+            .zip(regions)
+            .map(|((i, &base), region)| TaskSpec {
                 cpu: i as u32 % machine.cpus(),
                 program: Box::new(Worker {
                     first: Mem {
@@ -179,6 +170,67 @@ impl PerfHash {
             futexes: u64::from(threads) * u64::from(self.futexes),
             lock_names: Vec::new(),
             readout: None,
+        }
+    }
+}
+
+/// Adds the threads' arrays to the memory map and returns each array's
+/// region. The main thread allocates every array, so all are on its node.
+/// Arrays less than a page apart (calloc'd on the heap) share a region, as
+/// their edges may share a line; arrays mmap'd with thread stacks between
+/// them get a region each, so the directory holds no lines of the stacks.
+fn array_regions(arrays: &[u64], bytes: u64, home: Home, memory: &mut MemoryMap) -> Vec<RegionId> {
+    let mut by_address: Vec<usize> = (0..arrays.len()).collect();
+    by_address.sort_by_key(|&i| arrays[i]);
+    // Runs of arrays, each run a (first, end) byte range and its arrays.
+    let mut runs: Vec<(u64, u64, Vec<usize>)> = Vec::new();
+    for i in by_address {
+        match runs.last_mut() {
+            Some((_, end, members)) if arrays[i] < *end + (1 << PAGE_SHIFT) => {
+                *end = arrays[i] + bytes;
+                members.push(i);
+            }
+            _ => runs.push((arrays[i], arrays[i] + bytes, vec![i])),
+        }
+    }
+    let mut region_of = vec![0; arrays.len()];
+    for (first, end, members) in runs {
+        let region = memory.add("perf bench futex arrays", first, end - first, home);
+        for i in members {
+            region_of[i] = region;
+        }
+    }
+    region_of
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets::preset;
+    use rand::SeedableRng;
+
+    /// Small arrays sit side by side on the heap; large ones are mmap'd with
+    /// a thread's stack between each two. Either way the memory map holds
+    /// the arrays' lines and little else.
+    #[test]
+    fn the_memory_map_holds_the_arrays_not_the_stacks_between_them() {
+        let machine = Machine::new(preset("uv-512").unwrap()).unwrap();
+        for futexes in [1024, 32768] {
+            let workload = PerfHash {
+                threads: Some(64),
+                futexes,
+                shared: false,
+            };
+            let mut memory = MemoryMap::new(machine.line_size());
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            let setup = workload.setup(&machine, &mut memory, &mut rng);
+            assert_eq!(setup.tasks.len(), 64);
+            let array_lines = u64::from(futexes) * 4 / machine.line_size();
+            let lines = u64::from(memory.lines());
+            assert!(
+                (64 * array_lines..64 * (array_lines + 16)).contains(&lines),
+                "{futexes} futexes: {lines} lines for 64 arrays of {array_lines}"
+            );
         }
     }
 }
