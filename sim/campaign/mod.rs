@@ -15,7 +15,7 @@ pub mod shard;
 mod store;
 
 pub use shard::Shard;
-pub use store::{now_utc, peak_rss_bytes, write_atomic};
+pub use store::{now_utc, peak_rss_bytes, reset_peak_rss, write_atomic};
 
 use crate::config::{Config, ConfigError, PlannedRun};
 use crate::hash::lookup3::hashlittle2;

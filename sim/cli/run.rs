@@ -89,6 +89,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         let todo = campaign.missing(shard);
         let estimate = check_memory(&campaign, &todo, jobs, args.force)?;
         campaign.create()?;
+        futexsim::campaign::reset_peak_rss();
         simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
             let left = campaign.missing(shard).len();
