@@ -270,8 +270,7 @@ impl<'a> InstanceLines<'a> {
     /// buckets that is also whole lines, so only buckets near the ends of
     /// the array, whose lines the array's ends cut, are looked at one by one;
     /// between them, one period is looked at and counted for all.
-    fn tally(&self, value: impl FnMut(u64) -> Option<u64>) -> BTreeMap<u64, u64> {
-        let mut value = value;
+    fn tally(&self, mut value: impl FnMut(u64) -> Option<u64>) -> BTreeMap<u64, u64> {
         let mut counts = BTreeMap::new();
         let mut add = |index: u64, times: u64| {
             if let Some(v) = value(index) {
