@@ -83,7 +83,8 @@ impl ResultSet {
 pub struct SpeedLog {
     /// When the last run finished, RFC 3339 UTC.
     pub date: String,
-    /// Peak resident memory of the process that ran the last runs, in bytes.
+    /// The most resident memory any process simulating these runs held
+    /// (each from its campaign's start), in bytes.
     pub peak_rss_bytes: u64,
     /// Per run id, how fast the simulator went.
     pub runs: Vec<(String, Speed)>,

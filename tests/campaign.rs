@@ -125,6 +125,9 @@ fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
     let s = with_config("resume", CONFIG);
     run(&s, "c", &[]);
     let full = results(&s.out("c"));
+    let speed = fs::read_to_string(s.out("c").join("speed.json")).unwrap();
+    // Dates are to the second: the reuse must come in a later one.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     let again = run(&s, "c", &[]);
     assert!(
         String::from_utf8_lossy(&again.stderr).contains("0 runs simulated now"),
@@ -132,6 +135,11 @@ fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
         String::from_utf8_lossy(&again.stderr)
     );
     assert_eq!(results(&s.out("c")), full);
+    // When and in how much memory the runs were simulated, not the reuse.
+    assert_eq!(
+        fs::read_to_string(s.out("c").join("speed.json")).unwrap(),
+        speed
+    );
 
     // Cut short: some runs and the results are gone.
     fs::remove_file(s.out("c").join("results.json")).unwrap();

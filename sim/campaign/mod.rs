@@ -83,6 +83,14 @@ struct RunFile {
     id: String,
     record: RunRecord,
     speed: Speed,
+    /// When the run finished, RFC 3339 UTC, and the peak resident memory of
+    /// the process that ran it by then (since its campaign started): a
+    /// campaign resumed or reused later still reports when and in how much
+    /// memory its runs were simulated.
+    #[serde(default)]
+    finished: String,
+    #[serde(default)]
+    peak_rss_bytes: u64,
 }
 
 /// A planned run with its id.
@@ -290,6 +298,8 @@ impl Campaign {
             id: run.id.clone(),
             record,
             speed,
+            finished: now_utc(),
+            peak_rss_bytes: peak_rss_bytes(),
         };
         let path = self.run_path(&run.id);
         let json = serde_json::to_string(&file).expect("a run serializes");
@@ -302,6 +312,7 @@ impl Campaign {
     pub fn results(&self) -> Result<Option<(ResultSet, SpeedLog)>, CampaignError> {
         let mut runs = Vec::with_capacity(self.runs.len());
         let mut speeds = Vec::with_capacity(self.runs.len());
+        let (mut last_finished, mut peak) = (String::new(), 0);
         for run in &self.runs {
             let path = self.run_path(&run.id);
             let text = match fs::read_to_string(&path) {
@@ -324,6 +335,8 @@ impl Campaign {
                 record: file.record,
             });
             speeds.push((run.id.clone(), file.speed));
+            last_finished = last_finished.max(file.finished);
+            peak = peak.max(file.peak_rss_bytes);
         }
         let mut machines: Vec<MachineSource> = Vec::new();
         for point in &self.config.points {
@@ -351,8 +364,8 @@ impl Campaign {
             runs,
         };
         let speed = SpeedLog {
-            date: now_utc(),
-            peak_rss_bytes: peak_rss_bytes(),
+            date: last_finished,
+            peak_rss_bytes: peak,
             runs: speeds,
         };
         Ok(Some((set, speed)))
