@@ -27,6 +27,10 @@
 //! for, the machine and the command line; `absolute` gives the published
 //! figures behind a ratio, which the report compares without judging.
 //!
+//! With `ns_per_op = true` each figure read is 1e9 over the metric: an ops/s
+//! metric becomes the nanoseconds per op a lock or atomic micro-benchmark
+//! prints.
+//!
 //! A case may instead read where a curve peaks: with `argmax = "<axis>"` the
 //! model's figure is the value of that sweep axis at which the numerator's
 //! metric is highest (the first of equals), the numerator's `at` naming the
@@ -90,6 +94,10 @@ pub struct CaseSpec {
     /// The unit of an absolute figure.
     #[serde(default)]
     pub unit: Option<String>,
+    /// The figure is the nanoseconds per op, 1e9 over the metric (an ops/s
+    /// figure): how lock and atomic micro-benchmarks publish their results.
+    #[serde(default)]
+    pub ns_per_op: bool,
     #[serde(default)]
     pub absolute: Option<Absolute>,
     /// The machine profile the config runs on.
@@ -222,6 +230,12 @@ impl CaseSpec {
         };
         if self.denominator.is_some() {
             return fail("argmax reads one curve; give no denominator".into());
+        }
+        if self.ns_per_op {
+            return fail(
+                "argmax reads where the metric peaks; ns_per_op would turn the peak into a trough"
+                    .into(),
+            );
         }
         if !config.axes.contains(axis) {
             return fail(format!(
@@ -361,7 +375,8 @@ impl CaseSpec {
             .map(|(_, _, record)| metric(record, &self.metric))
             .collect::<Result<Vec<f64>, String>>()
             .map_err(|e| format!("case '{}': {e}", self.name))?;
-        Ok(figures.iter().sum::<f64>() / figures.len() as f64)
+        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
+        Ok(if self.ns_per_op { 1e9 / mean } else { mean })
     }
 }
 

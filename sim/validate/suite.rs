@@ -10,6 +10,10 @@ pub const CASES: &str = include_str!("../../configs/validation/cases.toml");
 /// Each config as the cases name it (relative to the cases file), and its text.
 pub const CONFIGS: &[(&str, &str)] = &[
     (
+        "../atomic-incr-m3max.toml",
+        include_str!("../../configs/atomic-incr-m3max.toml"),
+    ),
+    (
         "../balls-into-bins.toml",
         include_str!("../../configs/balls-into-bins.toml"),
     ),
@@ -18,20 +22,56 @@ pub const CONFIGS: &[(&str, &str)] = &[
         include_str!("../../configs/fea-2009-vsmp.toml"),
     ),
     (
+        "../lkp-futex2-hash-skl.toml",
+        include_str!("../../configs/lkp-futex2-hash-skl.toml"),
+    ),
+    (
+        "../lkp-futex3-clx-ap.toml",
+        include_str!("../../configs/lkp-futex3-clx-ap.toml"),
+    ),
+    (
         "../lkp-futex4-cpl.toml",
         include_str!("../../configs/lkp-futex4-cpl.toml"),
+    ),
+    (
+        "../lkp-futex4-gnr.toml",
+        include_str!("../../configs/lkp-futex4-gnr.toml"),
+    ),
+    (
+        "../lkp-futex4-process-skl.toml",
+        include_str!("../../configs/lkp-futex4-process-skl.toml"),
+    ),
+    (
+        "../lkp-wis-skl-2024.toml",
+        include_str!("../../configs/lkp-wis-skl-2024.toml"),
     ),
     (
         "../lru-numa-fake.toml",
         include_str!("../../configs/lru-numa-fake.toml"),
     ),
     (
+        "../perf-bench-sync-vm.toml",
+        include_str!("../../configs/perf-bench-sync-vm.toml"),
+    ),
+    (
         "../perf-hash-e5-2650.toml",
         include_str!("../../configs/perf-hash-e5-2650.toml"),
     ),
     (
+        "../perf-hash-sg2042.toml",
+        include_str!("../../configs/perf-hash-sg2042.toml"),
+    ),
+    (
         "../perf-hash-srf.toml",
         include_str!("../../configs/perf-hash-srf.toml"),
+    ),
+    (
+        "../perf-requeue-sg2042.toml",
+        include_str!("../../configs/perf-requeue-sg2042.toml"),
+    ),
+    (
+        "../perf-wake-parallel-sg2042.toml",
+        include_str!("../../configs/perf-wake-parallel-sg2042.toml"),
     ),
     (
         "../schbench-private-hash.toml",
