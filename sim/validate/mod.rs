@@ -53,7 +53,11 @@ pub fn load_embedded() -> Result<Suite, String> {
         let text = suite::config(name).ok_or_else(|| {
             format!("{SUITE}: the case config '{name}' is not among the configs futexsim embeds (sim/validate/suite.rs)")
         })?;
-        let file = Path::new("configs/validation").join(name);
+        // Named relative to the cases file, as in the tree.
+        let file = match name.strip_prefix("../") {
+            Some(in_configs) => Path::new("configs").join(in_configs),
+            None => Path::new("configs/validation").join(name),
+        };
         let stem = file
             .file_stem()
             .map_or("config".into(), |s| s.to_string_lossy().into_owned());
