@@ -1,37 +1,62 @@
-//! The validation suite end to end on one small case: the prediction is read
-//! from the named run, judged, and a figure the model does not reach fails.
+//! The validation suite end to end: a case's prediction is read from the
+//! named run and judged by its kind's tolerance; a model case must say what
+//! was measured; the suite compiled into the binary is the one in the tree;
+//! and `futexsim validate` runs from any directory, writes its report and
+//! fails when a case fails unless told not to.
 
-use futexsim::validate::{self, case::metric};
-use std::path::Path;
+use futexsim::validate::verdict::Judged;
+use futexsim::validate::{self, case::metric, suite};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-fn cases_file(dir: &Path, published: f64) -> std::path::PathBuf {
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/balls-into-bins.toml");
-    let path = dir.join(format!("cases-{published}.toml"));
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("futexsim-validate-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn config_path(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("configs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A cases file of one case, `body` after its name and config.
+fn cases_file(dir: &Path, tag: &str, config: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("cases-{tag}.toml"));
     std::fs::write(
         &path,
         format!(
-            r#"[[case]]
-name = "colliding pairs, 1024 keys in 1024 buckets"
-config = "{}"
-metric = "load.colliding_pairs"
-numerator = {{ design = "global", at = {{ "table.global.slots" = "1024" }} }}
-published = {published}
-source = "C(m,2)/n"
-"#,
-            config.display()
+            "[[case]]\nname = \"{tag}\"\nconfig = \"{}\"\n{body}source = \"s\"\n",
+            config_path(config)
         ),
     )
     .unwrap();
     path
 }
 
+fn colliding_pairs(published: f64) -> String {
+    format!(
+        "kind = \"closed-form\"\nmetric = \"load.colliding_pairs\"\n\
+         numerator = {{ design = \"global\", at = {{ \"table.global.slots\" = \"1024\" }} }}\n\
+         published = {published}\n"
+    )
+}
+
 #[test]
 fn a_case_reads_its_run_and_is_judged_by_the_tolerance() {
-    let dir = std::env::temp_dir().join(format!("futexsim-validate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("judged");
     let expected = 1024.0 * 1023.0 / 2.0 / 1024.0;
     for (published, passes) in [(expected, true), (expected * 3.0, false)] {
-        let (cases, configs) = validate::load(&cases_file(&dir, published)).unwrap();
+        let path = cases_file(
+            &dir,
+            &format!("{published}"),
+            "balls-into-bins.toml",
+            &colliding_pairs(published),
+        );
+        let (cases, configs) = validate::load(&path).unwrap();
         let config = configs.values().next().unwrap();
         let point = config
             .points
@@ -45,11 +70,16 @@ fn a_case_reads_its_run_and_is_judged_by_the_tolerance() {
             .unwrap();
         let direct = metric(&run.scenario.simulate().unwrap().0, "load.colliding_pairs").unwrap();
         let outcomes = validate::run(cases, &configs, 1).unwrap();
-        assert_eq!(outcomes[0].predicted, direct);
+        assert_eq!(outcomes[0].judged, Judged::ClosedForm);
+        assert_eq!(outcomes[0].predicted.figure, direct);
         assert_eq!(
             outcomes[0].verdict.passed(),
             passes,
             "published {published}"
+        );
+        assert_eq!(
+            outcomes[0].error,
+            (direct / published).max(published / direct)
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -57,24 +87,174 @@ fn a_case_reads_its_run_and_is_judged_by_the_tolerance() {
 
 #[test]
 fn a_selector_naming_no_axis_value_is_an_error() {
-    let dir = std::env::temp_dir().join(format!("futexsim-validate-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = cases_file(&dir, 1.0);
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("\"1024\" }", "\"1000\" }");
-    std::fs::write(&path, text).unwrap();
+    let dir = temp_dir("bad-axis");
+    let body = colliding_pairs(1.0).replace("\"1024\" }", "\"1000\" }");
+    let path = cases_file(&dir, "bad-axis", "balls-into-bins.toml", &body);
     let (cases, configs) = validate::load(&path).unwrap();
     let err = validate::run(cases, &configs, 1).unwrap_err();
     assert!(err.contains("selects 0 sweep points"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The suite's cases that read the ticket-lock config.
-fn ticket_cases() -> (
-    Vec<validate::case::CaseSpec>,
-    std::collections::BTreeMap<String, futexsim::config::Config>,
-) {
+const SYNC_RATIO: &str = "metric = \"mean_thread_ops_per_sec\"\n\
+    numerator = { design = \"ticket\", at = { threads = \"2\" } }\n\
+    denominator = { design = \"qspinlock\", at = { threads = \"2\" } }\n\
+    published = 0.9\n";
+const SYNC_BINDING: &str = "machine = \"x86-vm-48c96t\"\n\
+    kernel = { ticket = \"t\", qspinlock = \"q\" }\n\
+    command = \"perf bench sync\"\n";
+
+#[test]
+fn a_model_case_must_say_what_was_measured() {
+    let dir = temp_dir("binding");
+    let full = format!("{SYNC_RATIO}{SYNC_BINDING}");
+    let path = cases_file(&dir, "full", "perf-bench-sync-vm.toml", &full);
+    assert!(validate::load(&path).is_ok());
+    for (tag, body, complaint) in [
+        (
+            "no-machine",
+            full.replace("machine = \"x86-vm-48c96t\"\n", ""),
+            "names its machine profile",
+        ),
+        (
+            "wrong-machine",
+            full.replace("x86-vm-48c96t", "icx-2s"),
+            "runs on 'x86-vm-48c96t'",
+        ),
+        (
+            "no-command",
+            full.replace("command = \"perf bench sync\"\n", ""),
+            "command line",
+        ),
+        (
+            "no-kernel",
+            full.replace(", qspinlock = \"q\"", ""),
+            "no kernel state for design 'qspinlock'",
+        ),
+        (
+            "stray-kernel",
+            full.replace("qspinlock = \"q\"", "qspinlock = \"q\", global = \"g\""),
+            "a design it does not read",
+        ),
+        (
+            "ratio-unit",
+            full.replace("published = 0.9\n", "published = 0.9\nunit = \"ns\"\n"),
+            "a ratio has no unit",
+        ),
+        (
+            "absolute-no-unit",
+            full.replace(
+                "denominator = { design = \"qspinlock\", at = { threads = \"2\" } }\n",
+                "",
+            )
+            .replace(", qspinlock = \"q\"", ""),
+            "needs its unit",
+        ),
+    ] {
+        let path = cases_file(&dir, tag, "perf-bench-sync-vm.toml", &body);
+        let err = validate::load(&path).unwrap_err();
+        assert!(err.contains(complaint), "{tag}: {err}");
+        assert!(err.contains(&format!("case '{tag}'")), "{tag}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ns_per_op_turns_a_rate_into_the_time_per_op() {
+    let dir = temp_dir("ns");
+    let rate = format!("{SYNC_RATIO}{SYNC_BINDING}");
+    let time = rate.replace("metric = ", "ns_per_op = true\nmetric = ");
+    let read = |tag: &str, body: &str| {
+        let path = cases_file(&dir, tag, "perf-bench-sync-vm.toml", body);
+        let (cases, configs) = validate::load(&path).unwrap();
+        validate::run(cases, &configs, 1).unwrap().remove(0)
+    };
+    let (rate, time) = (read("rate", &rate), read("time", &time));
+    assert_eq!(rate.judged, Judged::Ratio);
+    let rel = |a: f64, b: f64| ((a - b) / b).abs();
+    assert!(rel(time.predicted.figure, 1.0 / rate.predicted.figure) < 1e-12);
+    assert!(rel(time.predicted.numerator, 1e9 / rate.predicted.numerator) < 1e-12);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_embedded_suite_is_the_tree_and_every_embedded_config_is_used() {
+    let tree = Path::new(env!("CARGO_MANIFEST_DIR")).join(validate::SUITE);
+    assert_eq!(std::fs::read_to_string(&tree).unwrap(), suite::CASES);
+    let (cases, configs) = validate::load_embedded().unwrap();
+    let (tree_cases, tree_configs) = validate::load(&tree).unwrap();
+    assert_eq!(cases.len(), tree_cases.len());
+    assert_eq!(
+        configs.keys().collect::<Vec<_>>(),
+        tree_configs.keys().collect::<Vec<_>>()
+    );
+    for (name, _) in suite::CONFIGS {
+        assert!(
+            cases.iter().any(|c| c.config == *name),
+            "{name} is embedded but no case reads it"
+        );
+    }
+    let model = cases.iter().filter(|c| c.judged() != Judged::ClosedForm);
+    assert!(
+        model.count() >= 30,
+        "the suite has fewer than 30 model cases"
+    );
+}
+
+/// A suite of one passing and one failing closed form, on disk.
+fn two_cases(dir: &Path) -> PathBuf {
+    let expected = 1024.0 * 1023.0 / 2.0 / 1024.0;
+    let pass = std::fs::read_to_string(cases_file(
+        dir,
+        "pass",
+        "balls-into-bins.toml",
+        &colliding_pairs(expected),
+    ))
+    .unwrap();
+    let fail = std::fs::read_to_string(cases_file(
+        dir,
+        "fail",
+        "balls-into-bins.toml",
+        &colliding_pairs(expected * 3.0),
+    ))
+    .unwrap();
+    let path = dir.join("two.toml");
+    std::fs::write(&path, format!("{pass}\n{fail}")).unwrap();
+    path
+}
+
+#[test]
+fn validate_fails_when_a_case_fails_unless_told_not_to() {
+    let dir = temp_dir("cli");
+    let cases = two_cases(&dir);
+    let out = dir.join("out");
+    let validate = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .current_dir(&dir)
+            .args(["validate", "--jobs", "1", "--cases"])
+            .arg(&cases)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let failing = validate(&[]);
+    assert_eq!(failing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&failing.stderr);
+    assert!(stderr.contains("1 of 2 cases fail"), "{stderr}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("## Closed forms"), "{report}");
+    assert!(report.contains("The model lacks: not yet explained"));
+    std::fs::remove_file(out.join("report.md")).unwrap();
+    let told = validate(&["--no-fail"]);
+    assert!(told.status.success(), "{told:?}");
+    assert!(out.join("report.md").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The ticket-lock config's cases, from the suite in the tree.
+fn ticket_cases() -> validate::Suite {
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join(validate::SUITE);
     let (cases, configs) = validate::load(&suite).unwrap();
     let cases: Vec<_> = cases
@@ -102,7 +282,7 @@ fn argmax_reads_the_axis_value_of_the_highest_run() {
         }
     }
     let outcomes = validate::run(vec![knee], &configs, 2).unwrap();
-    assert_eq!(outcomes[0].predicted, at.parse::<f64>().unwrap());
+    assert_eq!(outcomes[0].predicted.figure, at.parse::<f64>().unwrap());
 }
 
 #[test]
@@ -113,6 +293,9 @@ fn argmax_with_a_denominator_or_an_unswept_axis_is_an_error() {
     knee.denominator = Some(knee.numerator.clone());
     assert!(knee.check(config).unwrap_err().contains("no denominator"));
     knee.denominator = None;
+    knee.ns_per_op = true;
+    assert!(knee.check(config).unwrap_err().contains("ns_per_op"));
+    knee.ns_per_op = false;
     knee.argmax = Some("cpus".into());
     assert!(knee
         .check(config)

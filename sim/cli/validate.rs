@@ -1,5 +1,7 @@
-//! `futexsim validate`: the validation suite against published results, and
-//! with `--host`, the model against this machine.
+//! `futexsim validate`: the validation suite against published results (the
+//! one compiled in, or a cases file given), and with `--host`, the model
+//! against this machine. A failing case makes the command fail once the
+//! report is written, so a script or CI notices; `--no-fail` only reports.
 
 use crate::cli::CliError;
 use clap::Args;
@@ -11,9 +13,10 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
-    /// The cases file.
-    #[arg(long, default_value = validate::SUITE)]
-    cases: PathBuf,
+    /// A cases file to run instead of the suite compiled in
+    /// (configs/validation/cases.toml and the configs it names).
+    #[arg(long)]
+    cases: Option<PathBuf>,
     /// Where report.md is written.
     #[arg(long, default_value = "reports/validation")]
     out: PathBuf,
@@ -23,6 +26,9 @@ pub struct ValidateArgs {
     /// Calibrate this machine, then compare simulated and native figures.
     #[arg(long)]
     host: bool,
+    /// Exit 0 even when cases fail (the report says which).
+    #[arg(long)]
+    no_fail: bool,
 }
 
 pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
@@ -34,12 +40,15 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     if args.host {
         return host(&args.out, out);
     }
-    let (cases, configs) = validate::load(&args.cases).map_err(CliError::Input)?;
+    let (cases, configs) = match &args.cases {
+        Some(path) => validate::load(path),
+        None => validate::load_embedded(),
+    }
+    .map_err(CliError::Input)?;
     let outcomes = validate::run(cases, &configs, jobs).map_err(CliError::Failed)?;
     for o in &outcomes {
         writeln!(out, "{}", report::summary_line(o))?;
     }
-    let passed = outcomes.iter().filter(|o| o.verdict.passed()).count();
     std::fs::create_dir_all(&args.out)
         .map_err(|e| CliError::Failed(format!("{}: {e}", args.out.display())))?;
     let path = args.out.join("report.md");
@@ -47,10 +56,18 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
         .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
     writeln!(
         out,
-        "{passed} of {} cases pass; report: {}",
-        outcomes.len(),
+        "{}; report: {}",
+        report::headline(&outcomes),
         path.display()
     )?;
+    let failed = outcomes.iter().filter(|o| !o.verdict.passed()).count();
+    if failed > 0 && !args.no_fail {
+        return Err(CliError::Failed(format!(
+            "{failed} of {} cases fail (see {}; --no-fail to exit 0)",
+            outcomes.len(),
+            path.display()
+        )));
+    }
     Ok(())
 }
 

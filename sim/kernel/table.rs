@@ -260,11 +260,12 @@ fn aligned_64() -> BucketLayout {
 
 const PER_NODE_SLOTS: &str = "roundup_pow_of_two(max(4, 256 * possible_cpus / nodes))";
 
-pub const PRESET_NAMES: [&str; 7] = [
+pub const PRESET_NAMES: [&str; 8] = [
     "fixed-256",
     "dumazet-2009",
     "private-2009",
     "aligned-3.14",
+    "private-7c4f75a21f",
     "numa-6.16",
     "private-6.16rc",
     "private-6.17",
@@ -353,6 +354,30 @@ pub fn preset(name: &str) -> Option<TableDesign> {
             align: 4096,
             placement: Placement::Interleaved,
             ..fixed_256
+        },
+        // The first private hash, as merged for 6.16-rc1 and before the rcuref:
+        // 80367ad01d93 gave the fph a header (hash_mask, mm, custom; queues[]
+        // cacheline-aligned behind it) and hb->priv, kept it alive by the mm
+        // alone (freed in __mmput; futex_hash_get/put empty); 7c4f75a21f63
+        // allocates 16 slots at the first pthread_create. The global table is
+        // still 3.14's, under qspinlock; FUTEX2_NUMA and the rcuref
+        // (bd54df5ea7ca) come later.
+        "private-7c4f75a21f" => TableDesign {
+            name: name.into(),
+            era: "7c4f75a21f (6.16 merge window): 16-slot private hash at the first thread, kept by the mm, no reference count per op; 3.14's global table, qspinlock".into(),
+            hash: HashForm::Lookup3,
+            key_order: KeyOrder::PtrWord,
+            slots: rule("roundup_pow_of_two(256 * possible_cpus)"),
+            bucket: private_617.bucket.clone(),
+            align: 4096,
+            placement: Placement::Interleaved,
+            private: Some(PrivateHash {
+                slots: rule("16"),
+                refcount: RefcountMode::None,
+                ..private_617.private.clone().expect("6.17 has a private hash")
+            }),
+            lock: Some(LockKind::Queued),
+            ..fixed_256.clone()
         },
         "numa-6.16" => per_node,
         "private-6.16rc" => TableDesign {

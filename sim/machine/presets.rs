@@ -5,10 +5,18 @@ use super::MachineSpec;
 
 const PRESETS: &[(&str, &str)] = &[
     (
+        "apple-m3max",
+        include_str!("../../configs/machines/apple-m3max.toml"),
+    ),
+    (
         "arm64-8",
         include_str!("../../configs/machines/arm64-8.toml"),
     ),
     ("clx-2s", include_str!("../../configs/machines/clx-2s.toml")),
+    (
+        "clx-ap-2s-192",
+        include_str!("../../configs/machines/clx-ap-2s-192.toml"),
+    ),
     (
         "cpl-4s-224",
         include_str!("../../configs/machines/cpl-4s-224.toml"),
@@ -17,10 +25,22 @@ const PRESETS: &[(&str, &str)] = &[
         "e5-2650-2s-32",
         include_str!("../../configs/machines/e5-2650-2s-32.toml"),
     ),
+    (
+        "gnr-2s-384",
+        include_str!("../../configs/machines/gnr-2s-384.toml"),
+    ),
     ("icx-2s", include_str!("../../configs/machines/icx-2s.toml")),
     (
         "milan-2s",
         include_str!("../../configs/machines/milan-2s.toml"),
+    ),
+    (
+        "sg2042-64",
+        include_str!("../../configs/machines/sg2042-64.toml"),
+    ),
+    (
+        "skl-2s-104",
+        include_str!("../../configs/machines/skl-2s-104.toml"),
     ),
     (
         "srf-2s-192",
@@ -34,6 +54,10 @@ const PRESETS: &[(&str, &str)] = &[
     (
         "vsmp-32",
         include_str!("../../configs/machines/vsmp-32.toml"),
+    ),
+    (
+        "x86-vm-48c96t",
+        include_str!("../../configs/machines/x86-vm-48c96t.toml"),
     ),
 ];
 

@@ -1,18 +1,35 @@
-//! A validation case: a published figure, and where in a config's results
-//! the model's prediction of it is read. The configs are ordinary configs
-//! (`futexsim run` takes each as it is); the cases file names them.
+//! A validation case: a published figure, what was measured to get it, and
+//! where in a config's results the model's prediction of it is read. The
+//! configs are ordinary configs (`futexsim run` takes each as it is); the
+//! cases file names them.
 //!
 //! ```toml
 //! [[case]]
-//! name = "16-bucket private / global hash, perf bench futex hash, 192 CPUs"
-//! config = "perf-hash-srf.toml"        # relative to the cases file
+//! name = "16-bucket private / global, perf hash, 192 CPUs"
+//! config = "../perf-hash-srf.toml"     # relative to the cases file
 //! metric = "mean_thread_ops_per_sec"   # a record field, dotted, or extra.<figure name>
 //! numerator = { design = "private-16", at = { threads = "192" } }
 //! denominator = { design = "global" }  # absent: the numerator's figure itself
 //! published = 0.0542                   # or published_range = [0.08, 0.44]
+//! absolute = { numerator = 144593, denominator = 2667058, unit = "ops/s" }  # optional
+//! machine = "srf-2s-192"               # the config's machine profile
+//! kernel = { global = "80367ad01d", private-16 = "7c4f75a21f" }
+//! command = "perf bench futex hash"    # the benchmark's exact command line
 //! source = "where the figure was published"
 //! lacks = "what the model leaves out that this case needs"   # optional
 //! ```
+//!
+//! A case is a model case (the default) or, with `kind = "closed-form"`, a
+//! check against a closed form of the model's own inputs, counted apart. A
+//! model case with a denominator is a ratio; without one, an absolute figure
+//! in `unit`, predicted on the case's machine profile. A model case says
+//! which kernel state (a commit or a release) each design it reads stands
+//! for, the machine and the command line; `absolute` gives the published
+//! figures behind a ratio, which the report compares without judging.
+//!
+//! With `ns_per_op = true` each figure read is 1e9 over the metric: an ops/s
+//! metric becomes the nanoseconds per op a lock or atomic micro-benchmark
+//! prints.
 //!
 //! A case may instead read where a curve peaks: with `argmax = "<axis>"` the
 //! model's figure is the value of that sweep axis at which the numerator's
@@ -26,7 +43,7 @@
 //! numerator = { design = "ticket" }
 //! ```
 
-use super::verdict::Published;
+use super::verdict::{Judged, Published};
 use crate::config::Config;
 use crate::record::RunRecord;
 use serde::Deserialize;
@@ -38,10 +55,30 @@ pub struct CasesFile {
     pub case: Vec<CaseSpec>,
 }
 
+/// Whether a case tests the model against a measurement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseKind {
+    #[default]
+    Model,
+    ClosedForm,
+}
+
+/// The published figures behind a published ratio.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Absolute {
+    pub numerator: f64,
+    pub denominator: f64,
+    pub unit: String,
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseSpec {
     pub name: String,
+    #[serde(default)]
+    pub kind: CaseKind,
     pub config: String,
     pub metric: String,
     pub numerator: Selector,
@@ -54,9 +91,35 @@ pub struct CaseSpec {
     pub published: Option<f64>,
     #[serde(default)]
     pub published_range: Option<[f64; 2]>,
+    /// The unit of an absolute figure.
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// The figure is the nanoseconds per op, 1e9 over the metric (an ops/s
+    /// figure): how lock and atomic micro-benchmarks publish their results.
+    #[serde(default)]
+    pub ns_per_op: bool,
+    #[serde(default)]
+    pub absolute: Option<Absolute>,
+    /// The machine profile the config runs on.
+    #[serde(default)]
+    pub machine: Option<String>,
+    /// Design name to the kernel state (a commit or release) it stands for.
+    #[serde(default)]
+    pub kernel: BTreeMap<String, String>,
+    /// The benchmark's command line, as published.
+    #[serde(default)]
+    pub command: Option<String>,
     pub source: String,
     #[serde(default)]
     pub lacks: Option<String>,
+}
+
+/// The model's figure, and the figures it is formed from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Prediction {
+    pub figure: f64,
+    pub numerator: f64,
+    pub denominator: Option<f64>,
 }
 
 /// Runs of one design at one sweep point (every repetition).
@@ -73,12 +136,21 @@ pub struct Selector {
 impl CaseSpec {
     pub fn published(&self) -> Result<Published, String> {
         match (self.published, self.published_range) {
-            (Some(r), None) if r > 0.0 => Ok(Published::Ratio(r)),
+            (Some(r), None) if r > 0.0 => Ok(Published::Value(r)),
             (None, Some([lo, hi])) if 0.0 < lo && lo <= hi => Ok(Published::Range(lo, hi)),
             _ => Err(format!(
-                "case '{}': give either published = a positive ratio or published_range = [low, high]",
+                "case '{}': give either published = a positive figure or published_range = [low, high]",
                 self.name
             )),
+        }
+    }
+
+    /// What kind of figure the case compares.
+    pub fn judged(&self) -> Judged {
+        match (self.kind, &self.denominator) {
+            (CaseKind::ClosedForm, _) => Judged::ClosedForm,
+            (CaseKind::Model, Some(_)) => Judged::Ratio,
+            (CaseKind::Model, None) => Judged::Absolute,
         }
     }
 
@@ -90,29 +162,91 @@ impl CaseSpec {
         }
     }
 
-    /// Whether the case's shape fits its config, before anything runs.
+    /// The designs the case reads, numerator first.
+    pub fn designs(&self) -> Vec<&str> {
+        let mut designs = vec![self.numerator.design.as_str()];
+        if let Some(d) = &self.denominator {
+            if d.design != self.numerator.design {
+                designs.push(&d.design);
+            }
+        }
+        designs
+    }
+
+    /// Whether the case's shape fits its config, and a model case says what
+    /// was measured, before anything runs.
     pub fn check(&self, config: &Config) -> Result<(), String> {
+        self.published()?;
+        let fail = |what: String| Err(format!("case '{}': {what}", self.name));
+        match self.judged() {
+            Judged::Ratio if self.unit.is_some() => {
+                return fail("a ratio has no unit; `absolute` gives the figures behind it".into())
+            }
+            Judged::Absolute if self.unit.is_none() => {
+                return fail("an absolute figure needs its unit (unit = \"ops/s\")".into())
+            }
+            Judged::Absolute | Judged::ClosedForm if self.absolute.is_some() => {
+                return fail(
+                    "`absolute` gives the figures behind a ratio; this case has no denominator"
+                        .into(),
+                )
+            }
+            _ => {}
+        }
+        if self.kind == CaseKind::Model {
+            let Some(machine) = &self.machine else {
+                return fail("a model case names its machine profile (machine = \"...\")".into());
+            };
+            if let Some(point) = config.points.iter().find(|p| p.machine.name != *machine) {
+                return fail(format!(
+                    "names machine '{machine}', but config {} runs on '{}'",
+                    self.config, point.machine.name
+                ));
+            }
+            if self.command.as_deref().is_none_or(str::is_empty) {
+                return fail(
+                    "a model case gives the benchmark's command line (command = \"...\")".into(),
+                );
+            }
+            for design in self.designs() {
+                if !self.kernel.contains_key(design) {
+                    return fail(format!(
+                        "says no kernel state for design '{design}' (kernel = {{ \"{design}\" = \"commit or release\" }})"
+                    ));
+                }
+            }
+        }
+        if let Some(extra) = self
+            .kernel
+            .keys()
+            .find(|k| !self.designs().contains(&k.as_str()))
+        {
+            return fail(format!(
+                "names a kernel for '{extra}', a design it does not read"
+            ));
+        }
         let Some(axis) = &self.argmax else {
             return Ok(());
         };
         if self.denominator.is_some() {
-            return Err(format!(
-                "case '{}': argmax reads one curve; give no denominator",
-                self.name
-            ));
+            return fail("argmax reads one curve; give no denominator".into());
+        }
+        if self.ns_per_op {
+            return fail(
+                "argmax reads where the metric peaks; ns_per_op would turn the peak into a trough"
+                    .into(),
+            );
         }
         if !config.axes.contains(axis) {
-            return Err(format!(
-                "case '{}': argmax names '{axis}', but config {} sweeps {}",
-                self.name,
+            return fail(format!(
+                "argmax names '{axis}', but config {} sweeps {}",
                 self.config,
                 config.axes.join(", ")
             ));
         }
         if self.numerator.at.contains_key(axis) {
-            return Err(format!(
-                "case '{}': the numerator's `at` fixes '{axis}', the axis argmax runs over",
-                self.name
+            return fail(format!(
+                "the numerator's `at` fixes '{axis}', the axis argmax runs over"
             ));
         }
         Ok(())
@@ -125,16 +259,26 @@ impl CaseSpec {
         &self,
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
-    ) -> Result<f64, String> {
+    ) -> Result<Prediction, String> {
         self.check(config)?;
         if let Some(axis) = &self.argmax {
-            return self.peak(axis, config, runs);
+            let figure = self.peak(axis, config, runs)?;
+            return Ok(Prediction {
+                figure,
+                numerator: figure,
+                denominator: None,
+            });
         }
         let numerator = self.mean(&self.numerator, config, runs)?;
-        match &self.denominator {
-            None => Ok(numerator),
-            Some(d) => Ok(numerator / self.mean(d, config, runs)?),
-        }
+        let denominator = match &self.denominator {
+            None => None,
+            Some(d) => Some(self.mean(d, config, runs)?),
+        };
+        Ok(Prediction {
+            figure: denominator.map_or(numerator, |d| numerator / d),
+            numerator,
+            denominator,
+        })
     }
 
     fn peak(
@@ -143,7 +287,11 @@ impl CaseSpec {
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
     ) -> Result<f64, String> {
-        let i = config.axes.iter().position(|a| a == axis).expect("checked");
+        let i = config
+            .axes
+            .iter()
+            .position(|a| a == axis)
+            .ok_or_else(|| format!("case '{}': no sweep axis '{axis}'", self.name))?;
         let mut values: Vec<&String> = Vec::new();
         for point in &config.points {
             if !values.contains(&&point.axis_values[i]) {
@@ -227,7 +375,8 @@ impl CaseSpec {
             .map(|(_, _, record)| metric(record, &self.metric))
             .collect::<Result<Vec<f64>, String>>()
             .map_err(|e| format!("case '{}': {e}", self.name))?;
-        Ok(figures.iter().sum::<f64>() / figures.len() as f64)
+        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
+        Ok(if self.ns_per_op { 1e9 / mean } else { mean })
     }
 }
 
@@ -242,7 +391,7 @@ pub fn metric(record: &RunRecord, name: &str) -> Result<f64, String> {
             .map(|m| m.value)
             .ok_or_else(|| format!("the run has no figure '{figure}'"));
     }
-    let tree = serde_json::to_value(record).expect("a record serializes");
+    let tree = serde_json::to_value(record).map_err(|e| format!("a run record: {e}"))?;
     name.split('.')
         .try_fold(&tree, |node, key| node.get(key))
         .and_then(|v| v.as_f64())

@@ -1,50 +1,85 @@
 //! Validation against published results: each case names a config, the runs
-//! whose figures form a ratio, and the ratio published for the real system.
-//! Every config is simulated once, however many cases read it; the model's
-//! parameters come from the configs' machine profiles and designs alone.
+//! whose figures form a ratio or an absolute figure, and the figure published
+//! for the real system. Every config is simulated once, however many cases
+//! read it; the model's parameters come from the configs' machine profiles
+//! and designs alone.
 
 pub mod case;
 pub mod report;
+pub mod suite;
 pub mod verdict;
 
 use crate::config::Config;
 use crate::record::RunRecord;
-use case::{CaseSpec, CasesFile};
+use case::{CaseSpec, CasesFile, Prediction};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use verdict::{Published, Verdict};
+use verdict::{Judged, Published, Verdict};
 
-/// The suite `futexsim validate` runs.
+/// Where the suite `futexsim validate` embeds lives in the source tree.
 pub const SUITE: &str = "configs/validation/cases.toml";
 
 /// One case judged.
 #[derive(Clone, Debug)]
 pub struct Outcome {
     pub case: CaseSpec,
+    pub judged: Judged,
     pub published: Published,
-    pub predicted: f64,
+    pub predicted: Prediction,
+    /// The factor between predicted and published (1 inside a range).
+    pub error: f64,
     pub verdict: Verdict,
 }
 
-/// Loads the cases file and every config it names, checking all of it
+/// Cases and the configs they read, by the name the cases give them.
+pub type Suite = (Vec<CaseSpec>, BTreeMap<String, Config>);
+
+/// Loads a cases file and every config it names, checking all of it
 /// before anything runs.
-pub fn load(path: &Path) -> Result<(Vec<CaseSpec>, BTreeMap<String, Config>), String> {
+pub fn load(path: &Path) -> Result<Suite, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read the cases: {e}", path.display()))?;
-    let file: CasesFile =
-        toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e))?;
     let dir = path.parent().unwrap_or(Path::new("."));
+    parse(&path.display().to_string(), &text, |name| {
+        Config::load(&dir.join(name), &[]).map_err(|e| e.to_string())
+    })
+}
+
+/// The suite compiled into the binary: configs/validation/cases.toml and
+/// the configs it names, so `futexsim validate` runs from any directory.
+pub fn load_embedded() -> Result<Suite, String> {
+    parse(SUITE, suite::CASES, |name| {
+        let text = suite::config(name).ok_or_else(|| {
+            format!("{SUITE}: the case config '{name}' is not among the configs futexsim embeds (sim/validate/suite.rs)")
+        })?;
+        // Named relative to the cases file, as in the tree.
+        let file = match name.strip_prefix("../") {
+            Some(in_configs) => Path::new("configs").join(in_configs),
+            None => Path::new("configs/validation").join(name),
+        };
+        let stem = file
+            .file_stem()
+            .map_or("config".into(), |s| s.to_string_lossy().into_owned());
+        Config::parse(&file.display().to_string(), &stem, text, &[]).map_err(|e| e.to_string())
+    })
+}
+
+fn parse(
+    file: &str,
+    text: &str,
+    mut config_named: impl FnMut(&str) -> Result<Config, String>,
+) -> Result<Suite, String> {
+    let cases: CasesFile = toml::from_str(text).map_err(|e| format!("{file}: {e}"))?;
     let mut configs = BTreeMap::new();
-    for case in &file.case {
-        case.published()?;
+    for case in &cases.case {
         if !configs.contains_key(&case.config) {
-            let config = Config::load(&dir.join(&case.config), &[]).map_err(|e| e.to_string())?;
-            configs.insert(case.config.clone(), config);
+            configs.insert(case.config.clone(), config_named(&case.config)?);
         }
-        case.check(&configs[&case.config])?;
+        case.check(&configs[&case.config])
+            .map_err(|e| format!("{file}: {e}"))?;
     }
-    Ok((file.case, configs))
+    Ok((cases.case, configs))
 }
 
 /// Simulates every run of every config on `jobs` threads and judges each case.
@@ -84,9 +119,12 @@ pub fn run(
         .into_iter()
         .map(|case| {
             let published = case.published()?;
+            let judged = case.judged();
             let predicted = case.predict(&configs[&case.config], &by_config[&case.config])?;
             Ok(Outcome {
-                verdict: published.judge(predicted),
+                verdict: published.judge(judged, predicted.figure),
+                error: published.error(predicted.figure),
+                judged,
                 published,
                 predicted,
                 case,
