@@ -11,8 +11,8 @@ use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
-    CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, NamedLockRecord, RunRecord,
-    Speed, TableRecord,
+    BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
+    NamedLockRecord, Occupant, RunRecord, Speed, TableRecord,
 };
 use crate::workload::{Setup, WorkloadSpec};
 use rand::SeedableRng;
@@ -278,7 +278,7 @@ impl Scenario {
 }
 
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
-fn describe(hash: &FutexHash, region: &str, addr: u64) -> String {
+fn describe(hash: &FutexHash, region: &str, addr: u64) -> Occupant {
     let tables = (0..hash.global.len() as u32).map(TableSel::Global).chain(
         (0..hash.private.len() as u32)
             .filter(|&p| hash.private[p as usize].is_some())
@@ -286,19 +286,20 @@ fn describe(hash: &FutexHash, region: &str, addr: u64) -> String {
     );
     for table in tables {
         if let Some((index, field)) = hash.locate(table, addr) {
-            let field = field.map_or("padding", |f| f.as_str());
-            return match table {
-                TableSel::Global(_) => format!("bucket {index} {field}"),
-                TableSel::Private(p) => format!("process {p} bucket {index} {field}"),
+            let table = match table {
+                TableSel::Global(_) => BucketTable::Global,
+                TableSel::Private(process) => BucketTable::Private { process },
             };
+            let bucket = BucketRef { table, index };
+            return Occupant::Bucket { bucket, field };
         }
         if hash
             .instance(table)
             .header
             .is_some_and(|h| addr >= h && addr < hash.instance(table).base)
         {
-            return "private hash header".into();
+            return Occupant::PrivateHashHeader;
         }
     }
-    region.to_string()
+    Occupant::Region(region.to_string())
 }
