@@ -2,7 +2,7 @@
 //! workload, a run window and a seed. `simulate` lays it out in memory, runs
 //! the engine and turns the outcome into a record.
 
-use crate::analysis::layout::{self, Platform};
+use crate::analysis::layout;
 use crate::engine::{Engine, RunWindow};
 use crate::footprint::Footprint;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
@@ -115,15 +115,12 @@ impl Scenario {
                 }
             })
             .collect();
-        let vars = SizingVars {
-            cpus: machine.cpus().into(),
-            possible_cpus: machine.possible_cpus().into(),
-            nodes: machine.nodes().into(),
-            threads: setup.tasks.len() as u64,
-            processes: processes.len() as u64,
-            futexes: setup.futexes,
-            node_slots: 0,
-        };
+        let vars = SizingVars::new(
+            &machine.platform(),
+            setup.tasks.len() as u64,
+            processes.len() as u64,
+            setup.futexes,
+        );
         let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)
             .map_err(|e| format!("table '{}': {e}", self.design.name))?;
         Ok(Prepared {
@@ -150,16 +147,10 @@ impl Scenario {
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
         };
-        let platform = Platform {
-            cpus: machine.cpus().into(),
-            possible_cpus: machine.possible_cpus().into(),
-            nodes: machine.nodes(),
-            line_size: machine.line_size(),
-        };
         let load = match self.workload.key_population(&machine) {
             Some(population) => Some(LoadRecord::from_layout(&layout::analyze(
                 &self.design,
-                &platform,
+                &machine.platform(),
                 &population,
                 self.seed,
             )?)),

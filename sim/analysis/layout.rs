@@ -7,60 +7,14 @@ use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::{KeyPopulation, PlacedKey};
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{FieldName, SizingVars, TableDesign};
-use crate::memory::{MemoryMap, PAGE_SHIFT};
+use crate::machine::Platform;
+use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Most CPUs a platform may have (as machine profiles).
-pub const MAX_CPUS: u64 = 1 << 16;
-/// The kernel's MAX_NUMNODES with NODES_SHIFT = 10.
-pub const MAX_NODES: u32 = 1 << 10;
 /// Most bucket slots, over all table instances, one analysis looks at.
 pub const MAX_SLOTS: u64 = 1 << 26;
-
-/// The machine facts the tables are sized and laid out from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Platform {
-    pub cpus: u64,
-    pub possible_cpus: u64,
-    pub nodes: u32,
-    /// Coherence line size in bytes.
-    pub line_size: u64,
-}
-
-impl Platform {
-    pub fn validate(&self) -> Result<(), String> {
-        if !(1..=MAX_CPUS).contains(&self.cpus) {
-            return Err(format!(
-                "cpus = {}: must be from 1 to {MAX_CPUS}",
-                self.cpus
-            ));
-        }
-        if !(self.cpus..=MAX_CPUS).contains(&self.possible_cpus) {
-            return Err(format!(
-                "possible_cpus = {}: must be from cpus ({}) to {MAX_CPUS}",
-                self.possible_cpus, self.cpus
-            ));
-        }
-        if !(1..=MAX_NODES).contains(&self.nodes) {
-            return Err(format!(
-                "nodes = {}: must be from 1 to {MAX_NODES}",
-                self.nodes
-            ));
-        }
-        // Tables are allocated at least a page apart, so no line up to a page
-        // holds bytes of two of them.
-        let page = 1u64 << PAGE_SHIFT;
-        if !self.line_size.is_power_of_two() || !(8..=page).contains(&self.line_size) {
-            return Err(format!(
-                "line size {}: must be a power of two from 8 to {page}",
-                self.line_size
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// How many buckets hold a given number of keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -521,19 +475,16 @@ fn analyze_placed(
     key_count: u64,
     place: impl FnOnce(&mut KeyCounter) -> Result<(), String>,
 ) -> Result<LayoutReport, String> {
-    platform.validate()?;
+    platform.validate().map_err(|e| e.to_string())?;
     design
         .validate()
         .map_err(|e| format!("design '{}': {e}", design.name))?;
-    let vars = SizingVars {
-        cpus: platform.cpus,
-        possible_cpus: platform.possible_cpus,
-        nodes: platform.nodes.into(),
-        threads: processes.iter().map(|p| p.threads).sum(),
-        processes: processes.len() as u64,
-        futexes: key_count,
-        node_slots: 0,
-    };
+    let vars = SizingVars::new(
+        platform,
+        processes.iter().map(|p| p.threads).sum(),
+        processes.len() as u64,
+        key_count,
+    );
     let mut memory = MemoryMap::new(platform.line_size);
     let hash = FutexHash::build(design, vars, processes, platform.nodes, &mut memory)
         .map_err(|e| format!("design '{}': {e}", design.name))?;
@@ -775,15 +726,11 @@ mod tests {
                         d.placement = crate::kernel::table::Placement::BootNode;
                         d.base_offset = base_offset;
                         d.slots = Expr::parse(&slots.to_string()).unwrap();
-                        let vars = SizingVars {
-                            cpus: 4,
-                            possible_cpus: 4,
-                            nodes: 1,
-                            threads: 4,
-                            processes: 1,
-                            futexes: 4,
-                            node_slots: 0,
+                        let platform = Platform {
+                            line_size,
+                            ..platform(4, 1)
                         };
+                        let vars = SizingVars::new(&platform, 4, 1, 4);
                         let procs = [ProcessInfo {
                             threads: 4,
                             node: 0,

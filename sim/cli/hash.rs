@@ -5,12 +5,12 @@
 use super::{parse_u32, parse_u64, CliError};
 use clap::builder::PossibleValuesParser;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use futexsim::analysis::layout::Platform;
 use futexsim::analysis::population::MAX_TASKS;
 use futexsim::hash::HashForm;
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource, WordSize};
 use futexsim::kernel::table::{preset, SizingVars, PRESET_NAMES};
+use futexsim::machine::Platform;
 use futexsim::memory::MemoryMap;
 use serde::Serialize;
 use std::io::Write;
@@ -208,7 +208,7 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
         nodes: args.nodes,
         line_size: LINE_SIZE,
     };
-    platform.validate().map_err(input)?;
+    platform.validate().map_err(|e| input(e.to_string()))?;
     if !(1..=u64::from(MAX_TASKS)).contains(&threads) {
         return Err(input(format!(
             "threads = {threads}: must be from 1 to {MAX_TASKS}"
@@ -230,15 +230,7 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
     };
     let key =
         get_futex_key(args.uaddr, source, design.word_size).map_err(|e| input(e.to_string()))?;
-    let vars = SizingVars {
-        cpus: args.cpus,
-        possible_cpus: args.cpus,
-        nodes: args.nodes.into(),
-        threads,
-        processes: 1,
-        futexes: 1,
-        node_slots: 0,
-    };
+    let vars = SizingVars::new(&platform, threads, 1, 1);
     let mut memory = MemoryMap::new(LINE_SIZE);
     let process = ProcessInfo { threads, node: 0 };
     let tables =

@@ -126,11 +126,7 @@ impl FutexHash {
             .enumerate()
             .map(|(p, info)| match &design.private {
                 Some(ph) if info.threads >= u64::from(ph.min_threads) => {
-                    let v = SizingVars {
-                        threads: info.threads,
-                        node_slots: global_slots,
-                        ..vars
-                    };
+                    let v = vars.for_process(info.threads, global_slots);
                     let slots = eval_slots(&ph.slots, &v)?;
                     let name = format!("process {p} private hash");
                     Ok(Some(instance(

@@ -6,7 +6,7 @@
 use super::key::{KeyOrder, WordSize};
 use crate::expr::Expr;
 use crate::hash::HashForm;
-use crate::machine::LockKind;
+use crate::machine::{LockKind, Platform};
 use serde::{Deserialize, Serialize};
 
 /// The fields of `struct futex_hash_bucket` the simulator tracks.
@@ -193,6 +193,31 @@ pub struct SizingVars {
 }
 
 impl SizingVars {
+    /// The variables of a run of `threads` threads in `processes`
+    /// processes using `futexes` futex words, on `platform`; the global
+    /// table is not sized yet.
+    pub fn new(platform: &Platform, threads: u64, processes: u64, futexes: u64) -> SizingVars {
+        SizingVars {
+            cpus: platform.cpus,
+            possible_cpus: platform.possible_cpus,
+            nodes: platform.nodes.into(),
+            threads,
+            processes,
+            futexes,
+            node_slots: 0,
+        }
+    }
+
+    /// The variables a process's private hash is sized with: its own
+    /// threads, and the global table's slots per instance.
+    pub fn for_process(&self, threads: u64, node_slots: u64) -> SizingVars {
+        SizingVars {
+            threads,
+            node_slots,
+            ..*self
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<u64> {
         Some(match name {
             "cpus" => self.cpus,
