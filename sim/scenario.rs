@@ -14,7 +14,7 @@ use crate::record::{
     BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
     NamedLockRecord, Occupant, RunRecord, Speed, TableRecord,
 };
-use crate::workload::{Setup, WorkloadSpec};
+use crate::workload::{Setup, WorkloadError, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -35,19 +35,29 @@ pub struct Scenario {
 /// Checks a workload against the machine it runs on, giving its thread count:
 /// its own parameters, the futex words futexsim lays out, and one thread per
 /// CPU (futexsim pins threads and does not model time-sharing).
-pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, String> {
+pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, WorkloadError> {
     workload.validate(machine)?;
     if let WorkloadSpec::PerfHash(p) = workload {
         p.check_words(machine)?;
     }
     let threads = workload.threads(machine);
     if threads > machine.cpus() {
-        return Err(format!(
+        return Err(WorkloadError::at("threads", format!(
             "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
             machine.cpus()
-        ));
+        )));
     }
     Ok(threads)
+}
+
+/// Why a scenario cannot be laid out: its table design, or its workload.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    /// The design does not validate, or sizes no valid table on this machine.
+    #[error("table '{design}': {message}")]
+    Design { design: String, message: String },
+    #[error("workload: {0}")]
+    Workload(#[from] WorkloadError),
 }
 
 /// A scenario laid out in memory, ready for the engine.
@@ -62,13 +72,13 @@ struct Prepared {
 impl Scenario {
     /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
     /// sizing rule that gives no valid table) without running anything.
-    pub fn check(&self, machine: &Machine) -> Result<(), String> {
+    pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
         self.prepare(machine).map(drop)
     }
 
     /// What a run of it lays out, to estimate its memory before it runs.
     pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
-        let prepared = self.prepare(machine)?;
+        let prepared = self.prepare(machine).map_err(|e| e.to_string())?;
         let hash = &prepared.hash;
         Ok(Footprint {
             lines: prepared.memory.lines().into(),
@@ -92,12 +102,13 @@ impl Scenario {
             * ((self.window.warmup + self.window.duration) / 1_000_000)
     }
 
-    fn prepare(&self, machine: &Machine) -> Result<Prepared, String> {
-        self.design
-            .validate()
-            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
-        let threads =
-            check_workload(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
+    fn prepare(&self, machine: &Machine) -> Result<Prepared, ScenarioError> {
+        let design_error = |message: String| ScenarioError::Design {
+            design: self.design.name.clone(),
+            message,
+        };
+        self.design.validate().map_err(design_error)?;
+        let threads = check_workload(&self.workload, machine)?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
         let setup = self.workload.setup(machine, &mut memory, &mut rng);
@@ -122,7 +133,7 @@ impl Scenario {
             setup.futexes,
         );
         let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)
-            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+            .map_err(design_error)?;
         Ok(Prepared {
             memory,
             setup,
@@ -140,7 +151,7 @@ impl Scenario {
             processes,
             hash,
             threads,
-        } = self.prepare(&machine)?;
+        } = self.prepare(&machine).map_err(|e| e.to_string())?;
         let table = TableRecord {
             slots: hash.global_slots(),
             instances: hash.global.len() as u32,
