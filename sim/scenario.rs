@@ -159,12 +159,10 @@ impl Scenario {
             bytes: hash.memory_bytes(),
         };
         let load = match self.workload.key_population(&machine) {
-            Some(population) => Some(LoadRecord::from_layout(&layout::analyze(
-                &self.design,
-                &machine.platform(),
-                &population,
-                self.seed,
-            )?)),
+            Some(population) => Some(LoadRecord::from_layout(
+                &layout::analyze(&self.design, &machine.platform(), &population, self.seed)
+                    .map_err(|e| e.to_string())?,
+            )),
             None => None,
         };
         let infos: Vec<TaskInfo> = setup

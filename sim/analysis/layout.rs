@@ -6,8 +6,9 @@
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::{KeyPopulation, PlacedKey};
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
+use crate::kernel::key::KeyError;
 use crate::kernel::table::{FieldName, SizingVars, TableDesign};
-use crate::machine::Platform;
+use crate::machine::{Platform, PlatformError};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
 use serde::{Deserialize, Serialize};
@@ -15,6 +16,26 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Most bucket slots, over all table instances, one analysis looks at.
 pub const MAX_SLOTS: u64 = 1 << 26;
+
+/// Why a layout cannot be analysed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// The population's counts are out of range.
+    #[error("{0}")]
+    Population(String),
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+    /// The design does not validate, or sizes no valid table here.
+    #[error("design '{design}': {message}")]
+    Design { design: String, message: String },
+    #[error("design '{design}': {error}")]
+    Key { design: String, error: KeyError },
+    #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes")]
+    TooManySlots { design: String, slots: u64 },
+    /// A key names a process the analysis was not given.
+    #[error("a key names process {process} of {processes}")]
+    StrayKey { process: u32, processes: usize },
+}
 
 /// How many buckets hold a given number of keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -321,9 +342,12 @@ impl<'a> KeyCounter<'a> {
         }
     }
 
-    fn finish(mut self) -> Result<TableLoads, String> {
-        if let Some(p) = self.stray {
-            return Err(format!("a key names process {p} of {}", self.processes));
+    fn finish(mut self) -> Result<TableLoads, LayoutError> {
+        if let Some(process) = self.stray {
+            return Err(LayoutError::StrayKey {
+                process,
+                processes: self.processes,
+            });
         }
         self.flush();
         Ok(self.loads)
@@ -438,8 +462,8 @@ pub fn analyze(
     platform: &Platform,
     population: &KeyPopulation,
     seed: u64,
-) -> Result<LayoutReport, String> {
-    population.validate()?;
+) -> Result<LayoutReport, LayoutError> {
+    population.validate().map_err(LayoutError::Population)?;
     analyze_placed(
         design,
         platform,
@@ -448,7 +472,10 @@ pub fn analyze(
         |counter| {
             population
                 .for_each_key(seed, design.word_size, |k| counter.add(k))
-                .map_err(|e| format!("design '{}': {e}", design.name))
+                .map_err(|error| LayoutError::Key {
+                    design: design.name.clone(),
+                    error,
+                })
         },
     )
 }
@@ -459,7 +486,7 @@ pub fn analyze_keys(
     platform: &Platform,
     processes: &[ProcessInfo],
     keys: &[PlacedKey],
-) -> Result<LayoutReport, String> {
+) -> Result<LayoutReport, LayoutError> {
     analyze_placed(design, platform, processes, keys.len() as u64, |counter| {
         keys.iter().for_each(|&k| counter.add(k));
         Ok(())
@@ -473,12 +500,14 @@ fn analyze_placed(
     platform: &Platform,
     processes: &[ProcessInfo],
     key_count: u64,
-    place: impl FnOnce(&mut KeyCounter) -> Result<(), String>,
-) -> Result<LayoutReport, String> {
-    platform.validate().map_err(|e| e.to_string())?;
-    design
-        .validate()
-        .map_err(|e| format!("design '{}': {e}", design.name))?;
+    place: impl FnOnce(&mut KeyCounter) -> Result<(), LayoutError>,
+) -> Result<LayoutReport, LayoutError> {
+    platform.validate()?;
+    let design_error = |message: String| LayoutError::Design {
+        design: design.name.clone(),
+        message,
+    };
+    design.validate().map_err(design_error)?;
     let vars = SizingVars::new(
         platform,
         processes.iter().map(|p| p.threads).sum(),
@@ -487,7 +516,7 @@ fn analyze_placed(
     );
     let mut memory = MemoryMap::new(platform.line_size);
     let hash = FutexHash::build(design, vars, processes, platform.nodes, &mut memory)
-        .map_err(|e| format!("design '{}': {e}", design.name))?;
+        .map_err(design_error)?;
     let all_slots: u64 = hash
         .global
         .iter()
@@ -495,10 +524,10 @@ fn analyze_placed(
         .map(|t| t.slots)
         .sum();
     if all_slots > MAX_SLOTS {
-        return Err(format!(
-            "design '{}' has {all_slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes",
-            design.name
-        ));
+        return Err(LayoutError::TooManySlots {
+            design: design.name.clone(),
+            slots: all_slots,
+        });
     }
 
     let mut counter = KeyCounter::new(&hash, processes.len());
@@ -889,21 +918,42 @@ mod tests {
     }
 
     #[test]
+    fn a_key_of_a_process_not_given_is_refused() {
+        let d = preset("aligned-3.14").unwrap();
+        let procs = [ProcessInfo {
+            threads: 1,
+            node: 0,
+        }];
+        let mm = 0xffff_8881_00ab_c000;
+        let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64).unwrap();
+        let stray = [PlacedKey { key, process: 1 }];
+        let err = analyze_keys(&d, &platform(4, 1), &procs, &stray).unwrap_err();
+        assert_eq!(
+            err,
+            LayoutError::StrayKey {
+                process: 1,
+                processes: 1
+            }
+        );
+        assert_eq!(err.to_string(), "a key names process 1 of 1");
+    }
+
+    #[test]
     fn bad_platforms_are_rejected() {
         let d = preset("aligned-3.14").unwrap();
         for (p, why) in [
-            (platform(0, 1), "cpus = 0"),
-            (platform(8, 0), "nodes = 0"),
+            (platform(0, 1), PlatformError::Cpus(0)),
+            (platform(8, 0), PlatformError::Nodes(0)),
             (
                 Platform {
                     line_size: 96,
                     ..platform(8, 1)
                 },
-                "line size 96",
+                PlatformError::LineSize(96),
             ),
         ] {
             let err = analyze(&d, &p, &perf_hash(8), 0).unwrap_err();
-            assert!(err.contains(why), "{err}");
+            assert_eq!(err, LayoutError::Platform(why));
         }
     }
 }

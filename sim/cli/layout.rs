@@ -95,7 +95,8 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .map(|name| {
             let design =
                 preset(name).ok_or_else(|| CliError::Input(format!("no table preset '{name}'")))?;
-            analyze(&design, &platform, &population, args.seed).map_err(CliError::Input)
+            analyze(&design, &platform, &population, args.seed)
+                .map_err(|e| CliError::Input(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let output = LayoutOutput {
