@@ -6,7 +6,7 @@ use crate::analysis::layout;
 use crate::engine::{Engine, RunWindow};
 use crate::footprint::Footprint;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
-use crate::kernel::table::{SizingVars, TableDesign};
+use crate::kernel::table::{DesignError, SizingVars, TableDesign};
 use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
@@ -54,8 +54,8 @@ pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32,
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ScenarioError {
     /// The design does not validate, or sizes no valid table on this machine.
-    #[error("table '{design}': {message}")]
-    Design { design: String, message: String },
+    #[error("table '{design}': {error}")]
+    Design { design: String, error: DesignError },
     #[error("workload: {0}")]
     Workload(#[from] WorkloadError),
 }
@@ -103,9 +103,9 @@ impl Scenario {
     }
 
     fn prepare(&self, machine: &Machine) -> Result<Prepared, ScenarioError> {
-        let design_error = |message: String| ScenarioError::Design {
+        let design_error = |error: DesignError| ScenarioError::Design {
             design: self.design.name.clone(),
-            message,
+            error,
         };
         self.design.validate().map_err(design_error)?;
         let threads = check_workload(&self.workload, machine)?;

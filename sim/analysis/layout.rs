@@ -7,7 +7,7 @@ use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::{KeyPopulation, PlacedKey};
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
 use crate::kernel::key::KeyError;
-use crate::kernel::table::{FieldName, SizingVars, TableDesign};
+use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
 use crate::machine::{Platform, PlatformError};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
@@ -26,8 +26,8 @@ pub enum LayoutError {
     #[error(transparent)]
     Platform(#[from] PlatformError),
     /// The design does not validate, or sizes no valid table here.
-    #[error("design '{design}': {message}")]
-    Design { design: String, message: String },
+    #[error("design '{design}': {error}")]
+    Design { design: String, error: DesignError },
     #[error("design '{design}': {error}")]
     Key { design: String, error: KeyError },
     #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes")]
@@ -503,9 +503,9 @@ fn analyze_placed(
     place: impl FnOnce(&mut KeyCounter) -> Result<(), LayoutError>,
 ) -> Result<LayoutReport, LayoutError> {
     platform.validate()?;
-    let design_error = |message: String| LayoutError::Design {
+    let design_error = |error: DesignError| LayoutError::Design {
         design: design.name.clone(),
-        message,
+        error,
     };
     design.validate().map_err(design_error)?;
     let vars = SizingVars::new(

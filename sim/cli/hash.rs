@@ -233,8 +233,8 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
     let vars = SizingVars::new(&platform, threads, 1, 1);
     let mut memory = MemoryMap::new(LINE_SIZE);
     let process = ProcessInfo { threads, node: 0 };
-    let tables =
-        FutexHash::build(&design, vars, &[process], args.nodes, &mut memory).map_err(input)?;
+    let tables = FutexHash::build(&design, vars, &[process], args.nodes, &mut memory)
+        .map_err(|e| input(e.to_string()))?;
     let (hashed_words, private_hash) = tables.hash_input(&key, 0);
     let hashed = tables.futex_hash(&key, 0);
     let node = match hashed.bucket.table {

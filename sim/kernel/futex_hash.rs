@@ -3,7 +3,7 @@
 //! that design would.
 
 use super::key::{FutexKey, HashInput, KeyOrder};
-use super::table::{eval_slots, FieldName, Placement, SizingVars, TableDesign};
+use super::table::{eval_slots, DesignError, FieldName, Placement, SizingVars, TableDesign};
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
 
 /// One bucket array in memory.
@@ -68,7 +68,7 @@ impl FutexHash {
         processes: &[ProcessInfo],
         nodes: u32,
         memory: &mut MemoryMap,
-    ) -> Result<FutexHash, String> {
+    ) -> Result<FutexHash, DesignError> {
         let global_slots = eval_slots(&design.slots, &vars)?;
         let bucket = u64::from(design.bucket.size);
         let mut statics = Arena::new(KERNEL_STATIC);
@@ -139,7 +139,7 @@ impl FutexHash {
                 }
                 _ => Ok(None),
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, DesignError>>()?;
         Ok(FutexHash {
             design: design.clone(),
             global,
