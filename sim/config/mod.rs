@@ -14,7 +14,7 @@ pub use source::ConfigError;
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
 use crate::machine::{presets, Machine, MachineSpec};
-use crate::scenario::{check_workload, Scenario, ScenarioError};
+use crate::scenario::{Scenario, ScenarioError};
 use crate::workload::{WorkloadError, WorkloadSpec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -423,7 +423,6 @@ fn resolve_point(
     }
     let m = Machine::new(machine.clone())
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
-    check_workload(&workload, &m).map_err(|e| workload_error(src, &here, &workload, e))?;
     let point = Point {
         axis_values: axes
             .iter()
@@ -435,6 +434,7 @@ fn resolve_point(
         workload,
         run,
     };
+    // Laying each design out checks the design, then the workload on this machine.
     for (i, design) in point.designs.iter().enumerate() {
         point.scenario(design, 0).check(&m).map_err(|e| match e {
             ScenarioError::Workload(w) => workload_error(src, &here, &point.workload, w),
