@@ -175,11 +175,12 @@ impl Machine {
             .collect();
         let nodes = places.iter().map(|p| p.node + 1).max().unwrap_or(1);
         let lat = &spec.latency;
-        let remote_ps = lat.remote.matrix(phys_nodes, lat.node).map_err(err)?;
+        let shape = |e: profile::LatencyShapeError| err(e.to_string());
+        let remote_ps = lat.remote.matrix(phys_nodes, lat.node).map_err(shape)?;
         let node_ps = ns_to_ps(lat.node);
         let dram_local = ns_to_ps(lat.dram_local);
         let dram_ps = match &lat.dram_remote {
-            Some(spec) => spec.matrix(phys_nodes, lat.dram_local).map_err(err)?,
+            Some(spec) => spec.matrix(phys_nodes, lat.dram_local).map_err(shape)?,
             // Without a measured matrix, remote memory costs what a remote transfer adds.
             None => remote_ps
                 .iter()
