@@ -55,10 +55,19 @@ struct FormArgs {
 #[derive(Clone, Debug)]
 struct HexBytes(Vec<u8>);
 
-fn parse_hex_bytes(text: &str) -> Result<HexBytes, String> {
+/// Hex digits that are not whole bytes; clap prints it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum HexError {
+    #[error("'{0}' has an odd number of hex digits")]
+    OddDigits(String),
+    #[error("'{0}' is not a string of hex bytes")]
+    NotHex(String),
+}
+
+fn parse_hex_bytes(text: &str) -> Result<HexBytes, HexError> {
     let digits = text.strip_prefix("0x").unwrap_or(text);
     if !digits.len().is_multiple_of(2) {
-        return Err(format!("'{text}' has an odd number of hex digits"));
+        return Err(HexError::OddDigits(text.to_string()));
     }
     (0..digits.len())
         .step_by(2)
@@ -66,7 +75,7 @@ fn parse_hex_bytes(text: &str) -> Result<HexBytes, String> {
             digits
                 .get(i..i + 2)
                 .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-                .ok_or_else(|| format!("'{text}' is not a string of hex bytes"))
+                .ok_or_else(|| HexError::NotHex(text.to_string()))
         })
         .collect::<Result<_, _>>()
         .map(HexBytes)
@@ -335,8 +344,21 @@ mod tests {
     fn hex_bytes() {
         assert_eq!(parse_hex_bytes("0x4142").unwrap().0, b"AB");
         assert_eq!(parse_hex_bytes("").unwrap().0, b"");
-        assert!(parse_hex_bytes("414").unwrap_err().contains("odd"));
-        assert!(parse_hex_bytes("4g").is_err());
-        assert!(parse_hex_bytes("é1").is_err());
+        assert_eq!(
+            parse_hex_bytes("414").unwrap_err(),
+            HexError::OddDigits("414".into())
+        );
+        assert_eq!(
+            parse_hex_bytes("4g").unwrap_err(),
+            HexError::NotHex("4g".into())
+        );
+        assert_eq!(
+            parse_hex_bytes("é1").unwrap_err(),
+            HexError::OddDigits("é1".into())
+        );
+        assert_eq!(
+            parse_hex_bytes("éé").unwrap_err(),
+            HexError::NotHex("éé".into())
+        );
     }
 }
