@@ -41,6 +41,30 @@ impl ExprError {
     }
 }
 
+/// Why a value cannot be computed, before the error is placed at the
+/// column of the operator or call that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum Fault {
+    #[error("{0}(0) is undefined")]
+    UndefinedAtZero(&'static str),
+    #[error("overflow: roundup_pow_of_two({0}) does not fit in 64 bits")]
+    RoundupOverflow(u64),
+    #[error("clamp(x, lo, hi) needs lo <= hi, got lo = {lo}, hi = {hi}")]
+    ClampBounds { lo: u64, hi: u64 },
+    #[error("{func}() cannot take {got} arguments")]
+    Arguments { func: &'static str, got: usize },
+    #[error("overflow: {a} {op} {b} does not fit in 64 bits")]
+    Overflow { a: u64, op: &'static str, b: u64 },
+    #[error("underflow: {a} - {b} is negative, and values are unsigned")]
+    Underflow { a: u64, b: u64 },
+    #[error("division by zero: {0} / 0")]
+    DivisionByZero(u64),
+    #[error("modulo by zero: {0} % 0")]
+    ModuloByZero(u64),
+    #[error("shift too large: {a} {op} {b} (shift amounts must be below 64)")]
+    ShiftTooLarge { a: u64, op: &'static str, b: u64 },
+}
+
 /// A parsed integer expression; it keeps its source text so that it can be
 /// printed and serialized exactly as the user wrote it.
 #[derive(Clone, Debug, PartialEq)]
@@ -211,7 +235,8 @@ impl Func {
         Func::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    fn check_arity(self, got: usize) -> Result<(), String> {
+    /// Refuses a call at `column` with the wrong number of arguments.
+    fn check_arity(self, got: usize, column: usize) -> Result<(), ExprError> {
         let (ok, wanted) = match self {
             Func::RoundupPowOfTwo | Func::RounddownPowOfTwo | Func::Ilog2 => {
                 (got == 1, "exactly 1 argument")
@@ -222,39 +247,39 @@ impl Func {
         if ok {
             Ok(())
         } else {
-            Err(format!("{}() takes {wanted}, got {got}", self.name()))
+            Err(ExprError::new(
+                column,
+                format!("{}() takes {wanted}, got {got}", self.name()),
+            ))
         }
     }
 
     /// Kernel semantics: the power-of-two helpers and `ilog2` are undefined at
     /// 0 (the kernel's results there are garbage), so 0 is an error here.
-    fn apply(self, args: &[u64]) -> Result<u64, String> {
+    fn apply(self, args: &[u64]) -> Result<u64, Fault> {
         match (self, args) {
             (Func::RoundupPowOfTwo | Func::RounddownPowOfTwo | Func::Ilog2, [0]) => {
-                Err(format!("{}(0) is undefined", self.name()))
+                Err(Fault::UndefinedAtZero(self.name()))
             }
-            (Func::RoundupPowOfTwo, &[x]) => x.checked_next_power_of_two().ok_or_else(|| {
-                format!("overflow: roundup_pow_of_two({x}) does not fit in 64 bits")
-            }),
+            (Func::RoundupPowOfTwo, &[x]) => x
+                .checked_next_power_of_two()
+                .ok_or(Fault::RoundupOverflow(x)),
             (Func::RounddownPowOfTwo, &[x]) => Ok(1 << x.ilog2()),
             (Func::Ilog2, &[x]) => Ok(u64::from(x.ilog2())),
             (Func::Min, &[first, ref rest @ ..]) => Ok(rest.iter().fold(first, |a, &b| a.min(b))),
             (Func::Max, &[first, ref rest @ ..]) => Ok(rest.iter().fold(first, |a, &b| a.max(b))),
             (Func::Clamp, &[x, lo, hi]) => {
                 if lo > hi {
-                    Err(format!(
-                        "clamp(x, lo, hi) needs lo <= hi, got lo = {lo}, hi = {hi}"
-                    ))
+                    Err(Fault::ClampBounds { lo, hi })
                 } else {
                     Ok(x.clamp(lo, hi))
                 }
             }
             // The parser rejects wrong argument counts before building a call.
-            _ => Err(format!(
-                "{}() cannot take {} arguments",
-                self.name(),
-                args.len()
-            )),
+            _ => Err(Fault::Arguments {
+                func: self.name(),
+                got: args.len(),
+            }),
         }
     }
 }
@@ -290,27 +315,19 @@ impl BinOp {
         }
     }
 
-    fn apply(self, a: u64, b: u64) -> Result<u64, String> {
-        let sym = self.symbol();
-        let overflow = || format!("overflow: {a} {sym} {b} does not fit in 64 bits");
+    fn apply(self, a: u64, b: u64) -> Result<u64, Fault> {
+        let op = self.symbol();
+        let overflow = Fault::Overflow { a, op, b };
         match self {
-            BinOp::Add => a.checked_add(b).ok_or_else(overflow),
-            BinOp::Mul => a.checked_mul(b).ok_or_else(overflow),
-            BinOp::Sub => a.checked_sub(b).ok_or_else(|| {
-                format!("underflow: {a} - {b} is negative, and values are unsigned")
-            }),
-            BinOp::Div => a
-                .checked_div(b)
-                .ok_or_else(|| format!("division by zero: {a} / 0")),
-            BinOp::Rem => a
-                .checked_rem(b)
-                .ok_or_else(|| format!("modulo by zero: {a} % 0")),
-            BinOp::Shl | BinOp::Shr if b >= 64 => Err(format!(
-                "shift too large: {a} {sym} {b} (shift amounts must be below 64)"
-            )),
+            BinOp::Add => a.checked_add(b).ok_or(overflow),
+            BinOp::Mul => a.checked_mul(b).ok_or(overflow),
+            BinOp::Sub => a.checked_sub(b).ok_or(Fault::Underflow { a, b }),
+            BinOp::Div => a.checked_div(b).ok_or(Fault::DivisionByZero(a)),
+            BinOp::Rem => a.checked_rem(b).ok_or(Fault::ModuloByZero(a)),
+            BinOp::Shl | BinOp::Shr if b >= 64 => Err(Fault::ShiftTooLarge { a, op, b }),
             // `checked_shl` only checks the shift amount; bits shifted out of
             // the top are an overflow like any other.
-            BinOp::Shl if a > u64::MAX >> b => Err(overflow()),
+            BinOp::Shl if a > u64::MAX >> b => Err(overflow),
             BinOp::Shl => Ok(a << b),
             BinOp::Shr => Ok(a >> b),
         }
@@ -348,13 +365,16 @@ impl Node {
                     .iter()
                     .map(|a| a.eval(lookup))
                     .collect::<Result<Vec<_>, _>>()?;
-                func.apply(&values).map_err(|m| ExprError::new(*column, m))
+                func.apply(&values)
+                    .map_err(|f| ExprError::new(*column, f.to_string()))
             }
             Node::Chain { first, rest } => {
                 let mut acc = first.eval(lookup)?;
                 for (op, column, rhs) in rest {
                     let rhs = rhs.eval(lookup)?;
-                    acc = op.apply(acc, rhs).map_err(|m| ExprError::new(*column, m))?;
+                    acc = op
+                        .apply(acc, rhs)
+                        .map_err(|f| ExprError::new(*column, f.to_string()))?;
                 }
                 Ok(acc)
             }
@@ -663,8 +683,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        func.check_arity(args.len())
-            .map_err(|m| ExprError::new(column, m))?;
+        func.check_arity(args.len(), column)?;
         Ok(Node::Call { func, column, args })
     }
 }

@@ -5,7 +5,9 @@
 use crate::analysis::layout::{ExpectedLoadCount, LayoutReport, LoadCount};
 use crate::coherence::{Class, LineStats, Totals};
 use crate::engine::metrics::LockStats;
-use serde::{Deserialize, Serialize};
+use crate::kernel::table::FieldName;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -261,8 +263,8 @@ pub struct LineRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OffsetRecord {
     pub offset: u16,
-    /// What the byte is: "bucket 69 lock", "private hash header"...
-    pub what: String,
+    /// What the byte is: a bucket's field, a private hash header, a region.
+    pub what: Occupant,
     pub lcl_hitm: u64,
     pub rmt_hitm: u64,
     pub loads: u64,
@@ -283,7 +285,7 @@ impl LineRecord {
         s: &LineStats,
         address: u64,
         region: String,
-        what: impl Fn(u16) -> String,
+        what: impl Fn(u16) -> Occupant,
         node_of: impl Fn(u32) -> u32,
     ) -> LineRecord {
         LineRecord {
@@ -329,6 +331,138 @@ impl LineRecord {
     }
 }
 
+/// What lives at one offset of a line: a field of a hash bucket, a private
+/// hash's header, or (outside both) the allocation the line belongs to.
+/// results.json writes it as the text a reader sees ("bucket 53 lock",
+/// "process 0 bucket 7 chain", "private hash header", a region's name) and
+/// reads it back from that text, so a record re-read writes the same bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Occupant {
+    /// A bucket's field, or None for its padding.
+    Bucket {
+        bucket: BucketRef,
+        field: Option<FieldName>,
+    },
+    PrivateHashHeader,
+    /// A byte outside every table: the region's name.
+    Region(String),
+}
+
+/// One hash bucket: its table and its index there. A global table's
+/// instances (one per node) are not told apart, as perf c2c's symbol does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BucketRef {
+    pub table: BucketTable,
+    pub index: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BucketTable {
+    Global,
+    /// The private hash of process `process`.
+    Private {
+        process: u32,
+    },
+}
+
+const PRIVATE_HASH_HEADER: &str = "private hash header";
+/// A bucket's bytes that no field covers.
+const PADDING: &str = "padding";
+
+impl Occupant {
+    /// The bucket whose lock word this byte is.
+    pub fn bucket_lock(&self) -> Option<BucketRef> {
+        match self {
+            Occupant::Bucket {
+                bucket,
+                field: Some(FieldName::Lock),
+            } => Some(*bucket),
+            _ => None,
+        }
+    }
+
+    /// Reads the text `Display` writes. Any text reads as something: what
+    /// is neither a bucket's byte nor the header is a region's name, and
+    /// writing what was read gives the text back exactly.
+    pub fn parse(text: &str) -> Occupant {
+        if text == PRIVATE_HASH_HEADER {
+            return Occupant::PrivateHashHeader;
+        }
+        Occupant::parse_bucket(text).unwrap_or_else(|| Occupant::Region(text.to_string()))
+    }
+
+    fn parse_bucket(text: &str) -> Option<Occupant> {
+        let (bucket, field) = text.rsplit_once(' ')?;
+        let field = match field {
+            PADDING => None,
+            name => Some(FieldName::ALL.into_iter().find(|f| f.as_str() == name)?),
+        };
+        Some(Occupant::Bucket {
+            bucket: BucketRef::parse(bucket)?,
+            field,
+        })
+    }
+}
+
+impl BucketRef {
+    fn parse(text: &str) -> Option<BucketRef> {
+        let (table, index) = match text.strip_prefix("process ") {
+            Some(rest) => {
+                let (process, index) = rest.split_once(" bucket ")?;
+                let process = canonical_number(process)?;
+                (BucketTable::Private { process }, index)
+            }
+            None => (BucketTable::Global, text.strip_prefix("bucket ")?),
+        };
+        Some(BucketRef {
+            table,
+            index: canonical_number(index)?,
+        })
+    }
+}
+
+/// A number written as `Display` writes it (no sign, no leading zero), so
+/// that reading and writing it again gives the same text.
+fn canonical_number(text: &str) -> Option<u32> {
+    let n: u32 = text.parse().ok()?;
+    (n.to_string() == text).then_some(n)
+}
+
+impl fmt::Display for BucketRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.table {
+            BucketTable::Global => write!(f, "bucket {}", self.index),
+            BucketTable::Private { process } => {
+                write!(f, "process {process} bucket {}", self.index)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Occupant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Occupant::Bucket { bucket, field } => {
+                write!(f, "{bucket} {}", field.map_or(PADDING, FieldName::as_str))
+            }
+            Occupant::PrivateHashHeader => f.write_str(PRIVATE_HASH_HEADER),
+            Occupant::Region(name) => f.write_str(name),
+        }
+    }
+}
+
+impl Serialize for Occupant {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Occupant {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Occupant, D::Error> {
+        String::deserialize(deserializer).map(|text| Occupant::parse(&text))
+    }
+}
+
 /// How fast the simulator ran: host-dependent, so never part of a record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Speed {
@@ -336,4 +470,97 @@ pub struct Speed {
     pub wall_s: f64,
     pub events_per_sec: f64,
     pub sim_ops_per_sec: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Written to JSON and read back, an occupant is the same value and
+    /// its JSON is the text a reader sees.
+    fn round_trip(occupant: Occupant, text: &str) {
+        let json = serde_json::to_string(&occupant).unwrap();
+        assert_eq!(json, serde_json::to_string(text).unwrap());
+        let back: Occupant = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, occupant);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+    }
+
+    #[test]
+    fn every_kind_of_occupant_round_trips_through_its_text() {
+        let global = BucketRef {
+            table: BucketTable::Global,
+            index: 53,
+        };
+        for field in FieldName::ALL {
+            round_trip(
+                Occupant::Bucket {
+                    bucket: global,
+                    field: Some(field),
+                },
+                &format!("bucket 53 {}", field.as_str()),
+            );
+        }
+        round_trip(
+            Occupant::Bucket {
+                bucket: global,
+                field: None,
+            },
+            "bucket 53 padding",
+        );
+        round_trip(
+            Occupant::Bucket {
+                bucket: BucketRef {
+                    table: BucketTable::Private { process: 0 },
+                    index: 7,
+                },
+                field: Some(FieldName::Chain),
+            },
+            "process 0 bucket 7 chain",
+        );
+        round_trip(Occupant::PrivateHashHeader, "private hash header");
+        round_trip(
+            Occupant::Region("perf bench futex arrays".into()),
+            "perf bench futex arrays",
+        );
+    }
+
+    /// Text that only looks like a bucket's byte is a region's name, and
+    /// reading then writing any text gives it back byte for byte.
+    #[test]
+    fn near_misses_read_as_regions_and_write_back_unchanged() {
+        for text in [
+            "bucket 03 lock",
+            "bucket +3 lock",
+            "bucket 3 locks",
+            "bucket 3",
+            "table t bucket 3",
+            "process 1 bucket 2 bucket 3 lock",
+            "process x bucket 2 lock",
+            "futex_queues[node 1]",
+            "",
+        ] {
+            assert_eq!(Occupant::parse(text), Occupant::Region(text.into()));
+            assert_eq!(Occupant::parse(text).to_string(), text);
+        }
+    }
+
+    #[test]
+    fn only_a_lock_field_names_its_bucket_as_a_lock() {
+        let bucket = BucketRef {
+            table: BucketTable::Private { process: 2 },
+            index: 9,
+        };
+        let lock = Occupant::Bucket {
+            bucket,
+            field: Some(FieldName::Lock),
+        };
+        assert_eq!(lock.bucket_lock(), Some(bucket));
+        let waiters = Occupant::Bucket {
+            bucket,
+            field: Some(FieldName::Waiters),
+        };
+        assert_eq!(waiters.bucket_lock(), None);
+        assert_eq!(Occupant::PrivateHashHeader.bucket_lock(), None);
+    }
 }

@@ -2,19 +2,19 @@
 //! workload, a run window and a seed. `simulate` lays it out in memory, runs
 //! the engine and turns the outcome into a record.
 
-use crate::analysis::layout::{self, Platform};
+use crate::analysis::layout;
 use crate::engine::{Engine, RunWindow};
 use crate::footprint::Footprint;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
-use crate::kernel::table::{SizingVars, TableDesign};
+use crate::kernel::table::{DesignError, SizingVars, TableDesign};
 use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
-    CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, NamedLockRecord, RunRecord,
-    Speed, TableRecord,
+    BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
+    NamedLockRecord, Occupant, RunRecord, Speed, TableRecord,
 };
-use crate::workload::{Setup, WorkloadSpec};
+use crate::workload::{Setup, WorkloadError, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -35,19 +35,29 @@ pub struct Scenario {
 /// Checks a workload against the machine it runs on, giving its thread count:
 /// its own parameters, the futex words futexsim lays out, and one thread per
 /// CPU (futexsim pins threads and does not model time-sharing).
-pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, String> {
+pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, WorkloadError> {
     workload.validate(machine)?;
     if let WorkloadSpec::PerfHash(p) = workload {
         p.check_words(machine)?;
     }
     let threads = workload.threads(machine);
     if threads > machine.cpus() {
-        return Err(format!(
+        return Err(WorkloadError::at("threads", format!(
             "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
             machine.cpus()
-        ));
+        )));
     }
     Ok(threads)
+}
+
+/// Why a scenario cannot be laid out: its table design, or its workload.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    /// The design does not validate, or sizes no valid table on this machine.
+    #[error("table '{design}': {error}")]
+    Design { design: String, error: DesignError },
+    #[error("workload: {0}")]
+    Workload(#[from] WorkloadError),
 }
 
 /// A scenario laid out in memory, ready for the engine.
@@ -62,13 +72,13 @@ struct Prepared {
 impl Scenario {
     /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
     /// sizing rule that gives no valid table) without running anything.
-    pub fn check(&self, machine: &Machine) -> Result<(), String> {
+    pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
         self.prepare(machine).map(drop)
     }
 
     /// What a run of it lays out, to estimate its memory before it runs.
     pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
-        let prepared = self.prepare(machine)?;
+        let prepared = self.prepare(machine).map_err(|e| e.to_string())?;
         let hash = &prepared.hash;
         Ok(Footprint {
             lines: prepared.memory.lines().into(),
@@ -92,12 +102,13 @@ impl Scenario {
             * ((self.window.warmup + self.window.duration) / 1_000_000)
     }
 
-    fn prepare(&self, machine: &Machine) -> Result<Prepared, String> {
-        self.design
-            .validate()
-            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
-        let threads =
-            check_workload(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
+    fn prepare(&self, machine: &Machine) -> Result<Prepared, ScenarioError> {
+        let design_error = |error: DesignError| ScenarioError::Design {
+            design: self.design.name.clone(),
+            error,
+        };
+        self.design.validate().map_err(design_error)?;
+        let threads = check_workload(&self.workload, machine)?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
         let setup = self.workload.setup(machine, &mut memory, &mut rng);
@@ -115,17 +126,14 @@ impl Scenario {
                 }
             })
             .collect();
-        let vars = SizingVars {
-            cpus: machine.cpus().into(),
-            possible_cpus: machine.possible_cpus().into(),
-            nodes: machine.nodes().into(),
-            threads: setup.tasks.len() as u64,
-            processes: processes.len() as u64,
-            futexes: setup.futexes,
-            node_slots: 0,
-        };
+        let vars = SizingVars::new(
+            &machine.platform(),
+            setup.tasks.len() as u64,
+            processes.len() as u64,
+            setup.futexes,
+        );
         let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)
-            .map_err(|e| format!("table '{}': {e}", self.design.name))?;
+            .map_err(design_error)?;
         Ok(Prepared {
             memory,
             setup,
@@ -143,26 +151,18 @@ impl Scenario {
             processes,
             hash,
             threads,
-        } = self.prepare(&machine)?;
+        } = self.prepare(&machine).map_err(|e| e.to_string())?;
         let table = TableRecord {
             slots: hash.global_slots(),
             instances: hash.global.len() as u32,
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
         };
-        let platform = Platform {
-            cpus: machine.cpus().into(),
-            possible_cpus: machine.possible_cpus().into(),
-            nodes: machine.nodes(),
-            line_size: machine.line_size(),
-        };
         let load = match self.workload.key_population(&machine) {
-            Some(population) => Some(LoadRecord::from_layout(&layout::analyze(
-                &self.design,
-                &platform,
-                &population,
-                self.seed,
-            )?)),
+            Some(population) => Some(LoadRecord::from_layout(
+                &layout::analyze(&self.design, &machine.platform(), &population, self.seed)
+                    .map_err(|e| e.to_string())?,
+            )),
             None => None,
         };
         let infos: Vec<TaskInfo> = setup
@@ -278,7 +278,7 @@ impl Scenario {
 }
 
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
-fn describe(hash: &FutexHash, region: &str, addr: u64) -> String {
+fn describe(hash: &FutexHash, region: &str, addr: u64) -> Occupant {
     let tables = (0..hash.global.len() as u32).map(TableSel::Global).chain(
         (0..hash.private.len() as u32)
             .filter(|&p| hash.private[p as usize].is_some())
@@ -286,19 +286,20 @@ fn describe(hash: &FutexHash, region: &str, addr: u64) -> String {
     );
     for table in tables {
         if let Some((index, field)) = hash.locate(table, addr) {
-            let field = field.map_or("padding", |f| f.as_str());
-            return match table {
-                TableSel::Global(_) => format!("bucket {index} {field}"),
-                TableSel::Private(p) => format!("process {p} bucket {index} {field}"),
+            let table = match table {
+                TableSel::Global(_) => BucketTable::Global,
+                TableSel::Private(process) => BucketTable::Private { process },
             };
+            let bucket = BucketRef { table, index };
+            return Occupant::Bucket { bucket, field };
         }
         if hash
             .instance(table)
             .header
             .is_some_and(|h| addr >= h && addr < hash.instance(table).base)
         {
-            return "private hash header".into();
+            return Occupant::PrivateHashHeader;
         }
     }
-    region.to_string()
+    Occupant::Region(region.to_string())
 }

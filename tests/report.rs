@@ -4,7 +4,7 @@
 use futexsim::engine::RunWindow;
 use futexsim::kernel::table;
 use futexsim::machine::presets;
-use futexsim::record::RunRecord;
+use futexsim::record::{BucketRef, RunRecord};
 use futexsim::report::{self, REPORT_MD, RESULTS_JSON, TEMP_DIR};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
@@ -191,10 +191,10 @@ fn the_c2c_table_names_falsely_shared_bucket_locks() {
         .top_lines
         .iter()
         .filter(|line| {
-            let mut locks: Vec<&str> = line
+            let mut locks: Vec<BucketRef> = line
                 .offsets
                 .iter()
-                .filter_map(|o| o.what.strip_suffix(" lock"))
+                .filter_map(|o| o.what.bucket_lock())
                 .collect();
             locks.dedup();
             locks.len() >= 2
@@ -208,14 +208,17 @@ fn the_c2c_table_names_falsely_shared_bucket_locks() {
     for (i, line) in r.top_lines.iter().enumerate() {
         let cells = row(&md, section, &format!("| {i} | {:#x} |", line.address));
         assert_eq!(cells[5], line.hitm().to_string());
-        let locks: Vec<&str> = line
+        let locks: Vec<BucketRef> = line
             .offsets
             .iter()
-            .filter_map(|o| o.what.strip_suffix(" lock"))
+            .filter_map(|o| o.what.bucket_lock())
             .collect();
         let named = &cells[15];
         for bucket in &locks {
-            assert!(named.contains(bucket), "{named} lacks {bucket}");
+            assert!(
+                named.contains(&bucket.to_string()),
+                "{named} lacks {bucket}"
+            );
         }
         assert_eq!(named.ends_with("(false sharing)"), locks.len() >= 2);
     }

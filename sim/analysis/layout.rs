@@ -6,60 +6,35 @@
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::{KeyPopulation, PlacedKey};
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
-use crate::kernel::table::{FieldName, SizingVars, TableDesign};
-use crate::memory::{MemoryMap, PAGE_SHIFT};
+use crate::kernel::key::KeyError;
+use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
+use crate::machine::{Platform, PlatformError};
+use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Most CPUs a platform may have (as machine profiles).
-pub const MAX_CPUS: u64 = 1 << 16;
-/// The kernel's MAX_NUMNODES with NODES_SHIFT = 10.
-pub const MAX_NODES: u32 = 1 << 10;
 /// Most bucket slots, over all table instances, one analysis looks at.
 pub const MAX_SLOTS: u64 = 1 << 26;
 
-/// The machine facts the tables are sized and laid out from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Platform {
-    pub cpus: u64,
-    pub possible_cpus: u64,
-    pub nodes: u32,
-    /// Coherence line size in bytes.
-    pub line_size: u64,
-}
-
-impl Platform {
-    pub fn validate(&self) -> Result<(), String> {
-        if !(1..=MAX_CPUS).contains(&self.cpus) {
-            return Err(format!(
-                "cpus = {}: must be from 1 to {MAX_CPUS}",
-                self.cpus
-            ));
-        }
-        if !(self.cpus..=MAX_CPUS).contains(&self.possible_cpus) {
-            return Err(format!(
-                "possible_cpus = {}: must be from cpus ({}) to {MAX_CPUS}",
-                self.possible_cpus, self.cpus
-            ));
-        }
-        if !(1..=MAX_NODES).contains(&self.nodes) {
-            return Err(format!(
-                "nodes = {}: must be from 1 to {MAX_NODES}",
-                self.nodes
-            ));
-        }
-        // Tables are allocated at least a page apart, so no line up to a page
-        // holds bytes of two of them.
-        let page = 1u64 << PAGE_SHIFT;
-        if !self.line_size.is_power_of_two() || !(8..=page).contains(&self.line_size) {
-            return Err(format!(
-                "line size {}: must be a power of two from 8 to {page}",
-                self.line_size
-            ));
-        }
-        Ok(())
-    }
+/// Why a layout cannot be analysed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// The population's counts are out of range.
+    #[error("{0}")]
+    Population(String),
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+    /// The design does not validate, or sizes no valid table here.
+    #[error("design '{design}': {error}")]
+    Design { design: String, error: DesignError },
+    #[error("design '{design}': {error}")]
+    Key { design: String, error: KeyError },
+    #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes")]
+    TooManySlots { design: String, slots: u64 },
+    /// A key names a process the analysis was not given.
+    #[error("a key names process {process} of {processes}")]
+    StrayKey { process: u32, processes: usize },
 }
 
 /// How many buckets hold a given number of keys.
@@ -367,9 +342,12 @@ impl<'a> KeyCounter<'a> {
         }
     }
 
-    fn finish(mut self) -> Result<TableLoads, String> {
-        if let Some(p) = self.stray {
-            return Err(format!("a key names process {p} of {}", self.processes));
+    fn finish(mut self) -> Result<TableLoads, LayoutError> {
+        if let Some(process) = self.stray {
+            return Err(LayoutError::StrayKey {
+                process,
+                processes: self.processes,
+            });
         }
         self.flush();
         Ok(self.loads)
@@ -484,8 +462,8 @@ pub fn analyze(
     platform: &Platform,
     population: &KeyPopulation,
     seed: u64,
-) -> Result<LayoutReport, String> {
-    population.validate()?;
+) -> Result<LayoutReport, LayoutError> {
+    population.validate().map_err(LayoutError::Population)?;
     analyze_placed(
         design,
         platform,
@@ -494,7 +472,10 @@ pub fn analyze(
         |counter| {
             population
                 .for_each_key(seed, design.word_size, |k| counter.add(k))
-                .map_err(|e| format!("design '{}': {e}", design.name))
+                .map_err(|error| LayoutError::Key {
+                    design: design.name.clone(),
+                    error,
+                })
         },
     )
 }
@@ -505,7 +486,7 @@ pub fn analyze_keys(
     platform: &Platform,
     processes: &[ProcessInfo],
     keys: &[PlacedKey],
-) -> Result<LayoutReport, String> {
+) -> Result<LayoutReport, LayoutError> {
     analyze_placed(design, platform, processes, keys.len() as u64, |counter| {
         keys.iter().for_each(|&k| counter.add(k));
         Ok(())
@@ -519,24 +500,23 @@ fn analyze_placed(
     platform: &Platform,
     processes: &[ProcessInfo],
     key_count: u64,
-    place: impl FnOnce(&mut KeyCounter) -> Result<(), String>,
-) -> Result<LayoutReport, String> {
+    place: impl FnOnce(&mut KeyCounter) -> Result<(), LayoutError>,
+) -> Result<LayoutReport, LayoutError> {
     platform.validate()?;
-    design
-        .validate()
-        .map_err(|e| format!("design '{}': {e}", design.name))?;
-    let vars = SizingVars {
-        cpus: platform.cpus,
-        possible_cpus: platform.possible_cpus,
-        nodes: platform.nodes.into(),
-        threads: processes.iter().map(|p| p.threads).sum(),
-        processes: processes.len() as u64,
-        futexes: key_count,
-        node_slots: 0,
+    let design_error = |error: DesignError| LayoutError::Design {
+        design: design.name.clone(),
+        error,
     };
+    design.validate().map_err(design_error)?;
+    let vars = SizingVars::new(
+        platform,
+        processes.iter().map(|p| p.threads).sum(),
+        processes.len() as u64,
+        key_count,
+    );
     let mut memory = MemoryMap::new(platform.line_size);
     let hash = FutexHash::build(design, vars, processes, platform.nodes, &mut memory)
-        .map_err(|e| format!("design '{}': {e}", design.name))?;
+        .map_err(design_error)?;
     let all_slots: u64 = hash
         .global
         .iter()
@@ -544,10 +524,10 @@ fn analyze_placed(
         .map(|t| t.slots)
         .sum();
     if all_slots > MAX_SLOTS {
-        return Err(format!(
-            "design '{}' has {all_slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes",
-            design.name
-        ));
+        return Err(LayoutError::TooManySlots {
+            design: design.name.clone(),
+            slots: all_slots,
+        });
     }
 
     let mut counter = KeyCounter::new(&hash, processes.len());
@@ -775,15 +755,11 @@ mod tests {
                         d.placement = crate::kernel::table::Placement::BootNode;
                         d.base_offset = base_offset;
                         d.slots = Expr::parse(&slots.to_string()).unwrap();
-                        let vars = SizingVars {
-                            cpus: 4,
-                            possible_cpus: 4,
-                            nodes: 1,
-                            threads: 4,
-                            processes: 1,
-                            futexes: 4,
-                            node_slots: 0,
+                        let platform = Platform {
+                            line_size,
+                            ..platform(4, 1)
                         };
+                        let vars = SizingVars::new(&platform, 4, 1, 4);
                         let procs = [ProcessInfo {
                             threads: 4,
                             node: 0,
@@ -942,21 +918,42 @@ mod tests {
     }
 
     #[test]
+    fn a_key_of_a_process_not_given_is_refused() {
+        let d = preset("aligned-3.14").unwrap();
+        let procs = [ProcessInfo {
+            threads: 1,
+            node: 0,
+        }];
+        let mm = 0xffff_8881_00ab_c000;
+        let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64).unwrap();
+        let stray = [PlacedKey { key, process: 1 }];
+        let err = analyze_keys(&d, &platform(4, 1), &procs, &stray).unwrap_err();
+        assert_eq!(
+            err,
+            LayoutError::StrayKey {
+                process: 1,
+                processes: 1
+            }
+        );
+        assert_eq!(err.to_string(), "a key names process 1 of 1");
+    }
+
+    #[test]
     fn bad_platforms_are_rejected() {
         let d = preset("aligned-3.14").unwrap();
         for (p, why) in [
-            (platform(0, 1), "cpus = 0"),
-            (platform(8, 0), "nodes = 0"),
+            (platform(0, 1), PlatformError::Cpus(0)),
+            (platform(8, 0), PlatformError::Nodes(0)),
             (
                 Platform {
                     line_size: 96,
                     ..platform(8, 1)
                 },
-                "line size 96",
+                PlatformError::LineSize(96),
             ),
         ] {
             let err = analyze(&d, &p, &perf_hash(8), 0).unwrap_err();
-            assert!(err.contains(why), "{err}");
+            assert_eq!(err, LayoutError::Platform(why));
         }
     }
 }

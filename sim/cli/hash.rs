@@ -5,12 +5,12 @@
 use super::{parse_u32, parse_u64, CliError};
 use clap::builder::PossibleValuesParser;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use futexsim::analysis::layout::Platform;
 use futexsim::analysis::population::MAX_TASKS;
 use futexsim::hash::HashForm;
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource, WordSize};
 use futexsim::kernel::table::{preset, SizingVars, PRESET_NAMES};
+use futexsim::machine::Platform;
 use futexsim::memory::MemoryMap;
 use serde::Serialize;
 use std::io::Write;
@@ -55,10 +55,19 @@ struct FormArgs {
 #[derive(Clone, Debug)]
 struct HexBytes(Vec<u8>);
 
-fn parse_hex_bytes(text: &str) -> Result<HexBytes, String> {
+/// Hex digits that are not whole bytes; clap prints it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum HexError {
+    #[error("'{0}' has an odd number of hex digits")]
+    OddDigits(String),
+    #[error("'{0}' is not a string of hex bytes")]
+    NotHex(String),
+}
+
+fn parse_hex_bytes(text: &str) -> Result<HexBytes, HexError> {
     let digits = text.strip_prefix("0x").unwrap_or(text);
     if !digits.len().is_multiple_of(2) {
-        return Err(format!("'{text}' has an odd number of hex digits"));
+        return Err(HexError::OddDigits(text.to_string()));
     }
     (0..digits.len())
         .step_by(2)
@@ -66,7 +75,7 @@ fn parse_hex_bytes(text: &str) -> Result<HexBytes, String> {
             digits
                 .get(i..i + 2)
                 .and_then(|pair| u8::from_str_radix(pair, 16).ok())
-                .ok_or_else(|| format!("'{text}' is not a string of hex bytes"))
+                .ok_or_else(|| HexError::NotHex(text.to_string()))
         })
         .collect::<Result<_, _>>()
         .map(HexBytes)
@@ -208,7 +217,7 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
         nodes: args.nodes,
         line_size: LINE_SIZE,
     };
-    platform.validate().map_err(input)?;
+    platform.validate().map_err(|e| input(e.to_string()))?;
     if !(1..=u64::from(MAX_TASKS)).contains(&threads) {
         return Err(input(format!(
             "threads = {threads}: must be from 1 to {MAX_TASKS}"
@@ -230,19 +239,11 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
     };
     let key =
         get_futex_key(args.uaddr, source, design.word_size).map_err(|e| input(e.to_string()))?;
-    let vars = SizingVars {
-        cpus: args.cpus,
-        possible_cpus: args.cpus,
-        nodes: args.nodes.into(),
-        threads,
-        processes: 1,
-        futexes: 1,
-        node_slots: 0,
-    };
+    let vars = SizingVars::new(&platform, threads, 1, 1);
     let mut memory = MemoryMap::new(LINE_SIZE);
     let process = ProcessInfo { threads, node: 0 };
-    let tables =
-        FutexHash::build(&design, vars, &[process], args.nodes, &mut memory).map_err(input)?;
+    let tables = FutexHash::build(&design, vars, &[process], args.nodes, &mut memory)
+        .map_err(|e| input(e.to_string()))?;
     let (hashed_words, private_hash) = tables.hash_input(&key, 0);
     let hashed = tables.futex_hash(&key, 0);
     let node = match hashed.bucket.table {
@@ -343,8 +344,21 @@ mod tests {
     fn hex_bytes() {
         assert_eq!(parse_hex_bytes("0x4142").unwrap().0, b"AB");
         assert_eq!(parse_hex_bytes("").unwrap().0, b"");
-        assert!(parse_hex_bytes("414").unwrap_err().contains("odd"));
-        assert!(parse_hex_bytes("4g").is_err());
-        assert!(parse_hex_bytes("é1").is_err());
+        assert_eq!(
+            parse_hex_bytes("414").unwrap_err(),
+            HexError::OddDigits("414".into())
+        );
+        assert_eq!(
+            parse_hex_bytes("4g").unwrap_err(),
+            HexError::NotHex("4g".into())
+        );
+        assert_eq!(
+            parse_hex_bytes("é1").unwrap_err(),
+            HexError::OddDigits("é1".into())
+        );
+        assert_eq!(
+            parse_hex_bytes("éé").unwrap_err(),
+            HexError::NotHex("éé".into())
+        );
     }
 }

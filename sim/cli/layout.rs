@@ -5,9 +5,10 @@
 use super::{parse_u32, parse_u64, CliError};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, ValueEnum};
-use futexsim::analysis::layout::{analyze, LayoutReport, LoadCount, Platform};
+use futexsim::analysis::layout::{analyze, LayoutReport, LoadCount};
 use futexsim::analysis::population::KeyPopulation;
 use futexsim::kernel::table::{preset, PRESET_NAMES};
+use futexsim::machine::Platform;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -69,7 +70,9 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
         nodes: args.nodes,
         line_size: args.line,
     };
-    platform.validate().map_err(CliError::Input)?;
+    platform
+        .validate()
+        .map_err(|e| CliError::Input(e.to_string()))?;
     // Validated above: at most 65536.
     let threads = args.threads.unwrap_or(args.cpus as u32);
     let population = match args.workload {
@@ -92,7 +95,8 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
         .map(|name| {
             let design =
                 preset(name).ok_or_else(|| CliError::Input(format!("no table preset '{name}'")))?;
-            analyze(&design, &platform, &population, args.seed).map_err(CliError::Input)
+            analyze(&design, &platform, &population, args.seed)
+                .map_err(|e| CliError::Input(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let output = LayoutOutput {

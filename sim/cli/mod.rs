@@ -76,7 +76,7 @@ pub fn exit_status(result: Result<(), CliError>) -> ExitCode {
 
 /// A number as users write addresses and sizes: decimal, or hex after `0x`,
 /// with optional `_` separators. Every numeric argument goes through here.
-pub fn parse_u64(text: &str) -> Result<u64, String> {
+pub fn parse_u64(text: &str) -> Result<u64, NumberError> {
     let digits = text.trim().replace('_', "");
     let parsed = match digits
         .strip_prefix("0x")
@@ -85,12 +85,27 @@ pub fn parse_u64(text: &str) -> Result<u64, String> {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => digits.parse(),
     };
-    parsed.map_err(|e| format!("'{text}' is not a 64-bit number (decimal or 0x hex): {e}"))
+    parsed.map_err(|error| NumberError::NotANumber {
+        text: text.to_string(),
+        error,
+    })
 }
 
-pub fn parse_u32(text: &str) -> Result<u32, String> {
+pub fn parse_u32(text: &str) -> Result<u32, NumberError> {
     let value = parse_u64(text)?;
-    u32::try_from(value).map_err(|_| format!("'{text}' does not fit in 32 bits"))
+    u32::try_from(value).map_err(|_| NumberError::Beyond32Bits(text.to_string()))
+}
+
+/// A numeric argument that is not a number of its width; clap prints it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NumberError {
+    #[error("'{text}' is not a 64-bit number (decimal or 0x hex): {error}")]
+    NotANumber {
+        text: String,
+        error: std::num::ParseIntError,
+    },
+    #[error("'{0}' does not fit in 32 bits")]
+    Beyond32Bits(String),
 }
 
 #[cfg(test)]
@@ -103,8 +118,15 @@ mod tests {
         assert_eq!(parse_u64("0x7f12_3456_7abc"), Ok(0x7f12_3456_7abc));
         assert_eq!(parse_u64("0XFF"), Ok(255));
         assert_eq!(parse_u32("0xffffffff"), Ok(u32::MAX));
-        assert!(parse_u32("0x100000000").unwrap_err().contains("32 bits"));
-        assert!(parse_u64("12k").unwrap_err().contains("'12k'"));
+        assert_eq!(
+            parse_u32("0x100000000"),
+            Err(NumberError::Beyond32Bits("0x100000000".into()))
+        );
+        let not_a_number = parse_u64("12k").unwrap_err();
+        assert!(matches!(&not_a_number, NumberError::NotANumber { text, .. } if text == "12k"));
+        assert!(not_a_number
+            .to_string()
+            .starts_with("'12k' is not a 64-bit number"));
         assert!(parse_u64("0x").is_err());
         assert!(parse_u64("").is_err());
     }

@@ -14,8 +14,8 @@ pub use source::ConfigError;
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
 use crate::machine::{presets, Machine, MachineSpec};
-use crate::scenario::{check_workload, Scenario};
-use crate::workload::WorkloadSpec;
+use crate::scenario::{Scenario, ScenarioError};
+use crate::workload::{WorkloadError, WorkloadSpec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use source::Source;
@@ -423,8 +423,6 @@ fn resolve_point(
     }
     let m = Machine::new(machine.clone())
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
-    check_workload(&workload, &m)
-        .map_err(|e| here.locate(src, &workload_path(&workload, &e), format!("workload: {e}")))?;
     let point = Point {
         axis_values: axes
             .iter()
@@ -436,29 +434,30 @@ fn resolve_point(
         workload,
         run,
     };
+    // Laying each design out checks the design, then the workload on this machine.
     for (i, design) in point.designs.iter().enumerate() {
-        let at = ["table".to_string(), i.to_string()];
-        design
-            .validate()
-            .map_err(|e| here.locate(src, &at, format!("table '{}': {e}", design.name)))?;
-        point
-            .scenario(design, 0)
-            .check(&m)
-            .map_err(|e| here.locate(src, &at, e))?;
+        point.scenario(design, 0).check(&m).map_err(|e| match e {
+            ScenarioError::Workload(w) => workload_error(src, &here, &point.workload, w),
+            table => here.locate(src, &["table".into(), i.to_string()], table.to_string()),
+        })?;
     }
     Ok(point)
 }
 
-/// The workload key an error is about when its message starts with one
-/// (`futexes = 0 ...`), else the workload's name.
-fn workload_path(workload: &WorkloadSpec, message: &str) -> Vec<String> {
-    let key = message
-        .split([' ', ':'])
-        .next()
+/// A workload error, at the key it blames when the workload holds that key,
+/// else at the workload's name.
+fn workload_error(
+    src: &Source,
+    here: &Here,
+    workload: &WorkloadSpec,
+    error: WorkloadError,
+) -> ConfigError {
+    let key = error
+        .key
         .filter(|k| Value::try_from(workload).is_ok_and(|v| v.get(*k).is_some()));
-    let mut path = vec!["workload".to_string()];
-    path.push(key.unwrap_or("name").to_string());
-    path
+    let path = ["workload".to_string(), key.unwrap_or("name").to_string()];
+    let message = ScenarioError::Workload(error).to_string();
+    here.locate(src, &path, message)
 }
 
 /// Where a point sits in the sweep, to place its errors.

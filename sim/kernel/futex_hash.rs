@@ -3,7 +3,7 @@
 //! that design would.
 
 use super::key::{FutexKey, HashInput, KeyOrder};
-use super::table::{eval_slots, FieldName, Placement, SizingVars, TableDesign};
+use super::table::{eval_slots, DesignError, FieldName, Placement, SizingVars, TableDesign};
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
 
 /// One bucket array in memory.
@@ -68,7 +68,7 @@ impl FutexHash {
         processes: &[ProcessInfo],
         nodes: u32,
         memory: &mut MemoryMap,
-    ) -> Result<FutexHash, String> {
+    ) -> Result<FutexHash, DesignError> {
         let global_slots = eval_slots(&design.slots, &vars)?;
         let bucket = u64::from(design.bucket.size);
         let mut statics = Arena::new(KERNEL_STATIC);
@@ -126,11 +126,7 @@ impl FutexHash {
             .enumerate()
             .map(|(p, info)| match &design.private {
                 Some(ph) if info.threads >= u64::from(ph.min_threads) => {
-                    let v = SizingVars {
-                        threads: info.threads,
-                        node_slots: global_slots,
-                        ..vars
-                    };
+                    let v = vars.for_process(info.threads, global_slots);
                     let slots = eval_slots(&ph.slots, &v)?;
                     let name = format!("process {p} private hash");
                     Ok(Some(instance(
@@ -143,7 +139,7 @@ impl FutexHash {
                 }
                 _ => Ok(None),
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, DesignError>>()?;
         Ok(FutexHash {
             design: design.clone(),
             global,

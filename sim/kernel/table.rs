@@ -4,9 +4,9 @@
 //! overridden from TOML.
 
 use super::key::{KeyOrder, WordSize};
-use crate::expr::Expr;
+use crate::expr::{Expr, ExprError};
 use crate::hash::HashForm;
-use crate::machine::LockKind;
+use crate::machine::{LockKind, Platform};
 use serde::{Deserialize, Serialize};
 
 /// The fields of `struct futex_hash_bucket` the simulator tracks.
@@ -62,9 +62,9 @@ impl BucketLayout {
     }
 
     /// Every field inside the bucket, none overlapping, the lock present.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), DesignError> {
         if self.size == 0 {
-            return Err("bucket size must be at least 1 byte".into());
+            return Err(DesignError::EmptyBucket);
         }
         for (i, f) in self.fields.iter().enumerate() {
             if f.size == 0
@@ -72,29 +72,22 @@ impl BucketLayout {
                     .checked_add(f.size)
                     .is_none_or(|end| end > self.size)
             {
-                return Err(format!(
-                    "field '{}' at offset {} size {} lies outside the {}-byte bucket",
-                    f.name.as_str(),
-                    f.offset,
-                    f.size,
-                    self.size
-                ));
+                return Err(DesignError::FieldOutside {
+                    field: *f,
+                    bucket: self.size,
+                });
             }
             for g in &self.fields[..i] {
                 if g.name == f.name {
-                    return Err(format!("field '{}' is listed twice", f.name.as_str()));
+                    return Err(DesignError::FieldTwice(f.name));
                 }
                 if f.offset < g.offset + g.size && g.offset < f.offset + f.size {
-                    return Err(format!(
-                        "fields '{}' and '{}' overlap",
-                        g.name.as_str(),
-                        f.name.as_str()
-                    ));
+                    return Err(DesignError::FieldsOverlap(g.name, f.name));
                 }
             }
         }
         if self.field(FieldName::Lock).is_none() {
-            return Err("a bucket needs a 'lock' field".into());
+            return Err(DesignError::NoLock);
         }
         Ok(())
     }
@@ -193,6 +186,31 @@ pub struct SizingVars {
 }
 
 impl SizingVars {
+    /// The variables of a run of `threads` threads in `processes`
+    /// processes using `futexes` futex words, on `platform`; the global
+    /// table is not sized yet.
+    pub fn new(platform: &Platform, threads: u64, processes: u64, futexes: u64) -> SizingVars {
+        SizingVars {
+            cpus: platform.cpus,
+            possible_cpus: platform.possible_cpus,
+            nodes: platform.nodes.into(),
+            threads,
+            processes,
+            futexes,
+            node_slots: 0,
+        }
+    }
+
+    /// The variables a process's private hash is sized with: its own
+    /// threads, and the global table's slots per instance.
+    pub fn for_process(&self, threads: u64, node_slots: u64) -> SizingVars {
+        SizingVars {
+            threads,
+            node_slots,
+            ..*self
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<u64> {
         Some(match name {
             "cpus" => self.cpus,
@@ -209,22 +227,64 @@ impl SizingVars {
 
 /// Evaluates a sizing rule; a table's slot count must be a power of two
 /// because the kernel masks the hash.
-pub fn eval_slots(rule: &Expr, vars: &SizingVars) -> Result<u64, String> {
+pub fn eval_slots(rule: &Expr, vars: &SizingVars) -> Result<u64, DesignError> {
     let slots = rule
         .eval(&|name| vars.get(name))
-        .map_err(|e| format!("sizing rule '{rule}': {e}"))?;
+        .map_err(|error| DesignError::Rule {
+            rule: rule.to_string(),
+            error,
+        })?;
     // The kernel masks a 32-bit hash: more slots than that are never used.
     if slots > 1 << 32 {
-        return Err(format!(
-            "sizing rule '{rule}' gives {slots} slots, more than the 2^32 a 32-bit hash can reach"
-        ));
+        return Err(DesignError::BeyondHash {
+            rule: rule.to_string(),
+            slots,
+        });
     }
     if !slots.is_power_of_two() {
-        return Err(format!(
-            "sizing rule '{rule}' gives {slots} slots; the kernel masks the hash, so it must be a power of two (wrap it in roundup_pow_of_two)"
-        ));
+        return Err(DesignError::NotPowerOfTwo {
+            rule: rule.to_string(),
+            slots,
+        });
     }
     Ok(slots)
+}
+
+/// What makes a table design unbuildable, on any machine or on this one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DesignError {
+    #[error("bucket size must be at least 1 byte")]
+    EmptyBucket,
+    #[error(
+        "field '{}' at offset {} size {} lies outside the {bucket}-byte bucket",
+        field.name.as_str(),
+        field.offset,
+        field.size
+    )]
+    FieldOutside { field: Field, bucket: u32 },
+    #[error("field '{}' is listed twice", .0.as_str())]
+    FieldTwice(FieldName),
+    #[error("fields '{}' and '{}' overlap", .0.as_str(), .1.as_str())]
+    FieldsOverlap(FieldName, FieldName),
+    #[error("a bucket needs a 'lock' field")]
+    NoLock,
+    #[error("align = {0} must be a power of two")]
+    Align(u64),
+    #[error("base_offset = {base_offset} must be below align = {align}")]
+    BaseOffset { base_offset: u64, align: u64 },
+    #[error(
+        "a reference-counted private hash needs a header (header_bytes > 0) to hold the count"
+    )]
+    RefcountWithoutHeader,
+    /// A sizing rule names an unknown variable, or fails to evaluate.
+    #[error("sizing rule '{rule}': {error}")]
+    Rule { rule: String, error: ExprError },
+    #[error(
+        "sizing rule '{rule}' gives {slots} slots, more than the 2^32 a 32-bit hash can reach"
+    )]
+    BeyondHash { rule: String, slots: u64 },
+    #[error("sizing rule '{rule}' gives {slots} slots; the kernel masks the hash, so it must be a power of two (wrap it in roundup_pow_of_two)")]
+    NotPowerOfTwo { rule: String, slots: u64 },
 }
 
 fn layout(size: u32, fields: &[(FieldName, u32, u32)]) -> BucketLayout {
@@ -395,28 +455,31 @@ pub fn preset(name: &str) -> Option<TableDesign> {
 }
 
 impl TableDesign {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), DesignError> {
         self.bucket.validate()?;
         if !self.align.is_power_of_two() {
-            return Err(format!("align = {} must be a power of two", self.align));
+            return Err(DesignError::Align(self.align));
         }
         if self.base_offset >= self.align {
-            return Err(format!(
-                "base_offset = {} must be below align = {}",
-                self.base_offset, self.align
-            ));
+            return Err(DesignError::BaseOffset {
+                base_offset: self.base_offset,
+                align: self.align,
+            });
         }
         let rules = std::iter::once(&self.slots).chain(self.private.as_ref().map(|p| &p.slots));
         for rule in rules {
             rule.check_variables(&SIZING_VARIABLES)
-                .map_err(|e| format!("sizing rule '{rule}': {e}"))?;
+                .map_err(|error| DesignError::Rule {
+                    rule: rule.to_string(),
+                    error,
+                })?;
         }
         if self
             .private
             .as_ref()
             .is_some_and(|p| p.refcount != RefcountMode::None && p.header_bytes == 0)
         {
-            return Err("a reference-counted private hash needs a header (header_bytes > 0) to hold the count".into());
+            return Err(DesignError::RefcountWithoutHeader);
         }
         Ok(())
     }
@@ -479,22 +542,33 @@ mod tests {
             offset: 60,
             size: 8,
         });
-        assert!(d
-            .validate()
-            .unwrap_err()
-            .contains("outside the 64-byte bucket"));
+        let outside = d.validate().unwrap_err();
+        assert!(matches!(
+            outside,
+            DesignError::FieldOutside { bucket: 64, field } if field.offset == 60
+        ));
+        assert!(outside.to_string().contains("outside the 64-byte bucket"));
         let mut d = preset("aligned-3.14").unwrap();
         d.bucket.fields.push(Field {
             name: FieldName::Priv,
             offset: 6,
             size: 8,
         });
-        assert!(d.validate().unwrap_err().contains("overlap"));
+        assert_eq!(
+            d.validate(),
+            Err(DesignError::FieldsOverlap(FieldName::Lock, FieldName::Priv))
+        );
         let rule = Expr::parse("3 * cpus").unwrap();
         let v = SizingVars {
             cpus: 4,
             ..Default::default()
         };
-        assert!(eval_slots(&rule, &v).unwrap_err().contains("power of two"));
+        assert_eq!(
+            eval_slots(&rule, &v),
+            Err(DesignError::NotPowerOfTwo {
+                rule: "3 * cpus".into(),
+                slots: 12
+            })
+        );
     }
 }

@@ -3,8 +3,11 @@
 //! builds, and the cost of the kernel's non-memory work. Profiles are TOML
 //! (configs/machines/); everything here is resolved to integer picoseconds.
 
+mod platform;
 pub mod presets;
 mod profile;
+
+pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES};
 
 pub use profile::{
     CoherenceSpec, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec, TopologySpec,
@@ -125,9 +128,9 @@ impl Machine {
         }
         let cores = t.sockets * t.cores_per_socket;
         let cpus = cores as u64 * t.threads_per_core as u64;
-        if cpus > 65_536 {
+        if cpus > MAX_CPUS {
             return Err(err(format!(
-                "{cpus} CPUs is more than the 65536 futexsim supports"
+                "{cpus} CPUs is more than the {MAX_CPUS} futexsim supports"
             )));
         }
         let cores_per_node = t.cores_per_socket / t.nodes_per_socket;
@@ -172,11 +175,12 @@ impl Machine {
             .collect();
         let nodes = places.iter().map(|p| p.node + 1).max().unwrap_or(1);
         let lat = &spec.latency;
-        let remote_ps = lat.remote.matrix(phys_nodes, lat.node).map_err(err)?;
+        let shape = |e: profile::LatencyShapeError| err(e.to_string());
+        let remote_ps = lat.remote.matrix(phys_nodes, lat.node).map_err(shape)?;
         let node_ps = ns_to_ps(lat.node);
         let dram_local = ns_to_ps(lat.dram_local);
         let dram_ps = match &lat.dram_remote {
-            Some(spec) => spec.matrix(phys_nodes, lat.dram_local).map_err(err)?,
+            Some(spec) => spec.matrix(phys_nodes, lat.dram_local).map_err(shape)?,
             // Without a measured matrix, remote memory costs what a remote transfer adds.
             None => remote_ps
                 .iter()
@@ -255,6 +259,15 @@ impl Machine {
     }
     pub fn line_size(&self) -> u64 {
         1 << self.line_shift
+    }
+    /// What the kernel's futex tables are sized and laid out from.
+    pub fn platform(&self) -> Platform {
+        Platform {
+            cpus: self.cpus().into(),
+            possible_cpus: self.possible_cpus().into(),
+            nodes: self.nodes(),
+            line_size: self.line_size(),
+        }
     }
     fn phys(&self, node: u32) -> u32 {
         node / self.spec.topology.numa_fake

@@ -90,17 +90,28 @@ pub struct NodeGroup {
     pub ns: f64,
 }
 
+/// A latency table that does not cover the machine's nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LatencyShapeError {
+    #[error("a latency matrix must be {nodes} x {nodes} (one row and column per node)")]
+    Matrix { nodes: u32 },
+    #[error("the last latency group must span all {nodes} nodes")]
+    Groups { nodes: u32 },
+}
+
 impl RemoteSpec {
     /// The full row-major matrix; `diagonal_ns` fills same-node entries.
-    pub(super) fn matrix(&self, nodes: u32, diagonal_ns: f64) -> Result<Vec<Ps>, String> {
+    pub(super) fn matrix(
+        &self,
+        nodes: u32,
+        diagonal_ns: f64,
+    ) -> Result<Vec<Ps>, LatencyShapeError> {
         let n = nodes as usize;
         let mut out = vec![0; n * n];
         match self {
             RemoteSpec::Matrix(rows) => {
                 if rows.len() != n || rows.iter().any(|r| r.len() != n) {
-                    return Err(format!(
-                        "a latency matrix must be {n} x {n} (one row and column per node)"
-                    ));
+                    return Err(LatencyShapeError::Matrix { nodes });
                 }
                 for (i, row) in rows.iter().enumerate() {
                     for (j, &ns) in row.iter().enumerate() {
@@ -110,9 +121,7 @@ impl RemoteSpec {
             }
             RemoteSpec::Groups(groups) => {
                 if groups.is_empty() || groups.last().map(|g| g.nodes) < Some(nodes) {
-                    return Err(format!(
-                        "the last latency group must span all {nodes} nodes"
-                    ));
+                    return Err(LatencyShapeError::Groups { nodes });
                 }
                 for i in 0..nodes {
                     for j in 0..nodes {
@@ -188,5 +197,37 @@ impl Default for KernelCosts {
             schedule: 1000.0,
             lock: LockKind::Queued,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_latency_table_must_cover_every_node() {
+        let one_row = RemoteSpec::Matrix(vec![vec![0.0, 100.0]]);
+        assert_eq!(
+            one_row.matrix(2, 5.0),
+            Err(LatencyShapeError::Matrix { nodes: 2 })
+        );
+        let square = RemoteSpec::Matrix(vec![vec![0.0, 100.0], vec![120.0, 0.0]]);
+        assert_eq!(
+            square.matrix(2, 5.0),
+            Ok(vec![5000, 100_000, 120_000, 5000])
+        );
+        let socket_pairs = RemoteSpec::Groups(vec![NodeGroup { nodes: 2, ns: 50.0 }]);
+        assert_eq!(
+            socket_pairs.matrix(4, 5.0),
+            Err(LatencyShapeError::Groups { nodes: 4 })
+        );
+        assert_eq!(
+            RemoteSpec::Groups(Vec::new()).matrix(1, 5.0),
+            Err(LatencyShapeError::Groups { nodes: 1 })
+        );
+        assert_eq!(
+            socket_pairs.matrix(2, 5.0),
+            Ok(vec![5000, 50_000, 50_000, 5000])
+        );
     }
 }

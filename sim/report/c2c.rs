@@ -1,25 +1,15 @@
 //! perf c2c's view of a run: which lines bounced, and for each line which
 //! buckets and fields live at the offsets that moved.
 
-use crate::record::{LineRecord, OffsetRecord};
-
-/// Splits an offset's name, "bucket 53 lock" or "process 0 bucket 7 chain",
-/// into the bucket and the field; None for bytes outside a bucket (a
-/// private hash header, user memory).
-pub fn bucket_field(what: &str) -> Option<(&str, &str)> {
-    let (bucket, field) = what.rsplit_once(' ')?;
-    bucket.contains("bucket ").then_some((bucket, field))
-}
+use crate::record::{BucketRef, LineRecord, OffsetRecord};
 
 /// The buckets whose lock words lie on the line, in offset order. Two or
 /// more mean the line is falsely shared between bucket locks.
-pub fn lock_buckets(line: &LineRecord) -> Vec<&str> {
-    let mut buckets: Vec<&str> = Vec::new();
-    for o in &line.offsets {
-        if let Some((bucket, "lock")) = bucket_field(&o.what) {
-            if !buckets.contains(&bucket) {
-                buckets.push(bucket);
-            }
+pub fn lock_buckets(line: &LineRecord) -> Vec<BucketRef> {
+    let mut buckets: Vec<BucketRef> = Vec::new();
+    for bucket in line.offsets.iter().filter_map(|o| o.what.bucket_lock()) {
+        if !buckets.contains(&bucket) {
+            buckets.push(bucket);
         }
     }
     buckets
@@ -46,11 +36,27 @@ pub fn nodes(o: &OffsetRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::table::FieldName;
+    use crate::record::{BucketTable, Occupant};
 
-    fn offset(offset: u16, what: &str) -> OffsetRecord {
+    fn bucket(index: u32) -> BucketRef {
+        BucketRef {
+            table: BucketTable::Global,
+            index,
+        }
+    }
+
+    fn field(index: u32, name: FieldName) -> Occupant {
+        Occupant::Bucket {
+            bucket: bucket(index),
+            field: Some(name),
+        }
+    }
+
+    fn offset(offset: u16, what: Occupant) -> OffsetRecord {
         OffsetRecord {
             offset,
-            what: what.into(),
+            what,
             lcl_hitm: 1,
             rmt_hitm: 0,
             loads: 1,
@@ -64,14 +70,7 @@ mod tests {
     }
 
     #[test]
-    fn offsets_name_their_buckets() {
-        assert_eq!(bucket_field("bucket 53 lock"), Some(("bucket 53", "lock")));
-        assert_eq!(
-            bucket_field("process 0 bucket 7 chain"),
-            Some(("process 0 bucket 7", "chain"))
-        );
-        assert_eq!(bucket_field("private hash header"), None);
-        assert_eq!(bucket_field("perf bench futex arrays"), None);
+    fn a_line_names_the_buckets_whose_locks_it_holds() {
         let line = LineRecord {
             address: 0x1000,
             region: "futex_queues".into(),
@@ -84,13 +83,15 @@ mod tests {
             loads: 0,
             stores: 0,
             offsets: vec![
-                offset(0, "bucket 3 chain"),
-                offset(8, "bucket 4 lock"),
-                offset(48, "bucket 5 lock"),
-                offset(52, "bucket 5 waiters"),
+                offset(0, field(3, FieldName::Chain)),
+                offset(8, field(4, FieldName::Lock)),
+                offset(40, Occupant::PrivateHashHeader),
+                offset(48, field(5, FieldName::Lock)),
+                offset(52, field(5, FieldName::Waiters)),
+                offset(56, field(4, FieldName::Lock)),
             ],
         };
-        assert_eq!(lock_buckets(&line), ["bucket 4", "bucket 5"]);
+        assert_eq!(lock_buckets(&line), [bucket(4), bucket(5)]);
         assert_eq!(nodes(&line.offsets[0]), "0,1");
     }
 }

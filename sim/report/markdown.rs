@@ -393,7 +393,10 @@ fn c2c_tables(md: &mut String, cells: &[Cell]) {
             let locks = match locks.len() {
                 0 => "-".to_string(),
                 1 => locks[0].to_string(),
-                _ => format!("{} (false sharing)", locks.join(", ")),
+                _ => {
+                    let names: Vec<String> = locks.iter().map(ToString::to_string).collect();
+                    format!("{} (false sharing)", names.join(", "))
+                }
             };
             let _ = writeln!(
                 md,

@@ -1,6 +1,7 @@
 //! Task programs: what each simulated thread does, one operation at a time,
 //! and the user memory it touches. Each benchmark is one file.
 
+mod error;
 pub mod fea_solver;
 pub mod lru_lock;
 pub mod objects;
@@ -17,6 +18,8 @@ pub mod task_loop;
 pub mod time_exit;
 pub mod user_memory;
 pub mod will_it_scale;
+
+pub use error::WorkloadError;
 
 use crate::analysis::population::KeyPopulation;
 use crate::engine::{RunWindow, TaskSpec, Timeline};
@@ -117,20 +120,21 @@ impl WorkloadSpec {
 
     /// What the real benchmark would refuse to run, and what serde cannot
     /// check: counts of at least one, expressions that parse.
-    pub fn validate(&self, machine: &Machine) -> Result<(), String> {
+    pub fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
         match self {
-            WorkloadSpec::PerfHash(w) => w.validate(),
-            WorkloadSpec::PerfWake(w) => rounds::validate_settle("perf-wake", w.settle_us),
-            WorkloadSpec::PerfWakeParallel(w) => w.validate(machine),
-            WorkloadSpec::PerfRequeue(w) => rounds::validate_settle("perf-requeue", w.settle_us),
-            WorkloadSpec::PerfLockPi(w) => within_a_second("perf-lock-pi: hold_ns", w.hold_ns),
-            WorkloadSpec::WillItScale(w) => w.validate(),
-            WorkloadSpec::Schbench(w) => within_a_second("schbench: work_ns", w.work_ns),
-            WorkloadSpec::FeaSolver(w) => w.validate(),
-            WorkloadSpec::TimeExit(w) => w.validate(),
-            WorkloadSpec::LruLock(w) => w.validate(),
-            WorkloadSpec::Program(w) => w.validate(),
+            WorkloadSpec::PerfHash(w) => w.validate()?,
+            WorkloadSpec::PerfWake(w) => rounds::validate_settle("perf-wake", w.settle_us)?,
+            WorkloadSpec::PerfWakeParallel(w) => w.validate(machine)?,
+            WorkloadSpec::PerfRequeue(w) => rounds::validate_settle("perf-requeue", w.settle_us)?,
+            WorkloadSpec::PerfLockPi(w) => within_a_second("perf-lock-pi: hold_ns", w.hold_ns)?,
+            WorkloadSpec::WillItScale(w) => w.validate()?,
+            WorkloadSpec::Schbench(w) => within_a_second("schbench: work_ns", w.work_ns)?,
+            WorkloadSpec::FeaSolver(w) => w.validate()?,
+            WorkloadSpec::TimeExit(w) => w.validate()?,
+            WorkloadSpec::LruLock(w) => w.validate()?,
+            WorkloadSpec::Program(w) => w.validate()?,
         }
+        Ok(())
     }
 
     pub fn setup(

@@ -3,7 +3,7 @@
 //! contiguous calloc'd array of futexes with a value that never matches, so
 //! every call hashes, takes the bucket lock and returns EAGAIN.
 
-use super::{user_memory, Setup};
+use super::{user_memory, Setup, WorkloadError};
 use crate::engine::{Op, Program, TaskSpec};
 use crate::kernel::key::KeyKind;
 use crate::kernel::script::Mem;
@@ -101,25 +101,31 @@ impl PerfHash {
 
     /// perf refuses neither, but a thread without futexes has nothing to
     /// wait on and no thread runs nothing.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), WorkloadError> {
         if self.futexes == 0 {
-            return Err("futexes = 0: each thread needs at least 1".into());
+            return Err(WorkloadError::at(
+                "futexes",
+                "futexes = 0: each thread needs at least 1",
+            ));
         }
         if self.threads == Some(0) {
-            return Err("threads = 0: it must be at least 1".into());
+            return Err(WorkloadError::at(
+                "threads",
+                "threads = 0: it must be at least 1",
+            ));
         }
         Ok(())
     }
 
     /// Refuses more futex words than futexsim lays out (see [`MAX_WORDS`]).
-    pub fn check_words(&self, machine: &Machine) -> Result<(), String> {
+    pub fn check_words(&self, machine: &Machine) -> Result<(), WorkloadError> {
         let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
         if words > MAX_WORDS {
-            return Err(format!(
+            return Err(WorkloadError::at("futexes", format!(
                 "futexes = {} on {} threads is {words} futex words, more than the {MAX_WORDS} futexsim lays out",
                 self.futexes,
                 self.threads(machine)
-            ));
+            )));
         }
         Ok(())
     }

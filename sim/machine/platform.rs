@@ -1,0 +1,107 @@
+//! The part of a machine that the kernel's futex tables are sized and laid
+//! out from: CPUs online and possible, memory nodes, the coherence line.
+//! A resolved `Machine` gives its own; the layout and hash tools, which
+//! price nothing, describe a machine by these figures alone.
+
+use crate::memory::PAGE_SHIFT;
+use serde::Serialize;
+
+/// Most CPUs a machine may have.
+pub const MAX_CPUS: u64 = 1 << 16;
+/// The kernel's MAX_NUMNODES with NODES_SHIFT = 10.
+pub const MAX_NODES: u32 = 1 << 10;
+/// Tables are allocated at least a page apart, so no line up to a page
+/// holds bytes of two of them.
+const MAX_LINE: u64 = 1 << PAGE_SHIFT;
+
+/// The machine facts the tables are sized and laid out from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Platform {
+    pub cpus: u64,
+    /// num_possible_cpus(): at least `cpus`.
+    pub possible_cpus: u64,
+    pub nodes: u32,
+    /// Coherence line size in bytes.
+    pub line_size: u64,
+}
+
+/// A figure of a platform out of the range the tables can be built for.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlatformError {
+    #[error("cpus = {0}: must be from 1 to {MAX_CPUS}")]
+    Cpus(u64),
+    #[error("possible_cpus = {possible_cpus}: must be from cpus ({cpus}) to {MAX_CPUS}")]
+    PossibleCpus { possible_cpus: u64, cpus: u64 },
+    #[error("nodes = {0}: must be from 1 to {MAX_NODES}")]
+    Nodes(u32),
+    #[error("line size {0}: must be a power of two from 8 to {MAX_LINE}")]
+    LineSize(u64),
+}
+
+impl Platform {
+    pub fn validate(&self) -> Result<(), PlatformError> {
+        if !(1..=MAX_CPUS).contains(&self.cpus) {
+            return Err(PlatformError::Cpus(self.cpus));
+        }
+        if !(self.cpus..=MAX_CPUS).contains(&self.possible_cpus) {
+            return Err(PlatformError::PossibleCpus {
+                possible_cpus: self.possible_cpus,
+                cpus: self.cpus,
+            });
+        }
+        if !(1..=MAX_NODES).contains(&self.nodes) {
+            return Err(PlatformError::Nodes(self.nodes));
+        }
+        if !self.line_size.is_power_of_two() || !(8..=MAX_LINE).contains(&self.line_size) {
+            return Err(PlatformError::LineSize(self.line_size));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn platform(cpus: u64, nodes: u32) -> Platform {
+        Platform {
+            cpus,
+            possible_cpus: cpus,
+            nodes,
+            line_size: 64,
+        }
+    }
+
+    #[test]
+    fn each_figure_out_of_range_is_named() {
+        assert_eq!(platform(8, 2).validate(), Ok(()));
+        assert_eq!(platform(0, 1).validate(), Err(PlatformError::Cpus(0)));
+        assert_eq!(
+            platform(MAX_CPUS + 1, 1).validate(),
+            Err(PlatformError::Cpus(MAX_CPUS + 1))
+        );
+        let fewer_possible = Platform {
+            possible_cpus: 4,
+            ..platform(8, 1)
+        };
+        assert_eq!(
+            fewer_possible.validate(),
+            Err(PlatformError::PossibleCpus {
+                possible_cpus: 4,
+                cpus: 8
+            })
+        );
+        assert_eq!(platform(8, 0).validate(), Err(PlatformError::Nodes(0)));
+        for line_size in [4, 96, 2 * MAX_LINE] {
+            let p = Platform {
+                line_size,
+                ..platform(8, 1)
+            };
+            assert_eq!(p.validate(), Err(PlatformError::LineSize(line_size)));
+        }
+        assert_eq!(
+            PlatformError::LineSize(96).to_string(),
+            "line size 96: must be a power of two from 8 to 4096"
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Why a workload's parameters cannot run, with the `[workload]` key to
+//! blame when one is, so a config error points at the value to fix.
+
+/// A workload that cannot run as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct WorkloadError {
+    /// The key whose value is wrong; None when no one key is to blame (a
+    /// combination of values, or the workload as a whole).
+    pub key: Option<&'static str>,
+    pub message: String,
+}
+
+impl WorkloadError {
+    /// An error the value of `key` causes.
+    pub fn at(key: &'static str, message: impl Into<String>) -> WorkloadError {
+        WorkloadError {
+            key: Some(key),
+            message: message.into(),
+        }
+    }
+}
+
+/// A message that names no key: the workload as a whole is to blame.
+impl From<String> for WorkloadError {
+    fn from(message: String) -> WorkloadError {
+        WorkloadError { key: None, message }
+    }
+}
