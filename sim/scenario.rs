@@ -3,17 +3,18 @@
 //! the engine and turns the outcome into a record.
 
 use crate::analysis::layout::{self, Platform};
-use crate::engine::{Engine, RunWindow};
+use crate::engine::Engine;
 use crate::footprint::Footprint;
+use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{SizingVars, TableDesign};
-use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
     CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord, NamedLockRecord, RunRecord,
     Speed, TableRecord,
 };
+use crate::task::RunWindow;
 use crate::workload::{Setup, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -33,13 +34,11 @@ pub struct Scenario {
 }
 
 /// Checks a workload against the machine it runs on, giving its thread count:
-/// its own parameters, the futex words futexsim lays out, and one thread per
+/// its own parameters (the futex words futexsim lays out among them), and one thread per
 /// CPU (futexsim pins threads and does not model time-sharing).
 pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, String> {
+    let workload = workload.workload();
     workload.validate(machine)?;
-    if let WorkloadSpec::PerfHash(p) = workload {
-        p.check_words(machine)?;
-    }
     let threads = workload.threads(machine);
     if threads > machine.cpus() {
         return Err(format!(
@@ -88,7 +87,7 @@ impl Scenario {
         let Ok(machine) = Machine::new(self.machine.clone()) else {
             return 0;
         };
-        u64::from(self.workload.threads(&machine))
+        u64::from(self.workload.workload().threads(&machine))
             * ((self.window.warmup + self.window.duration) / 1_000_000)
     }
 
@@ -100,7 +99,10 @@ impl Scenario {
             check_workload(&self.workload, machine).map_err(|e| format!("workload: {e}"))?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
-        let setup = self.workload.setup(machine, &mut memory, &mut rng);
+        let setup = self
+            .workload
+            .workload()
+            .setup(machine, &mut memory, &mut rng);
         let processes: Vec<ProcessInfo> = (0..setup.mms.len() as u32)
             .map(|p| {
                 let mut tasks = setup
@@ -156,12 +158,12 @@ impl Scenario {
             nodes: machine.nodes(),
             line_size: machine.line_size(),
         };
-        let load = match self.workload.key_population(&machine) {
-            Some(population) => Some(LoadRecord::from_layout(&layout::analyze(
+        // The keys this run's tasks use, straight from its set-up.
+        let load = match &setup.keys {
+            Some(words) => Some(LoadRecord::from_layout(&layout::analyze(
                 &self.design,
                 &platform,
-                &population,
-                self.seed,
+                words,
             )?)),
             None => None,
         };
@@ -223,7 +225,7 @@ impl Scenario {
         let record = RunRecord {
             machine: machine.name().to_string(),
             design: self.design.name.clone(),
-            workload: self.workload.label(),
+            workload: self.workload.workload().label(),
             seed: self.seed,
             cpus: machine.cpus(),
             nodes: machine.nodes(),

@@ -9,11 +9,8 @@
 //! before the timed part, and as long again for the timed part, the joins
 //! and the thread creation of the next round (none of which is modelled).
 
-use crate::engine::{Done, Op, Program};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
 use crate::machine::{Machine, Ps};
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program};
 
 /// perf's sleep before each round's timed part: usleep(100000).
 pub const PERF_SETTLE_US: u64 = 100_000;
