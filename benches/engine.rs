@@ -8,10 +8,10 @@
 //! set-up and event loop).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 
 /// `duration_us` simulated microseconds counted after a warm-up of a fifth of that.

@@ -4,7 +4,7 @@
 //! the kernel hours in.
 
 use crate::coherence::BYTES_PER_LINE;
-use crate::engine::spinlock::BYTES_PER_LOCK;
+use crate::kernel::spinlock::BYTES_PER_LOCK;
 
 /// What a run lays out, counted when its scenario is prepared.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

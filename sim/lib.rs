@@ -21,5 +21,6 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod task;
 pub mod validate;
 pub mod workload;

@@ -10,6 +10,13 @@ pub type RegionId = u32;
 
 pub const PAGE_SHIFT: u32 = 12;
 
+/// A byte the simulator can access: its address and the line holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mem {
+    pub addr: u64,
+    pub line: LineId,
+}
+
 /// Which node's memory holds a region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Home {

@@ -3,17 +3,18 @@
 //! the engine and turns the outcome into a record.
 
 use crate::analysis::layout;
-use crate::engine::{Engine, RunWindow};
+use crate::engine::Engine;
 use crate::footprint::Footprint;
+use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{DesignError, SizingVars, TableDesign};
-use crate::kernel::waitwake::{FutexSystem, TaskInfo};
 use crate::machine::{Machine, MachineSpec};
 use crate::memory::MemoryMap;
 use crate::record::{
     BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
     NamedLockRecord, Occupant, RunRecord, Speed, TableRecord,
 };
+use crate::task::RunWindow;
 use crate::workload::{Setup, WorkloadError, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -33,13 +34,11 @@ pub struct Scenario {
 }
 
 /// Checks a workload against the machine it runs on, giving its thread count:
-/// its own parameters, the futex words futexsim lays out, and one thread per
+/// its own parameters (the futex words futexsim lays out among them), and one thread per
 /// CPU (futexsim pins threads and does not model time-sharing).
 pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, WorkloadError> {
+    let workload = workload.workload();
     workload.validate(machine)?;
-    if let WorkloadSpec::PerfHash(p) = workload {
-        p.check_words(machine)?;
-    }
     let threads = workload.threads(machine);
     if threads > machine.cpus() {
         return Err(WorkloadError::at("threads", format!(
@@ -98,7 +97,7 @@ impl Scenario {
         let Ok(machine) = Machine::new(self.machine.clone()) else {
             return 0;
         };
-        u64::from(self.workload.threads(&machine))
+        u64::from(self.workload.workload().threads(&machine))
             * ((self.window.warmup + self.window.duration) / 1_000_000)
     }
 
@@ -111,7 +110,10 @@ impl Scenario {
         let threads = check_workload(&self.workload, machine)?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
-        let setup = self.workload.setup(machine, &mut memory, &mut rng);
+        let setup = self
+            .workload
+            .workload()
+            .setup(machine, &mut memory, &mut rng);
         let processes: Vec<ProcessInfo> = (0..setup.mms.len() as u32)
             .map(|p| {
                 let mut tasks = setup
@@ -158,9 +160,10 @@ impl Scenario {
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
         };
-        let load = match self.workload.key_population(&machine) {
-            Some(population) => Some(LoadRecord::from_layout(
-                &layout::analyze(&self.design, &machine.platform(), &population, self.seed)
+        // The keys this run's tasks use, straight from its set-up.
+        let load = match &setup.keys {
+            Some(words) => Some(LoadRecord::from_layout(
+                &layout::analyze(&self.design, &machine.platform(), words)
                     .map_err(|e| e.to_string())?,
             )),
             None => None,
@@ -223,7 +226,7 @@ impl Scenario {
         let record = RunRecord {
             machine: machine.name().to_string(),
             design: self.design.name.clone(),
-            workload: self.workload.label(),
+            workload: self.workload.workload().label(),
             seed: self.seed,
             cpus: machine.cpus(),
             nodes: machine.nodes(),

@@ -2,15 +2,15 @@
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
 use futexsim::coherence::AccessKind;
-use futexsim::engine::{Engine, Op, Outcome, Program, RunWindow, TaskSpec};
+use futexsim::engine::{Engine, Outcome};
+use futexsim::kernel::core::{FutexSystem, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
-use futexsim::kernel::script::Mem;
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
-use futexsim::kernel::waitwake::{FutexOp, FutexSystem, TaskInfo};
 use futexsim::machine::{presets::preset as machine, LockKind, Machine};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
+use futexsim::task::{FutexOp, Mem, Op, Program, RunWindow, TaskSpec};
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 
 const MM: u64 = 0xffff_8881_00ab_c000;

@@ -1,13 +1,13 @@
 //! The report rendered from a small real campaign: two designs, two CPU
 //! counts, two repetitions on icx-2s, checked against the records.
 
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table;
 use futexsim::machine::presets;
 use futexsim::record::{BucketRef, RunRecord};
 use futexsim::report::{self, REPORT_MD, RESULTS_JSON, TEMP_DIR};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

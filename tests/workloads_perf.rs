@@ -1,11 +1,11 @@
 //! The perf bench futex workloads beside perf hash: each test checks the
 //! behaviour that defines its benchmark.
 
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::record::RunRecord;
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::perf_lock_pi::PerfLockPi;
 use futexsim::workload::perf_requeue::PerfRequeue;
 use futexsim::workload::perf_wake::PerfWake;

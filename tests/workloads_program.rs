@@ -1,12 +1,12 @@
 //! The TOML-written task program: it runs exactly as written, and its
 //! errors name the step at fault.
 
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::machine::Machine;
 use futexsim::record::RunRecord;
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::WorkloadSpec;
 
 const MS: u64 = 1_000_000_000;

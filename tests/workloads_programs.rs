@@ -1,12 +1,12 @@
 //! The defining behaviour of the program-style workloads: the FEA-style
 //! solver, time_exit, the LRU lock under NUMA emulation.
 
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::machine::MachineSpec;
 use futexsim::record::RunRecord;
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::fea_solver::FeaSolver;
 use futexsim::workload::lru_lock::LruLock;
 use futexsim::workload::time_exit::TimeExit;

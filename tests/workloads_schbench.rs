@@ -1,10 +1,10 @@
 //! schbench: message threads waking workers through futexes.
 
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::record::RunRecord;
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::schbench::Schbench;
 use futexsim::workload::WorkloadSpec;
 

@@ -1,10 +1,10 @@
 //! will-it-scale futex1-4 in thread and process mode.
 
-use futexsim::engine::RunWindow;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::record::RunRecord;
 use futexsim::scenario::Scenario;
+use futexsim::task::RunWindow;
 use futexsim::workload::will_it_scale::{Mode, WillItScale};
 use futexsim::workload::WorkloadSpec;
 

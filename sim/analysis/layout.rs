@@ -4,13 +4,14 @@
 //! uniform hash would give (references.md §4).
 
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
-use super::population::{KeyPopulation, PlacedKey};
+use super::population::MAX_KEYS;
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
 use crate::kernel::key::KeyError;
 use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
 use crate::machine::{Platform, PlatformError};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
+use crate::workload::futex_words::{FutexWords, PlacedKey};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,9 +21,9 @@ pub const MAX_SLOTS: u64 = 1 << 26;
 /// Why a layout cannot be analysed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LayoutError {
-    /// The population's counts are out of range.
-    #[error("{0}")]
-    Population(String),
+    /// More keys than one analysis holds in memory and time.
+    #[error("{keys} keys is more than the {MAX_KEYS} the layout analysis takes")]
+    TooManyKeys { keys: u64 },
     #[error(transparent)]
     Platform(#[from] PlatformError),
     /// The design does not validate, or sizes no valid table here.
@@ -454,30 +455,34 @@ fn ratio(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Hashes the population's keys into the design's tables, built for the
-/// platform, and measures the layout. The keys depend only on the population
-/// and the seed, so designs analysed with one seed see the same keys.
+/// Hashes a workload's futex words into the design's tables, built for the
+/// platform, and measures the layout. Designs analysed with the words of one
+/// set-up see the same keys.
 pub fn analyze(
     design: &TableDesign,
     platform: &Platform,
-    population: &KeyPopulation,
-    seed: u64,
+    words: &FutexWords,
 ) -> Result<LayoutReport, LayoutError> {
-    population.validate().map_err(LayoutError::Population)?;
-    analyze_placed(
-        design,
-        platform,
-        &population.processes(),
-        population.keys(),
-        |counter| {
-            population
-                .for_each_key(seed, design.word_size, |k| counter.add(k))
-                .map_err(|error| LayoutError::Key {
-                    design: design.name.clone(),
-                    error,
-                })
-        },
-    )
+    if words.count() > MAX_KEYS {
+        return Err(LayoutError::TooManyKeys {
+            keys: words.count(),
+        });
+    }
+    // Each process starts on node 0: placement does not change which
+    // bucket or line a key lands on.
+    let processes: Vec<ProcessInfo> = words
+        .threads
+        .iter()
+        .map(|&threads| ProcessInfo { threads, node: 0 })
+        .collect();
+    analyze_placed(design, platform, &processes, words.count(), |counter| {
+        words
+            .for_each_key(design.word_size, |k| counter.add(k))
+            .map_err(|error| LayoutError::Key {
+                design: design.name.clone(),
+                error,
+            })
+    })
 }
 
 /// The layout of any set of keys, each naming one of `processes`.
@@ -713,6 +718,7 @@ fn expected_figures(instances: &[(Bins, &InstanceLines)], keys: u64) -> Expected
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::population::KeyPopulation;
     use crate::kernel::key::{get_futex_key, KeySource, WordSize};
     use crate::kernel::table::preset;
 
@@ -725,12 +731,14 @@ mod tests {
         }
     }
 
-    fn perf_hash(threads: u32) -> KeyPopulation {
+    /// The words of perf bench futex hash's set-up for `seed`.
+    fn perf_hash(threads: u32, seed: u64) -> FutexWords {
         KeyPopulation::PerfHash {
             threads,
             futexes: 1024,
             shared: false,
         }
+        .place(seed)
     }
 
     fn lock_lines(r: &LayoutReport) -> Vec<(u64, u64)> {
@@ -795,7 +803,7 @@ mod tests {
     #[test]
     fn a_uniform_table_matches_balls_into_bins() {
         let d = preset("aligned-3.14").unwrap();
-        let r = analyze(&d, &platform(32, 1), &perf_hash(32), 1).unwrap();
+        let r = analyze(&d, &platform(32, 1), &perf_hash(32, 1)).unwrap();
         assert_eq!((r.keys, r.reachable_buckets), (32_768, 8192));
         let e = r.expected;
         // C(32768, 2) / 8192 and 1 - (1 - 1/8192)^32767 ~ 1 - e^-4.
@@ -836,7 +844,7 @@ mod tests {
     #[test]
     fn packed_buckets_put_two_locks_on_some_lines() {
         let d = preset("fixed-256").unwrap();
-        let r = analyze(&d, &platform(32, 1), &perf_hash(32), 1).unwrap();
+        let r = analyze(&d, &platform(32, 1), &perf_hash(32, 1)).unwrap();
         // 40-byte buckets from a line boundary: every 5 lines hold 8 locks as
         // 2, 2, 1, 2, 1.
         assert_eq!(lock_lines(&r), [(1, 64), (2, 96)]);
@@ -889,11 +897,11 @@ mod tests {
     #[test]
     fn keys_spread_over_node_tables_and_private_hashes() {
         let d = preset("numa-6.16").unwrap();
-        let r = analyze(&d, &platform(64, 4), &perf_hash(64), 3).unwrap();
+        let r = analyze(&d, &platform(64, 4), &perf_hash(64, 3)).unwrap();
         assert_eq!((r.instances, r.slots_per_instance), (4, 4096));
         assert_eq!(r.reachable_buckets, 4 * 4096);
         let d = preset("private-6.17").unwrap();
-        let r = analyze(&d, &platform(32, 1), &perf_hash(32), 3).unwrap();
+        let r = analyze(&d, &platform(32, 1), &perf_hash(32, 3)).unwrap();
         assert_eq!(r.private_slots_per_process, [128]);
         assert_eq!(r.reachable_buckets, 128);
         assert_eq!(r.table_bytes, 8192 * 64 + 64 + 128 * 64);
@@ -903,11 +911,12 @@ mod tests {
             tasks: 16,
             process_mode: true,
             shared: false,
-        };
-        let r = analyze(&d, &platform(32, 1), &forks, 3).unwrap();
+        }
+        .place(3);
+        let r = analyze(&d, &platform(32, 1), &forks).unwrap();
         assert_eq!(r.private_slots_per_process, [0; 16]);
         let d = preset("private-2009").unwrap();
-        let r = analyze(&d, &platform(32, 1), &forks, 3).unwrap();
+        let r = analyze(&d, &platform(32, 1), &forks).unwrap();
         assert_eq!(r.private_slots_per_process, [256; 16]);
         assert_eq!(
             (r.reachable_buckets, r.max_load, r.colliding_pairs),
@@ -952,7 +961,7 @@ mod tests {
                 PlatformError::LineSize(96),
             ),
         ] {
-            let err = analyze(&d, &p, &perf_hash(8), 0).unwrap_err();
+            let err = analyze(&d, &p, &perf_hash(8, 0)).unwrap_err();
             assert_eq!(err, LayoutError::Platform(why));
         }
     }

@@ -1,9 +1,10 @@
-//! The futex keys a benchmark makes the kernel hash, built from the addresses
-//! the benchmark really uses (workload::user_memory).
+//! Which benchmark's futex keys a layout analysis hashes, when no run is
+//! asked for: the keys are those the benchmark's own set-up places for the
+//! seed (its `place`), the addresses the benchmark really uses.
 
-use crate::kernel::futex_hash::ProcessInfo;
-use crate::kernel::key::{get_futex_key, FutexKey, KeyError, KeySource, WordSize};
-use crate::workload::user_memory::{mm_addresses, perf_hash_arrays, stack_words};
+use crate::workload::futex_words::FutexWords;
+use crate::workload::perf_hash::PerfHash;
+use crate::workload::will_it_scale::{Mode, WillItScale};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -33,13 +34,6 @@ pub enum KeyPopulation {
         process_mode: bool,
         shared: bool,
     },
-}
-
-/// One futex key and the process whose futex it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PlacedKey {
-    pub key: FutexKey,
-    pub process: u32,
 }
 
 impl KeyPopulation {
@@ -80,20 +74,6 @@ impl KeyPopulation {
         }
     }
 
-    /// The processes, in the order their keys name them. Each starts on node
-    /// 0: placement does not change which bucket or line a key lands on.
-    pub fn processes(&self) -> Vec<ProcessInfo> {
-        let (count, threads) = match *self {
-            KeyPopulation::WillItScale {
-                tasks,
-                process_mode: true,
-                ..
-            } => (tasks, 1),
-            _ => (1, self.threads()),
-        };
-        vec![ProcessInfo { threads, node: 0 }; count as usize]
-    }
-
     fn shared(&self) -> bool {
         match *self {
             KeyPopulation::PerfHash { shared, .. } | KeyPopulation::WillItScale { shared, .. } => {
@@ -121,73 +101,56 @@ impl KeyPopulation {
         }
     }
 
-    /// The keys, deterministic for a seed: the same seed gives the same
-    /// addresses whatever table design they are hashed into.
-    pub fn place_keys(&self, seed: u64, bits: WordSize) -> Result<Vec<PlacedKey>, KeyError> {
-        let mut keys = Vec::with_capacity(self.keys() as usize);
-        self.for_each_key(seed, bits, |k| keys.push(k))?;
-        Ok(keys)
-    }
-
-    /// Hands the keys of `place_keys` to `f` one at a time: millions of
-    /// them need not sit in memory to be counted.
-    pub fn for_each_key(
-        &self,
-        seed: u64,
-        bits: WordSize,
-        mut f: impl FnMut(PlacedKey),
-    ) -> Result<(), KeyError> {
+    /// The futex words the benchmark's set-up places for `seed`: the same
+    /// seed gives the same addresses whatever table design they are hashed
+    /// into, and a run of the benchmark with that seed uses them too.
+    pub fn place(&self, seed: u64) -> FutexWords {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        // Every population is arrays of consecutive u32 words: a thread's
-        // array in perf bench futex hash, a one-word stack slot in
-        // will-it-scale. Each array is (base, process).
-        let (mms, arrays, words_per_array): (Vec<u64>, Vec<(u64, u32)>, u64) = match *self {
+        match *self {
             KeyPopulation::PerfHash {
-                threads, futexes, ..
-            } => {
-                let mms = mm_addresses(1, &mut rng);
-                let arrays = perf_hash_arrays(threads, futexes, &mut rng)
-                    .into_iter()
-                    .map(|base| (base, 0))
-                    .collect();
-                (mms, arrays, futexes.into())
+                threads,
+                futexes,
+                shared,
+            } => PerfHash {
+                threads: Some(threads),
+                futexes,
+                shared,
             }
+            .place(threads, &mut rng),
             KeyPopulation::WillItScale {
                 tasks,
                 process_mode,
-                ..
-            } => {
-                let processes = if process_mode { tasks } else { 1 };
-                let mms = mm_addresses(processes, &mut rng);
-                let words = stack_words(tasks, process_mode, &mut rng)
-                    .into_iter()
-                    .zip(0..)
-                    .map(|(word, task)| (word, if process_mode { task } else { 0 }))
-                    .collect();
-                (mms, words, 1)
+                shared,
+            } => WillItScale {
+                // futex1 and futex3 (FUTEX_WAKE) place their words as futex2 and futex4 do.
+                test: if shared { 2 } else { 4 },
+                mode: if process_mode {
+                    Mode::Process
+                } else {
+                    Mode::Thread
+                },
+                tasks: Some(tasks),
             }
-        };
-        for (base, process) in arrays {
-            let mm = mms[process as usize];
-            // Heap arrays and stacks are anonymous memory.
-            let source = if self.shared() {
-                KeySource::SharedAnon { mm }
-            } else {
-                KeySource::Private { mm }
-            };
-            for i in 0..words_per_array {
-                let key = get_futex_key(base + 4 * i, source, bits)?;
-                f(PlacedKey { key, process });
-            }
+            .place(tasks, &mut rng),
         }
-        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::key::WordSize;
+    use crate::workload::futex_words::PlacedKey;
     use std::collections::HashSet;
+
+    fn keys(pop: &KeyPopulation, seed: u64) -> (Vec<PlacedKey>, usize) {
+        let words = pop.place(seed);
+        let mut keys = Vec::new();
+        words
+            .for_each_key(WordSize::Bits64, |k| keys.push(k))
+            .unwrap();
+        (keys, words.threads.len())
+    }
 
     #[test]
     fn perf_hash_keys_are_one_process_and_distinct() {
@@ -196,12 +159,12 @@ mod tests {
             futexes: 1024,
             shared: false,
         };
-        let keys = pop.place_keys(1, WordSize::Bits64).unwrap();
+        let (keys, processes) = keys(&pop, 1);
         assert_eq!(keys.len() as u64, pop.keys());
         assert!(keys.iter().all(|k| k.process == 0 && k.key.is_private()));
         let distinct: HashSet<_> = keys.iter().map(|k| k.key).collect();
         assert_eq!(distinct.len(), keys.len());
-        assert_eq!(pop.processes().len(), 1);
+        assert_eq!(processes, 1);
     }
 
     #[test]
@@ -211,13 +174,13 @@ mod tests {
             process_mode: true,
             shared: true,
         };
-        let keys = pop.place_keys(2, WordSize::Bits64).unwrap();
+        let (keys, processes) = keys(&pop, 2);
         assert!(keys.iter().all(|k| k.key.word == keys[0].key.word));
         let mms: HashSet<_> = keys.iter().map(|k| k.key.ptr).collect();
         assert_eq!(mms.len(), 8);
         assert!(keys.iter().zip(0..).all(|(k, p)| k.process == p));
         assert!(keys.iter().all(|k| !k.key.is_private()));
-        assert_eq!(pop.processes().len(), 8);
+        assert_eq!(processes, 8);
     }
 
     #[test]

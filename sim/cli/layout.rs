@@ -89,14 +89,15 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         }
     };
+    population.validate().map_err(CliError::Input)?;
+    let words = population.place(args.seed);
     let designs = args
         .tables
         .iter()
         .map(|name| {
             let design =
                 preset(name).ok_or_else(|| CliError::Input(format!("no table preset '{name}'")))?;
-            analyze(&design, &platform, &population, args.seed)
-                .map_err(|e| CliError::Input(e.to_string()))
+            analyze(&design, &platform, &words).map_err(|e| CliError::Input(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let output = LayoutOutput {

@@ -207,7 +207,7 @@ impl Point {
             machine: self.machine.clone(),
             design: design.clone(),
             workload: self.workload.clone(),
-            window: crate::engine::RunWindow {
+            window: crate::task::RunWindow {
                 warmup: self.run.warmup_us * 1_000_000,
                 duration: self.run.duration_us * 1_000_000,
             },

@@ -1,102 +1,33 @@
-//! The event loop. Each simulated task runs its script step by step; a step
-//! that takes time (a compute step, a cache miss, a lock it must wait for)
-//! schedules the task's next event and yields. Hits in the task's own cache
-//! need no event. A spinner is not simulated spin by spin: it waits for the
-//! next write to the line it spins on, then pays one transfer to re-read it.
+//! The event loop: the event queue, the run loop, and the interpreter
+//! (step.rs, spin.rs) that prices what the kernel and the workloads ask
+//! for. Function stays with them: a task's program says what it does next
+//! (crate::task), the kernel writes each futex op's script and runs the
+//! spinlock protocols (crate::kernel); the engine times every step through
+//! the coherence directory and the machine's costs, and orders the tasks.
+//!
+//! A step that takes time (a compute step, a cache miss, a lock it must
+//! wait for) schedules the task's next event and yields. Hits in the task's
+//! own cache need no event. A spinner is not simulated spin by spin: it
+//! waits for the next write to the line it spins on, then pays one transfer
+//! to re-read it.
 
 pub mod metrics;
 mod queue;
-pub mod spinlock;
-pub mod user_word;
+mod spin;
+mod step;
 
-use crate::coherence::{AccessKind, Class, Directory};
-use crate::kernel::script::{Cost, LockRef, Mem, Script, Step};
-use crate::kernel::waitwake::{FutexOp, FutexSystem};
+use crate::coherence::Directory;
+use crate::kernel::core::FutexSystem;
+use crate::kernel::script::Script;
+use crate::kernel::spinlock::{LockWait, Locks};
 use crate::machine::{LockKind, Machine, Ps};
-use crate::memory::{LineId, MemoryMap};
+use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
+use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
 use metrics::Metrics;
 use queue::EventQueue;
-use spinlock::{Arrival, Locks};
-use user_word::{AtomicOp, Until, UserWord};
 
 pub use queue::MAX_TASKS;
-
-/// One operation of a task's program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Futex(FutexOp),
-    /// User-space work that touches no shared line.
-    Compute(Ps),
-    /// A user-space load, store or atomic.
-    Access(Mem, AccessKind),
-    /// An atomic on a word whose value matters (the kernel sees it too: a
-    /// futex word, a pthread mutex); it returns the word's old value.
-    Atomic(UserWord, AtomicOp),
-    /// Spin reading a word (`while (...) cpu_relax();`) until its value satisfies the condition.
-    SpinUntil(UserWord, Until),
-    /// spin_lock of one of the workload's own kernel locks. Its id counts
-    /// from 0 among the workload's locks; the engine places them after the
-    /// futex tables' bucket locks, and prices them the same way.
-    SpinLock(LockRef),
-    SpinUnlock(LockRef),
-    /// One pass of the benchmark's loop is complete: counted as one op when
-    /// the program counts iterations, its latency the time since the last one.
-    Iteration,
-    /// The program reads the clock, as a benchmark brackets what it times
-    /// with gettimeofday; the engine notes the time for the workload's figures.
-    Clock,
-    /// The task exits: it issues nothing more and the engine notes when.
-    Exit,
-}
-
-/// What one counted operation of a program is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Counting {
-    /// Every op (perf bench futex: each futex call).
-    EachOp,
-    /// Each `Op::Iteration` (will-it-scale: one pass of the test loop).
-    Iterations,
-}
-
-/// How an operation ended, as its program learns it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Done {
-    /// Simulated time at the end of the operation.
-    pub now: Ps,
-    /// A syscall's return value, a user atomic's old value, 0 otherwise.
-    pub ret: i64,
-    /// Whether the operation ended inside the counted window.
-    pub counted: bool,
-}
-
-/// What a task does, one operation at a time.
-pub trait Program: Send {
-    fn next_op(&mut self) -> Op;
-
-    /// The operation `next_op` gave last has ended. Programs that branch on
-    /// results or measure time themselves look here. `Op::Iteration`,
-    /// `Op::Clock` and `Op::Exit` take no time and report nothing.
-    fn op_returned(&mut self, _done: Done) {}
-
-    fn counting(&self) -> Counting {
-        Counting::EachOp
-    }
-}
-
-pub struct TaskSpec {
-    pub cpu: u32,
-    pub program: Box<dyn Program>,
-}
-
-/// How long to run and what to count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct RunWindow {
-    /// Simulated time before counting starts.
-    pub warmup: Ps,
-    /// Simulated time counted after the warm-up.
-    pub duration: Ps,
-}
 
 /// Why a task is not running its script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,23 +40,13 @@ enum Wait {
     Check(Spin),
 }
 
+/// What a spinning task waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Spin {
-    Ticket {
-        lock: LockRef,
-        ticket: u32,
-    },
-    Head {
-        lock: LockRef,
-    },
-    Mcs {
-        lock: LockRef,
-    },
+    /// A kernel spinlock, where its protocol has the task.
+    Lock(LockWait),
     /// A user-space spin on a word's value.
-    Word {
-        word: UserWord,
-        until: Until,
-    },
+    Word { word: UserWord, until: Until },
 }
 
 struct Task {
@@ -142,23 +63,6 @@ struct Task {
     ret: i64,
     counting: Counting,
     iteration_start: Ps,
-}
-
-/// When each task read the clock and exited: what workloads that time
-/// something (time_exit, a solver run to completion) compute their figures from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Timeline {
-    pub clock_reads: Vec<Vec<Ps>>,
-    pub exits: Vec<Option<Ps>>,
-}
-
-impl Timeline {
-    /// When the last task exited, if every task did.
-    pub fn all_exited(&self) -> Option<Ps> {
-        self.exits
-            .iter()
-            .try_fold(0, |last: Ps, e| e.map(|t| last.max(t)))
-    }
 }
 
 /// Everything a finished run hands to its record.
@@ -185,6 +89,10 @@ pub struct Engine<'a> {
     metrics: Metrics,
     window: RunWindow,
     events: u64,
+    /// The longest an access in the task's own cache takes: an L1 hit plus
+    /// a locked RMW's extra. A lock acquired within it did not wait for
+    /// another holder; an access within it needs no event of its own.
+    uncontended_ps: Ps,
     /// The id of the workload's lock 0: its locks follow the tables' locks.
     workload_lock_base: u32,
     timeline: Timeline,
@@ -192,6 +100,10 @@ pub struct Engine<'a> {
 
 /// The event that marks the end of the warm-up: counting starts afresh.
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
+
+/// Steps a task's script has room for from the start: more than most ops'
+/// scripts take, so the first ops need not grow it.
+const SCRIPT_CAPACITY: usize = 32;
 
 impl<'a> Engine<'a> {
     pub fn new(
@@ -208,7 +120,11 @@ impl<'a> Engine<'a> {
         );
         let dir = Directory::new(memory, m);
         let workload_lock_base = futex.lock_count();
-        let locks = Locks::new(lock, workload_lock_base);
+        let mcs_nodes = tasks
+            .iter()
+            .map(|t| futex.mcs_node(memory, t.cpu))
+            .collect();
+        let locks = Locks::new(lock, workload_lock_base, mcs_nodes);
         let metrics = Metrics::new(tasks.len());
         let timeline = Timeline {
             clock_reads: vec![Vec::new(); tasks.len()],
@@ -221,7 +137,7 @@ impl<'a> Engine<'a> {
                 counting: t.program.counting(),
                 iteration_start: 0,
                 program: t.program,
-                script: Vec::with_capacity(32),
+                script: Vec::with_capacity(SCRIPT_CAPACITY),
                 pc: 0,
                 wait: Wait::Running,
                 op_start: 0,
@@ -244,6 +160,7 @@ impl<'a> Engine<'a> {
             metrics,
             window,
             events: 0,
+            uncontended_ps: m.l1_ps + m.rmw_ps,
             workload_lock_base,
             timeline,
         }
@@ -258,17 +175,9 @@ impl<'a> Engine<'a> {
         }
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
-            // The next event's task state loads while this one runs.
-            if let Some(next) = self
-                .queue
-                .peek_task()
-                .and_then(|t| self.tasks.get(t as usize))
-            {
-                prefetch(next);
-            }
+            self.prefetch_next_task();
             if task == WARMUP_DONE {
-                self.dir.reset_stats();
-                self.metrics = Metrics::new(self.tasks.len());
+                self.start_counting();
             } else {
                 self.resume(task, now);
             }
@@ -283,358 +192,21 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn end(&self) -> Ps {
-        self.window.warmup + self.window.duration
-    }
-
-    /// Whether something that happens at `t` is counted.
-    fn counts(&self, t: Ps) -> bool {
-        t >= self.window.warmup && t < self.end()
-    }
-
-    fn resume(&mut self, task: u32, now: Ps) {
-        match self.tasks[task as usize].wait {
-            Wait::Running => self.step(task, now),
-            Wait::Blocked => unreachable!("a blocked task has no event until it is woken"),
-            Wait::Spin(spin) => {
-                // The line changed under the spinner: one transfer to see how.
-                let line = match spin {
-                    Spin::Ticket { lock, .. } | Spin::Head { lock } => lock.word,
-                    Spin::Mcs { .. } => self
-                        .futex
-                        .mcs_node(self.memory, self.tasks[task as usize].cpu),
-                    Spin::Word { word, .. } => word.mem,
-                };
-                let done = self.access(task, now, line, AccessKind::Read).done;
-                self.tasks[task as usize].wait = Wait::Check(spin);
-                self.queue.push(done, task);
-            }
-            Wait::Check(spin) => self.check(task, now, spin),
-        }
-    }
-
-    /// A spinner's re-read completed: take the lock, move up, or spin again.
-    fn check(&mut self, task: u32, now: Ps, spin: Spin) {
-        match spin {
-            Spin::Ticket { lock, ticket } => {
-                if self.locks.ticket_turn(lock.id, task, ticket) {
-                    self.acquired(task, now, lock.id);
-                    self.tasks[task as usize].wait = Wait::Running;
-                    self.step(task, now);
-                } else {
-                    self.spin(task, spin);
-                }
-            }
-            Spin::Head { lock } => {
-                if self.locks.head_free(lock.id) {
-                    let mut t = self.access(task, now, lock.word, AccessKind::Rmw).done;
-                    if let Some(next) = self.locks.head_take(lock.id, task) {
-                        // Pass the MCS lock: the successor sees its node change.
-                        let node = self
-                            .futex
-                            .mcs_node(self.memory, self.tasks[next as usize].cpu);
-                        t = self.access(task, t, node, AccessKind::Write).done;
-                    }
-                    self.acquired(task, t, lock.id);
-                    self.tasks[task as usize].wait = Wait::Running;
-                    self.queue.push(t, task);
-                } else {
-                    self.spin(task, spin);
-                }
-            }
-            Spin::Mcs { lock } => {
-                if self.locks.is_head(lock.id, task) {
-                    let done = self.access(task, now, lock.word, AccessKind::Read).done;
-                    self.tasks[task as usize].wait = Wait::Check(Spin::Head { lock });
-                    self.queue.push(done, task);
-                } else {
-                    self.spin(task, spin);
-                }
-            }
-            Spin::Word { word, until } => {
-                if until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
-                    self.tasks[task as usize].wait = Wait::Running;
-                    self.step(task, now);
-                } else {
-                    self.spin(task, spin);
-                }
-            }
-        }
-    }
-
-    fn spin(&mut self, task: u32, spin: Spin) {
-        let line = match spin {
-            Spin::Ticket { lock, .. } | Spin::Head { lock } => lock.word.line,
-            Spin::Mcs { .. } => {
-                self.futex
-                    .mcs_node(self.memory, self.tasks[task as usize].cpu)
-                    .line
-            }
-            Spin::Word { word, .. } => word.mem.line,
-        };
-        self.tasks[task as usize].wait = Wait::Spin(spin);
-        self.watch(line, task);
-    }
-
-    fn watch(&mut self, line: LineId, task: u32) {
-        let slot = self.dir.watch(line);
-        if *slot == 0 {
-            let index = self.free_watchers.pop().unwrap_or_else(|| {
-                self.watchers.push(Vec::new());
-                self.watchers.len() as u32 - 1
-            });
-            *slot = index + 1;
-        }
-        self.watchers[*slot as usize - 1].push(task);
-    }
-
-    /// One access through the directory; a write wakes the line's spinners
-    /// at the moment it completes.
+    /// The next event's task state loads while this one runs.
     #[inline]
-    fn access(
-        &mut self,
-        task: u32,
-        now: Ps,
-        mem: Mem,
-        kind: AccessKind,
-    ) -> crate::coherence::Outcome {
-        let cpu = self.tasks[task as usize].cpu;
-        let out = self.dir.access(self.m, cpu, now, mem.line, mem.addr, kind);
-        if kind != AccessKind::Read {
-            let slot = self.dir.watch(mem.line);
-            if *slot != 0 {
-                let index = *slot as usize - 1;
-                *slot = 0;
-                for &w in &self.watchers[index] {
-                    self.queue.push(out.done, w);
-                }
-                self.watchers[index].clear();
-                self.free_watchers.push(index as u32);
-            }
-        }
-        out
-    }
-
-    fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
-        let t = &mut self.tasks[task as usize];
-        t.lock_taken = at;
-        if at >= self.window.warmup && at < self.window.warmup + self.window.duration {
-            let waited = at - t.lock_asked;
-            let contended = waited > self.m.l1_ps + self.m.rmw_ps;
-            self.metrics.locks.acquired(waited, contended);
-            if let Some(l) = lock.checked_sub(self.workload_lock_base) {
-                self.metrics.workload_lock(l).acquired(waited, contended);
-            }
+    fn prefetch_next_task(&self) {
+        if let Some(next) = self
+            .queue
+            .peek_task()
+            .and_then(|t| self.tasks.get(t as usize))
+        {
+            prefetch(next);
         }
     }
 
-    /// Loads the host's cache with the state a script's accesses and locks
-    /// will need: the op's first steps are compute, whole events away.
-    fn prefetch(&self, script: &[Step]) {
-        for step in script {
-            match *step {
-                Step::Access(mem, _) => self.dir.prefetch(mem.line),
-                Step::Lock(lock) => {
-                    self.dir.prefetch(lock.word.line);
-                    self.locks.prefetch(lock.id);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// A workload's lock, numbered among the tables' locks.
-    fn workload_lock(&self, lock: LockRef) -> LockRef {
-        LockRef {
-            id: self.workload_lock_base + lock.id,
-            word: lock.word,
-        }
-    }
-
-    fn cost(&self, c: Cost) -> Ps {
-        let k = &self.m.costs;
-        match c {
-            Cost::SyscallHalf => k.syscall / 2,
-            Cost::FutexKeyPrivate => k.futex_key_private,
-            Cost::FutexKeyShared => k.futex_key_shared,
-            Cost::Jhash2 => k.jhash2,
-            Cost::Schedule => k.schedule,
-            Cost::Ps(ps) => ps,
-        }
-    }
-
-    /// Runs a task's script from `now` until it must wait.
-    fn step(&mut self, task: u32, mut now: Ps) {
-        let end = self.end();
-        loop {
-            let t = &mut self.tasks[task as usize];
-            if t.pc == t.script.len() {
-                if now >= end {
-                    return;
-                }
-                t.script.clear();
-                t.pc = 0;
-                t.op_start = now;
-                t.ret = 0;
-                let op = t.program.next_op();
-                let counts = self.counts(now);
-                let t = &mut self.tasks[task as usize];
-                match op {
-                    Op::Futex(op) => {
-                        let mut script = std::mem::take(&mut t.script);
-                        self.futex.begin(self.memory, task, op, &mut script);
-                        self.prefetch(&script);
-                        self.tasks[task as usize].script = script;
-                    }
-                    Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
-                    Op::Access(mem, kind) => {
-                        t.script.extend([Step::Access(mem, kind), Step::OpDone])
-                    }
-                    Op::Atomic(word, op) => {
-                        // The atomic takes effect as it is issued: programs run in event order.
-                        let old = self.futex.value(task, word.mem.addr, word.kind);
-                        let new = op.apply(old);
-                        if new != old {
-                            self.futex.set_value(task, word.mem.addr, word.kind, new);
-                        }
-                        self.tasks[task as usize].script.extend([
-                            Step::Access(word.mem, op.access()),
-                            Step::Returns(old.into()),
-                            Step::OpDone,
-                        ]);
-                    }
-                    Op::SpinUntil(word, until) => {
-                        // The first read; each write to the line afterwards costs one re-read.
-                        t.script.push(Step::OpDone);
-                        let done = self.access(task, now, word.mem, AccessKind::Read).done;
-                        self.tasks[task as usize].wait = Wait::Check(Spin::Word { word, until });
-                        self.queue.push(done, task);
-                        return;
-                    }
-                    Op::SpinLock(lock) => {
-                        let lock = self.workload_lock(lock);
-                        self.locks.grow_to(lock.id + 1);
-                        let t = &mut self.tasks[task as usize];
-                        t.script.extend([Step::Lock(lock), Step::OpDone]);
-                    }
-                    Op::SpinUnlock(lock) => {
-                        let lock = self.workload_lock(lock);
-                        let t = &mut self.tasks[task as usize];
-                        t.script.extend([Step::Unlock(lock), Step::OpDone]);
-                    }
-                    Op::Iteration => {
-                        if t.counting == Counting::Iterations && counts {
-                            self.metrics.op_done(task, now - t.iteration_start);
-                        }
-                        self.tasks[task as usize].iteration_start = now;
-                    }
-                    Op::Clock => self.timeline.clock_reads[task as usize].push(now),
-                    Op::Exit => {
-                        self.timeline.exits[task as usize] = Some(now);
-                        return;
-                    }
-                }
-                continue;
-            }
-            let step = t.script[t.pc];
-            t.pc += 1;
-            match step {
-                Step::Compute(c) => {
-                    now += self.cost(c);
-                    // Merge consecutive compute steps into one event.
-                    while let Some(&Step::Compute(c)) = self.tasks[task as usize]
-                        .script
-                        .get(self.tasks[task as usize].pc)
-                    {
-                        self.tasks[task as usize].pc += 1;
-                        now += self.cost(c);
-                    }
-                    self.queue.push(now, task);
-                    return;
-                }
-                Step::Access(mem, kind) => {
-                    let out = self.access(task, now, mem, kind);
-                    if out.class != Class::L1Hit || out.done > now + self.m.l1_ps + self.m.rmw_ps {
-                        self.queue.push(out.done, task);
-                        return;
-                    }
-                    now = out.done;
-                }
-                Step::Lock(lock) => {
-                    self.tasks[task as usize].lock_asked = now;
-                    let out = self.access(task, now, lock.word, AccessKind::Rmw);
-                    match self.locks.arrive(lock.id, task) {
-                        Arrival::Acquired => {
-                            self.acquired(task, out.done, lock.id);
-                            if out.class != Class::L1Hit {
-                                self.queue.push(out.done, task);
-                                return;
-                            }
-                            now = out.done;
-                        }
-                        Arrival::Ticket(ticket) => {
-                            return self.spin(task, Spin::Ticket { lock, ticket })
-                        }
-                        Arrival::Head => return self.spin(task, Spin::Head { lock }),
-                        Arrival::Queued => return self.spin(task, Spin::Mcs { lock }),
-                    }
-                }
-                Step::Unlock(lock) => {
-                    if self.counts(now) {
-                        let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
-                        self.metrics.locks.hold_ps += held;
-                        if let Some(l) = lock.id.checked_sub(self.workload_lock_base) {
-                            self.metrics.workload_lock(l).hold_ps += held;
-                        }
-                    }
-                    self.locks.release(lock.id, task);
-                    let out = self.access(task, now, lock.word, AccessKind::Write);
-                    if out.class != Class::L1Hit {
-                        self.queue.push(out.done, task);
-                        return;
-                    }
-                    now = out.done;
-                }
-                Step::Decide(d) => {
-                    let mut script = std::mem::take(&mut self.tasks[task as usize].script);
-                    self.futex.decide(self.memory, task, d, &mut script);
-                    self.tasks[task as usize].script = script;
-                }
-                Step::Block => {
-                    let t = &mut self.tasks[task as usize];
-                    // A wake that came while the task was still on its way to sleep.
-                    if !std::mem::take(&mut t.woken_early) {
-                        t.wait = Wait::Blocked;
-                        return;
-                    }
-                }
-                Step::Wake(other) => {
-                    let o = &mut self.tasks[other as usize];
-                    if o.wait == Wait::Blocked {
-                        o.wait = Wait::Running;
-                        self.queue.push(now + self.m.costs.wakeup, other);
-                    } else {
-                        o.woken_early = true;
-                    }
-                }
-                Step::Returns(ret) => self.tasks[task as usize].ret = ret,
-                Step::OpDone => {
-                    let t = &self.tasks[task as usize];
-                    let counted = self.counts(now);
-                    if t.counting == Counting::EachOp && counted {
-                        self.metrics.op_done(task, now - t.op_start);
-                    }
-                    let t = &mut self.tasks[task as usize];
-                    t.program.op_returned(Done {
-                        now,
-                        ret: t.ret,
-                        counted,
-                    });
-                    // Yield between ops, so no task runs ahead of the others on hits alone.
-                    self.queue.push(now, task);
-                    return;
-                }
-            }
-        }
+    /// The warm-up is over: what was measured so far is dropped.
+    fn start_counting(&mut self) {
+        self.dir.reset_stats();
+        self.metrics = Metrics::new(self.tasks.len());
     }
 }

@@ -63,7 +63,23 @@ pub enum KeySource {
     SharedFile { inode: u64, pgoff: u64 },
 }
 
+/// The inode standing for the one file mapping a workload's shared-file
+/// words are in (the page's inode and index stand in for the mapping).
+const SHARED_FILE_INODE: u64 = 0xffff_8881_4000_0000;
+
 impl KeySource {
+    /// What identifies a word at `uaddr` mapped as `kind` in the process whose mm is `mm`.
+    pub fn of(kind: KeyKind, mm: u64, uaddr: u64) -> KeySource {
+        match kind {
+            KeyKind::Private => KeySource::Private { mm },
+            KeyKind::SharedAnon => KeySource::SharedAnon { mm },
+            KeyKind::SharedFile => KeySource::SharedFile {
+                inode: SHARED_FILE_INODE,
+                pgoff: uaddr >> 12,
+            },
+        }
+    }
+
     pub fn kind(&self) -> KeyKind {
         match self {
             KeySource::Private { .. } => KeyKind::Private,

@@ -1,11 +1,17 @@
-//! What the kernel does: futex keys, table designs and the memory accesses
-//! of each futex operation, per era. Function only; timing lives in the engine.
+//! What the kernel does: futex keys, table designs, the memory accesses of
+//! each futex operation per era, and the spinlock protocols. Function only;
+//! timing lives in the engine. The futex files are named as the kernel's
+//! (kernel/futex/): core.rs holds what every op shares, and syscalls.rs,
+//! waitwake.rs, requeue.rs and pi.rs build on it alone.
 
+pub mod core;
 pub mod futex_hash;
 pub mod key;
 pub mod pi;
 pub mod requeue;
 pub mod script;
+pub mod spinlock;
+pub mod syscalls;
 pub mod table;
 #[cfg(test)]
 mod testing;

@@ -1,7 +1,7 @@
 //! FUTEX_LOCK_PI and FUTEX_UNLOCK_PI (kernel/futex/pi.c): a lock whose owner's
 //! TID is in the user word, whose waiters queue on the bucket chain and on an
 //! rt_mutex in a `futex_pi_state`, and which the unlocker hands directly to
-//! the top waiter. Function only, like waitwake.rs.
+//! the top waiter. Function only, built on core.rs like waitwake.rs.
 //!
 //! Simplified: every task has the same priority, so the rt_mutex is FIFO and
 //! nobody is boosted or steals the lock; the rt_mutex's own work is the
@@ -10,25 +10,16 @@
 //! (in the model's state) when it is handed the lock, and pays for the unlink
 //! when it runs.
 
+use super::core::{FutexSystem, InFlight, PiState};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
-use super::script::{Cost, Decision, Mem, Script, Step};
+use super::script::{Cost, Decision, Script, Step};
 use super::table::FieldName;
-use super::waitwake::{FutexSystem, InFlight};
 use crate::coherence::AccessKind;
-use crate::memory::MemoryMap;
+use crate::memory::{Mem, MemoryMap};
 
 /// What futex_unlock_pi returns to a task that does not own the lock.
 pub const EPERM: i64 = -1;
-
-/// A held PI futex: its owner, and the `futex_pi_state` the first waiter
-/// attached. Its waiters are the futex_qs with its key on the bucket chain,
-/// in hand-over order.
-#[derive(Clone, Debug)]
-pub(super) struct PiState {
-    owner: u32,
-    object: Option<Mem>,
-}
 
 impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
@@ -173,8 +164,8 @@ impl FutexSystem {
 mod tests {
     use super::super::testing::{blocks, outcome, Kernel};
     use super::*;
+    use crate::kernel::core::FutexOp;
     use crate::kernel::key::KeyKind;
-    use crate::kernel::waitwake::FutexOp;
 
     fn lock(k: &mut Kernel, task: u32) -> Script {
         let uaddr = k.word(0);

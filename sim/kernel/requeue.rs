@@ -1,15 +1,15 @@
 //! futex_requeue (kernel/futex/requeue.c), FUTEX_CMP_REQUEUE without PI:
 //! under both bucket locks, compare the first word, wake up to `nr_wake`
 //! waiters of it and move up to `nr_requeue` more onto the second word's
-//! chain, without waking them. Function only, like waitwake.rs.
+//! chain, without waking them. Function only, built on core.rs like waitwake.rs.
 
+use super::core::{FutexOp, FutexSystem, Waiter, EAGAIN};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
-use super::script::{Decision, Mem, Script, Step};
+use super::script::{Decision, Script, Step};
 use super::table::FieldName;
-use super::waitwake::{FutexOp, FutexSystem, Waiter, EAGAIN};
 use crate::coherence::AccessKind;
-use crate::memory::MemoryMap;
+use crate::memory::{Mem, MemoryMap};
 
 impl FutexSystem {
     /// After the first word's key and hash: the second word's, then both

@@ -3,14 +3,7 @@
 //! the engine prices and orders them (timing).
 
 use crate::coherence::AccessKind;
-use crate::memory::LineId;
-
-/// A byte the simulator can access: its address and the line holding it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mem {
-    pub addr: u64,
-    pub line: LineId,
-}
+use crate::memory::Mem;
 
 /// A spinlock: a dense id for its logical state, and its lock word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

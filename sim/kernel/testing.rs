@@ -2,12 +2,12 @@
 //! a way to run an op's decisions at once, for the kernel's unit tests: they
 //! check what an op does to the kernel's state, with no timing.
 
+use super::core::{FutexOp, FutexSystem, TaskInfo};
 use super::futex_hash::{FutexHash, ProcessInfo};
 use super::key::KeyKind;
-use super::script::{Mem, Script, Step};
+use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
-use super::waitwake::{FutexOp, FutexSystem, TaskInfo};
-use crate::memory::{Home, MemoryMap};
+use crate::memory::{Home, Mem, MemoryMap};
 
 const HEAP: u64 = 0x5555_5555_6000;
 const MM: u64 = 0xffff_8881_00ab_c000;

@@ -1,359 +1,23 @@
 //! futex_wait and futex_wake (kernel/futex/waitwake.c): the script of each,
-//! per era, and the state they change. This is function only: the chains,
-//! the user words' values, who sleeps. What each step costs is the engine's.
-//!
-//! `FutexSystem` also holds what every op shares (kernel/futex/core.c): the
-//! way in (key, hash, private-hash reference), the way out, and the state
-//! requeue.rs and pi.rs change too.
+//! per era, and the state they change. Function only, built on core.rs:
+//! the chains, the user words' values, who sleeps. What each step costs is
+//! the engine's.
 
-use super::futex_hash::{Bucket, FutexHash, TableSel};
-use super::key::{get_futex_key, FutexKey, KeyKind, KeySource};
-use super::pi::PiState;
-use super::script::{Cost, Decision, LockRef, Mem, Script, Step};
-use super::table::{FieldName, RefcountMode};
+use super::core::{FutexSystem, InFlight, EAGAIN};
+use super::futex_hash::Bucket;
+use super::script::{Cost, Decision, Script, Step};
+use super::table::FieldName;
 use crate::coherence::AccessKind;
-use crate::hash::word_hasher::WordMap;
-use crate::memory::{Arena, Home, MemoryMap, RegionId};
-
-/// A futex syscall as a workload issues it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FutexOp {
-    /// FUTEX_WAIT: sleep if `*uaddr == val`, else return EAGAIN at once.
-    Wait { uaddr: Mem, val: u32, kind: KeyKind },
-    /// FUTEX_WAKE: wake up to `nr` tasks waiting on `uaddr`.
-    Wake { uaddr: Mem, nr: u32, kind: KeyKind },
-    /// FUTEX_CMP_REQUEUE: if `*uaddr == cmpval`, wake up to `nr_wake` waiters
-    /// of `uaddr` and move up to `nr_requeue` more to `uaddr2` (requeue.rs).
-    CmpRequeue {
-        uaddr: Mem,
-        uaddr2: Mem,
-        nr_wake: u32,
-        nr_requeue: u32,
-        cmpval: u32,
-        kind: KeyKind,
-    },
-    /// FUTEX_LOCK_PI: take the PI lock at `uaddr`, sleeping while another
-    /// task owns it (pi.rs).
-    LockPi { uaddr: Mem, kind: KeyKind },
-    /// FUTEX_UNLOCK_PI: release the PI lock at `uaddr`, handing it to the
-    /// top waiter if there is one (pi.rs).
-    UnlockPi { uaddr: Mem, kind: KeyKind },
-}
-
-impl FutexOp {
-    /// The futex word the op names first, and how it is mapped.
-    fn uaddr(&self) -> (Mem, KeyKind) {
-        match *self {
-            FutexOp::Wait { uaddr, kind, .. }
-            | FutexOp::Wake { uaddr, kind, .. }
-            | FutexOp::CmpRequeue { uaddr, kind, .. }
-            | FutexOp::LockPi { uaddr, kind }
-            | FutexOp::UnlockPi { uaddr, kind } => (uaddr, kind),
-        }
-    }
-}
-
-/// What a failed futex_wait returns when the word has changed.
-pub const EAGAIN: i64 = -11;
-
-/// Who runs a task, as the kernel sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskInfo {
-    pub process: u32,
-    pub cpu: u32,
-}
-
-/// A queued `futex_q`: it lives on the waiter's kernel stack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Waiter {
-    pub(super) task: u32,
-    pub(super) key: FutexKey,
-}
-
-/// The op a task is in the middle of.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct InFlight {
-    pub(super) op: FutexOp,
-    pub(super) key: FutexKey,
-    /// The bucket the task is queued on, or works under.
-    pub(super) bucket: Bucket,
-}
-
-pub struct FutexSystem {
-    pub hash: FutexHash,
-    tasks: Vec<TaskInfo>,
-    mms: Vec<u64>,
-    /// Dense lock id of each table's bucket 0: global instances, then private ones.
-    lock_base: Vec<u32>,
-    lock_count: u32,
-    pub(super) chains: WordMap<Bucket, Vec<Waiter>>,
-    /// User words that are not zero, by the futex key that names them.
-    values: WordMap<FutexKey, u32>,
-    pub(super) in_flight: Vec<Option<InFlight>>,
-    /// Each task's futex_q, on its kernel stack.
-    pub(super) futex_q: Vec<Mem>,
-    /// Each CPU's per-CPU line: MCS nodes at 0, the private-hash reference at 128.
-    percpu: Vec<(RegionId, u64)>,
-    /// The PI state of each contended PI futex (pi.rs).
-    pub(super) pi: WordMap<FutexKey, PiState>,
-    /// Each task's cached `futex_pi_state` (`current->pi_state_cache`): the
-    /// first waiter of a PI futex attaches it.
-    pub(super) pi_state_cache: Vec<Mem>,
-}
-
-const PERCPU_STRIDE: u64 = 256;
-const PERCPU_REF_OFFSET: u64 = 128;
-const KERNEL_STACKS: u64 = 0xffff_c900_4000_0000;
-const PERCPU_AREA: u64 = 0xffff_8882_0000_0000;
-/// kmalloc-128 objects (a `futex_pi_state` is about 100 bytes), one slab
-/// area per node because each task allocates its cache on its own node.
-const PI_STATE_SLABS: u64 = 0xffff_8883_0000_0000;
-const PI_STATE_BYTES: u64 = 128;
-const PI_STATE_NODE_STRIDE: u64 = 1 << 30;
+use crate::memory::{Mem, MemoryMap};
 
 impl FutexSystem {
-    /// Adds each task's kernel stack and each CPU's per-CPU area to `memory`.
-    pub fn new(
-        hash: FutexHash,
-        tasks: Vec<TaskInfo>,
-        mms: Vec<u64>,
-        cpu_nodes: &[u32],
-        memory: &mut MemoryMap,
-    ) -> FutexSystem {
-        let mut lock_base = Vec::new();
-        let mut next = 0u32;
-        for t in hash.global.iter().chain(hash.private.iter().flatten()) {
-            lock_base.push(next);
-            next += t.slots as u32;
-        }
-        let mut stacks = Arena::new(KERNEL_STACKS);
-        let futex_q = tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                // futex_wait's futex_q sits a little below the top of a 16 KiB stack.
-                let top = stacks.alloc(16 * 1024, 16 * 1024, 0) + 16 * 1024;
-                let addr = top - 0x200;
-                let region = memory.add(
-                    format!("task {i} kernel stack"),
-                    addr,
-                    64,
-                    Home::Node(cpu_nodes[t.cpu as usize]),
-                );
-                Mem {
-                    addr,
-                    line: memory.line_in(region, addr),
-                }
-            })
-            .collect();
-        let mut percpu_arena = Arena::new(PERCPU_AREA);
-        let percpu = cpu_nodes
-            .iter()
-            .enumerate()
-            .map(|(cpu, &node)| {
-                let base = percpu_arena.alloc(PERCPU_STRIDE, 64, 0);
-                (
-                    memory.add(
-                        format!("cpu {cpu} per-cpu"),
-                        base,
-                        PERCPU_STRIDE,
-                        Home::Node(node),
-                    ),
-                    base,
-                )
-            })
-            .collect();
-        let pi_state_cache = pi_state_objects(&tasks, cpu_nodes, memory);
-        let n = tasks.len();
-        FutexSystem {
-            hash,
-            tasks,
-            mms,
-            lock_base,
-            lock_count: next,
-            chains: WordMap::default(),
-            values: WordMap::default(),
-            in_flight: vec![None; n],
-            futex_q,
-            percpu,
-            pi: WordMap::default(),
-            pi_state_cache,
-        }
-    }
-
-    /// Locks the tables hold; other locks of a workload get ids after these.
-    pub fn lock_count(&self) -> u32 {
-        self.lock_count
-    }
-
-    /// The MCS node a CPU spins on while queued for any spinlock.
-    pub fn mcs_node(&self, memory: &MemoryMap, cpu: u32) -> Mem {
-        let (region, base) = self.percpu[cpu as usize];
-        Mem {
-            addr: base,
-            line: memory.line_in(region, base),
-        }
-    }
-
-    /// Sets a user word (the workload's own stores, which need no timing here).
-    pub fn set_value(&mut self, task: u32, uaddr: u64, kind: KeyKind, value: u32) {
-        let key = self.key(task, uaddr, kind);
-        if value == 0 {
-            self.values.remove(&key);
-        } else {
-            self.values.insert(key, value);
-        }
-    }
-
-    /// A user word's value as `task` sees it (zero until something stores to it).
-    pub fn value(&self, task: u32, uaddr: u64, kind: KeyKind) -> u32 {
-        self.value_of(&self.key(task, uaddr, kind))
-    }
-
-    /// The user word named by `key`, as the kernel reads it.
-    pub(super) fn value_of(&self, key: &FutexKey) -> u32 {
-        self.values.get(key).copied().unwrap_or(0)
-    }
-
-    pub(super) fn key(&self, task: u32, uaddr: u64, kind: KeyKind) -> FutexKey {
-        let mm = self.mms[self.tasks[task as usize].process as usize];
-        let source = match kind {
-            KeyKind::Private => KeySource::Private { mm },
-            KeyKind::SharedAnon => KeySource::SharedAnon { mm },
-            // A shared file mapping: the page's inode and index stand in for the mapping.
-            KeyKind::SharedFile => KeySource::SharedFile {
-                inode: 0xffff_8881_4000_0000,
-                pgoff: uaddr >> 12,
-            },
-        };
-        get_futex_key(uaddr, source, self.hash.design.word_size)
-            .expect("workloads use aligned futex words")
-    }
-
-    pub(super) fn field(
+    pub(super) fn begin_wait(
         &self,
         memory: &MemoryMap,
         bucket: Bucket,
-        field: FieldName,
-    ) -> Option<Mem> {
-        let addr = self.hash.field_addr(bucket, field)?;
-        Some(Mem {
-            addr,
-            line: memory.line_in(self.hash.instance(bucket.table).region, addr),
-        })
-    }
-
-    pub(super) fn lock_of(&self, memory: &MemoryMap, bucket: Bucket) -> LockRef {
-        let slot = match bucket.table {
-            TableSel::Global(n) => n as usize,
-            TableSel::Private(p) => {
-                self.hash.global.len() + self.hash.private[..p as usize].iter().flatten().count()
-            }
-        };
-        let word = self
-            .field(memory, bucket, FieldName::Lock)
-            .expect("validated designs have a lock");
-        LockRef {
-            id: self.lock_base[slot] + bucket.index,
-            word,
-        }
-    }
-
-    /// The private hash's reference, taken around every op that uses it.
-    fn refcount(&self, memory: &MemoryMap, task: u32, bucket: Bucket) -> Option<Mem> {
-        let TableSel::Private(_) = bucket.table else {
-            return None;
-        };
-        let ph = self.hash.design.private.as_ref()?;
-        match ph.refcount {
-            RefcountMode::None => None,
-            RefcountMode::Shared => {
-                let table = self.hash.instance(bucket.table);
-                let addr = table
-                    .header
-                    .expect("validated: a shared refcount has a header");
-                Some(Mem {
-                    addr,
-                    line: memory.line_in(table.region, addr),
-                })
-            }
-            RefcountMode::PerCpu => {
-                let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
-                let addr = base + PERCPU_REF_OFFSET;
-                Some(Mem {
-                    addr,
-                    line: memory.line_in(region, addr),
-                })
-            }
-        }
-    }
-
-    /// Writes the script of `op` for `task` into `s`, up to its first decision.
-    pub fn begin(&mut self, memory: &MemoryMap, task: u32, op: FutexOp, s: &mut Script) {
-        let (uaddr, kind) = op.uaddr();
-        let (key, bucket) = self.enter(memory, task, uaddr.addr, kind, s);
-        self.in_flight[task as usize] = Some(InFlight { op, key, bucket });
-        match op {
-            FutexOp::Wait { uaddr, .. } => self.begin_wait(memory, bucket, uaddr, s),
-            FutexOp::Wake { .. } => self.begin_wake(memory, bucket, s),
-            FutexOp::CmpRequeue { .. } => self.begin_requeue(memory, task, s),
-            FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(memory, bucket, uaddr, s),
-            FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(memory, bucket, uaddr, s),
-        }
-    }
-
-    /// The way in, common to every op: the syscall, the key, the hash and
-    /// the private hash's reference. Returns the key and its bucket.
-    pub(super) fn enter(
-        &mut self,
-        memory: &MemoryMap,
-        task: u32,
-        uaddr: u64,
-        kind: KeyKind,
+        uaddr: Mem,
         s: &mut Script,
-    ) -> (FutexKey, Bucket) {
-        s.push(Step::Compute(Cost::SyscallHalf));
-        let (key, bucket) = self.hash_key(memory, task, uaddr, kind, s);
-        if let Some(r) = self.refcount(memory, task, bucket) {
-            s.push(Step::Access(r, AccessKind::Rmw));
-        }
-        (key, bucket)
-    }
-
-    /// The key of a task's futex word and the bucket it hashes to.
-    pub(super) fn locate(&self, task: u32, uaddr: u64, kind: KeyKind) -> (FutexKey, Bucket) {
-        let key = self.key(task, uaddr, kind);
-        // The real hash, every op: the key must land where the kernel would put it.
-        let bucket = self
-            .hash
-            .futex_hash(&key, self.tasks[task as usize].process)
-            .bucket;
-        (key, bucket)
-    }
-
-    /// get_futex_key and futex_hash for one word, as script steps.
-    pub(super) fn hash_key(
-        &self,
-        memory: &MemoryMap,
-        task: u32,
-        uaddr: u64,
-        kind: KeyKind,
-        s: &mut Script,
-    ) -> (FutexKey, Bucket) {
-        let (key, bucket) = self.locate(task, uaddr, kind);
-        s.push(Step::Compute(if kind == KeyKind::Private {
-            Cost::FutexKeyPrivate
-        } else {
-            Cost::FutexKeyShared
-        }));
-        s.push(Step::Compute(Cost::Jhash2));
-        if let Some(p) = self.field(memory, bucket, FieldName::Priv) {
-            s.push(Step::Access(p, AccessKind::Read));
-        }
-        (key, bucket)
-    }
-
-    fn begin_wait(&self, memory: &MemoryMap, bucket: Bucket, uaddr: Mem, s: &mut Script) {
+    ) {
         // hb_waiters_inc: an atomic with a full barrier, before the lock.
         if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
             s.push(Step::Access(w, AccessKind::Rmw));
@@ -363,7 +27,7 @@ impl FutexSystem {
         s.push(Step::Decide(Decision::WaitCompare));
     }
 
-    fn begin_wake(&self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
+    pub(super) fn begin_wake(&self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
         match self.field(memory, bucket, FieldName::Waiters) {
             // 3.14+: a barrier and a read of `waiters`; no lock if nobody waits.
             Some(w) => {
@@ -377,46 +41,9 @@ impl FutexSystem {
         }
     }
 
-    /// Continues a task's script at a decision, from the state right now.
-    pub fn decide(&mut self, memory: &MemoryMap, task: u32, decision: Decision, s: &mut Script) {
-        let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
-        let ret = match (decision, f.op) {
-            (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {
-                self.wait_compare(memory, task, f, val, s)
-            }
-            (Decision::WakeCheckWaiters, FutexOp::Wake { .. }) => {
-                if self.chains.get(&f.bucket).is_some_and(|c| !c.is_empty()) {
-                    s.push(Step::Lock(self.lock_of(memory, f.bucket)));
-                    s.push(Step::Decide(Decision::WakeWalk));
-                    return;
-                }
-                0
-            }
-            (Decision::WakeWalk, FutexOp::Wake { nr, .. }) => {
-                let lock = self.lock_of(memory, f.bucket);
-                let woken = self.unqueue_matches(memory, f.bucket, &f.key, nr, s);
-                s.push(Step::Unlock(lock));
-                let n = woken.len() as i64;
-                s.extend(woken.into_iter().map(Step::Wake));
-                n
-            }
-            (Decision::RequeueWalk, op @ FutexOp::CmpRequeue { .. }) => {
-                self.requeue_walk(memory, task, op, s)
-            }
-            (Decision::LockPiAtomic, FutexOp::LockPi { uaddr, .. }) => {
-                self.lock_pi_atomic(memory, task, f, uaddr, s)
-            }
-            (Decision::UnlockPiHandOver, FutexOp::UnlockPi { uaddr, .. }) => {
-                self.unlock_pi_hand_over(memory, task, f, uaddr, s)
-            }
-            (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
-        };
-        self.end(memory, task, f.bucket, ret, s);
-    }
-
     /// futex_wait under the bucket lock: EAGAIN if the word changed, else
     /// queue and sleep. Returns what the wait returns once it is over.
-    fn wait_compare(
+    pub(super) fn wait_compare(
         &mut self,
         memory: &MemoryMap,
         task: u32,
@@ -439,128 +66,37 @@ impl FutexSystem {
         0
     }
 
-    /// futex_queue: link the task's futex_q at the tail of the bucket's chain.
-    pub(super) fn queue(
-        &mut self,
+    /// futex_wake after reading `waiters` (3.14+): nothing to do when the
+    /// chain is empty, which returns 0; else take the lock and walk it (None:
+    /// the op goes on to that decision).
+    pub(super) fn wake_check_waiters(
+        &self,
         memory: &MemoryMap,
-        task: u32,
-        bucket: Bucket,
-        key: FutexKey,
+        f: InFlight,
         s: &mut Script,
-    ) {
-        let chain = self.chains.entry(bucket).or_default();
-        let tail = chain.last().map(|w| w.task);
-        chain.push(Waiter { task, key });
-        if let Some(c) = self.field(memory, bucket, FieldName::Chain) {
-            s.push(Step::Access(c, AccessKind::Write));
+    ) -> Option<i64> {
+        if self.chains.get(&f.bucket).is_some_and(|c| !c.is_empty()) {
+            s.push(Step::Lock(self.lock_of(memory, f.bucket)));
+            s.push(Step::Decide(Decision::WakeWalk));
+            return None;
         }
-        if let Some(t) = tail {
-            s.push(Step::Access(self.futex_q[t as usize], AccessKind::Write));
-        }
-        s.push(Step::Access(self.futex_q[task as usize], AccessKind::Write));
+        Some(0)
     }
 
-    /// Walks a bucket's chain under its lock and unqueues up to `nr` waiters
-    /// on `key` (__futex_unqueue: unlink from the plist, drop the waiter
-    /// count). Returns them in chain order.
-    pub(super) fn unqueue_matches(
+    /// futex_wake under the bucket lock: unqueue up to `nr` waiters on the
+    /// key, unlock, then wake them. Returns how many it woke.
+    pub(super) fn wake_walk(
         &mut self,
         memory: &MemoryMap,
-        bucket: Bucket,
-        key: &FutexKey,
+        f: InFlight,
         nr: u32,
         s: &mut Script,
-    ) -> Vec<u32> {
-        let chain_field = self.field(memory, bucket, FieldName::Chain);
-        let waiters = self.field(memory, bucket, FieldName::Waiters);
-        let mut woken = Vec::new();
-        let Some(chain) = self.chains.get_mut(&bucket) else {
-            return woken;
-        };
-        let mut i = 0;
-        while i < chain.len() && (woken.len() as u32) < nr {
-            let w = chain[i];
-            s.push(Step::Access(
-                self.futex_q[w.task as usize],
-                AccessKind::Read,
-            ));
-            if w.key == *key {
-                chain.remove(i);
-                if let Some(c) = chain_field {
-                    s.push(Step::Access(c, AccessKind::Write));
-                }
-                if let Some(w) = waiters {
-                    s.push(Step::Access(w, AccessKind::Rmw));
-                }
-                woken.push(w.task);
-            } else {
-                i += 1;
-            }
-        }
-        woken
+    ) -> i64 {
+        let lock = self.lock_of(memory, f.bucket);
+        let woken = self.unqueue_matches(memory, f.bucket, &f.key, nr, s);
+        s.push(Step::Unlock(lock));
+        let n = woken.len() as i64;
+        s.extend(woken.into_iter().map(Step::Wake));
+        n
     }
-
-    /// The way out: drop the private hash reference, leave the syscall with `ret`.
-    pub(super) fn end(
-        &mut self,
-        memory: &MemoryMap,
-        task: u32,
-        bucket: Bucket,
-        ret: i64,
-        s: &mut Script,
-    ) {
-        if let Some(r) = self.refcount(memory, task, bucket) {
-            s.push(Step::Access(r, AccessKind::Rmw));
-        }
-        s.push(Step::Compute(Cost::SyscallHalf));
-        s.push(Step::Returns(ret));
-        s.push(Step::OpDone);
-    }
-
-    /// Tasks asleep on a futex right now.
-    pub fn sleeping(&self) -> usize {
-        self.chains.values().map(Vec::len).sum()
-    }
-}
-
-/// Each task's cached `futex_pi_state`, a kmalloc object on its CPU's node.
-fn pi_state_objects(tasks: &[TaskInfo], cpu_nodes: &[u32], memory: &mut MemoryMap) -> Vec<Mem> {
-    let nodes = cpu_nodes.iter().max().map_or(1, |&n| n + 1);
-    let mut per_node = vec![0u64; nodes as usize];
-    let slots: Vec<(u32, u64)> = tasks
-        .iter()
-        .map(|t| {
-            let node = cpu_nodes[t.cpu as usize];
-            let slot = per_node[node as usize];
-            per_node[node as usize] += 1;
-            (node, slot)
-        })
-        .collect();
-    let regions: Vec<Option<(RegionId, u64)>> = per_node
-        .iter()
-        .enumerate()
-        .map(|(node, &count)| {
-            (count > 0).then(|| {
-                let base = PI_STATE_SLABS + node as u64 * PI_STATE_NODE_STRIDE;
-                let region = memory.add(
-                    format!("node {node} futex_pi_state cache"),
-                    base,
-                    count * PI_STATE_BYTES,
-                    Home::Node(node as u32),
-                );
-                (region, base)
-            })
-        })
-        .collect();
-    slots
-        .into_iter()
-        .map(|(node, slot)| {
-            let (region, base) = regions[node as usize].expect("a node with tasks has a region");
-            let addr = base + slot * PI_STATE_BYTES;
-            Mem {
-                addr,
-                line: memory.line_in(region, addr),
-            }
-        })
-        .collect()
 }

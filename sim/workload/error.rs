@@ -27,3 +27,9 @@ impl From<String> for WorkloadError {
         WorkloadError { key: None, message }
     }
 }
+
+impl From<&str> for WorkloadError {
+    fn from(message: &str) -> WorkloadError {
+        message.to_string().into()
+    }
+}

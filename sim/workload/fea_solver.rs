@@ -12,16 +12,14 @@
 //! not public; its shape here (lock counts, phase lengths) is a parameter
 //! set, not a measurement.
 
+use super::WorkloadError;
 use super::pthread::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
-use super::{user_memory, Setup};
-use crate::engine::user_word::UserWord;
-use crate::engine::{Op, RunWindow, TaskSpec, Timeline};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
+use super::{user_memory, Setup, Workload};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
+use crate::task::{KeyKind, Mem, Op, RunWindow, TaskSpec, Timeline, UserWord};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -102,19 +100,19 @@ impl Body for Thread {
     }
 }
 
-impl FeaSolver {
-    pub fn label(&self) -> String {
+impl Workload for FeaSolver {
+    fn label(&self) -> String {
         format!(
             "FEA-style solver: {} processes x {} threads, {} mutexes, {} steps",
             self.processes, self.threads_per_process, self.mutexes, self.steps
         )
     }
 
-    pub fn threads(&self) -> u32 {
+    fn threads(&self, _: &Machine) -> u32 {
         self.processes.saturating_mul(self.threads_per_process)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
         for (what, v) in [
             ("processes", u64::from(self.processes)),
             ("threads_per_process", u64::from(self.threads_per_process)),
@@ -122,13 +120,13 @@ impl FeaSolver {
             ("steps", self.steps),
         ] {
             if v == 0 {
-                return Err(format!("fea-solver: {what} must be at least 1"));
+                return Err(format!("fea-solver: {what} must be at least 1").into());
             }
         }
         Ok(())
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -190,6 +188,7 @@ impl FeaSolver {
             futexes: u64::from(self.processes) * (u64::from(self.mutexes) + 1),
             lock_names: Vec::new(),
             readout: Some(Box::new(solve_time)),
+            keys: None,
         }
     }
 }

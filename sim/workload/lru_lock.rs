@@ -29,14 +29,13 @@
 //! and LRU batches larger than one page (the drain in every madvise empties
 //! them). The fault and madvise costs are fixed estimates for an arm64 core.
 
+use super::WorkloadError;
 use super::objects::Objects;
 use super::task_loop::{Action, Body, TaskLoop};
-use super::Setup;
-use crate::coherence::AccessKind;
-use crate::engine::{Op, TaskSpec};
-use crate::kernel::script::{LockRef, Mem};
+use super::{Setup, Workload};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
+use crate::task::{AccessKind, LockRef, Mem, Op, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -91,26 +90,26 @@ impl Body for Process {
     }
 }
 
-impl LruLock {
-    pub fn label(&self) -> String {
+impl Workload for LruLock {
+    fn label(&self) -> String {
         match self.processes {
             Some(n) => format!("will-it-scale tlb_flush1 -t {n} (processes)"),
             None => "will-it-scale tlb_flush1 (processes, one per CPU)".into(),
         }
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         self.processes.unwrap_or(machine.cpus())
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
         if self.processes == Some(0) {
             return Err("lru-lock: processes must be at least 1".into());
         }
         Ok(())
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -161,6 +160,7 @@ impl LruLock {
             lock_names: o.into_lock_names(),
             // Nothing beyond ops per second (pages per second, will-it-scale's total).
             readout: None,
+            keys: None,
         }
     }
 }

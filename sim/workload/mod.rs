@@ -1,80 +1,109 @@
 //! Task programs: what each simulated thread does, one operation at a time,
-//! and the user memory it touches. Each benchmark is one file.
+//! and the user memory it touches. Each benchmark is one file whose type
+//! implements [`Workload`]; the `workloads!` list below registers it (its
+//! config name, file and type), the one line a new benchmark adds here.
+//! Everything a program is made of comes from crate::task.
 
 mod error;
-pub mod fea_solver;
-pub mod lru_lock;
+pub mod futex_words;
 pub mod objects;
-pub mod perf_hash;
-pub mod perf_lock_pi;
-pub mod perf_requeue;
-pub mod perf_wake;
-pub mod perf_wake_parallel;
-pub mod program;
 pub mod pthread;
 pub mod rounds;
-pub mod schbench;
 pub mod task_loop;
-pub mod time_exit;
 pub mod user_memory;
-pub mod will_it_scale;
 
 pub use error::WorkloadError;
 
-use crate::analysis::population::KeyPopulation;
-use crate::engine::{RunWindow, TaskSpec, Timeline};
-use crate::kernel::script::Mem;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
+use crate::task::{Mem, RunWindow, TaskSpec, Timeline};
+use futex_words::FutexWords;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-/// A workload as a config names it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "name", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum WorkloadSpec {
-    /// perf bench futex hash (kernel-facts.md §6.1).
-    PerfHash(perf_hash::PerfHash),
-    /// perf bench futex wake (§6.2).
-    PerfWake(perf_wake::PerfWake),
-    /// perf bench futex wake-parallel (§6.2).
-    PerfWakeParallel(perf_wake_parallel::PerfWakeParallel),
-    /// perf bench futex requeue (§6.2).
-    PerfRequeue(perf_requeue::PerfRequeue),
-    /// perf bench futex lock-pi (§6.2).
-    PerfLockPi(perf_lock_pi::PerfLockPi),
-    /// will-it-scale futex1-4 (§7).
-    WillItScale(will_it_scale::WillItScale),
-    /// schbench's message and worker threads (§5.4).
-    Schbench(schbench::Schbench),
-    /// The 2009 report's FEA-style solver: mutexes and barriers in several processes.
-    FeaSolver(fea_solver::FeaSolver),
-    /// time_exit (seed 002): N pinned children released at once; time until all exited.
-    TimeExit(time_exit::TimeExit),
-    /// will-it-scale tlb_flush1 on per-node LRU locks (seed 003, NUMA emulation).
-    LruLock(lru_lock::LruLock),
-    /// A task program written in TOML as a list of steps.
-    Program(program::ProgramSpec),
+/// What every benchmark is: the tasks it pins, what it refuses to run, how
+/// it lays itself out for a run, and how a record names it.
+pub trait Workload {
+    /// How a record names it: the benchmark and its options.
+    fn label(&self) -> String;
+
+    /// Tasks pinned one per CPU. Helpers that only run while these sleep
+    /// (a benchmark's main or waking threads) may share their CPUs.
+    fn threads(&self, machine: &Machine) -> u32;
+
+    /// What the real benchmark would refuse to run, and what serde cannot
+    /// check: counts of at least one, expressions that parse, no more
+    /// futex words than futexsim lays out.
+    fn validate(&self, machine: &Machine) -> Result<(), WorkloadError>;
+
+    /// Lays the workload out for one run: its tasks and processes, its user
+    /// memory and kernel objects, each random choice (ASLR bases, slab
+    /// pages) drawn from `rng`.
+    fn setup(
+        &self,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup;
+
+    /// The futex words `setup` places for `threads` threads, drawn from
+    /// `rng` as `setup` draws them, for a layout analysis with no run; None
+    /// for a workload whose keys the analysis does not describe. A run's
+    /// own are in `Setup::keys`.
+    fn placed_words(&self, _threads: u32, _rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
+        None
+    }
 }
 
-/// Calls the same method on whichever workload `$spec` is.
-macro_rules! each {
-    ($spec:expr, $w:ident => $call:expr) => {
-        match $spec {
-            WorkloadSpec::PerfHash($w) => $call,
-            WorkloadSpec::PerfWake($w) => $call,
-            WorkloadSpec::PerfWakeParallel($w) => $call,
-            WorkloadSpec::PerfRequeue($w) => $call,
-            WorkloadSpec::PerfLockPi($w) => $call,
-            WorkloadSpec::WillItScale($w) => $call,
-            WorkloadSpec::Schbench($w) => $call,
-            WorkloadSpec::FeaSolver($w) => $call,
-            WorkloadSpec::TimeExit($w) => $call,
-            WorkloadSpec::LruLock($w) => $call,
-            WorkloadSpec::Program($w) => $call,
+/// Declares each workload's module and its variant of [`WorkloadSpec`] from
+/// one entry: `Variant => module::Type`, the variant's kebab-case name being
+/// the config's `name`.
+macro_rules! workloads {
+    ($($(#[$doc:meta])* $variant:ident => $module:ident::$ty:ident,)*) => {
+        $(pub mod $module;)*
+
+        /// A workload as a config names it.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "name", rename_all = "kebab-case", deny_unknown_fields)]
+        pub enum WorkloadSpec {
+            $($(#[$doc])* $variant($module::$ty),)*
+        }
+
+        impl WorkloadSpec {
+            /// The workload the config describes.
+            pub fn workload(&self) -> &dyn Workload {
+                match self {
+                    $(WorkloadSpec::$variant(w) => w,)*
+                }
+            }
         }
     };
+}
+
+workloads! {
+    /// perf bench futex hash (kernel-facts.md §6.1).
+    PerfHash => perf_hash::PerfHash,
+    /// perf bench futex wake (§6.2).
+    PerfWake => perf_wake::PerfWake,
+    /// perf bench futex wake-parallel (§6.2).
+    PerfWakeParallel => perf_wake_parallel::PerfWakeParallel,
+    /// perf bench futex requeue (§6.2).
+    PerfRequeue => perf_requeue::PerfRequeue,
+    /// perf bench futex lock-pi (§6.2).
+    PerfLockPi => perf_lock_pi::PerfLockPi,
+    /// will-it-scale futex1-4 (§7).
+    WillItScale => will_it_scale::WillItScale,
+    /// schbench's message and worker threads (§5.4).
+    Schbench => schbench::Schbench,
+    /// The 2009 report's FEA-style solver: mutexes and barriers in several processes.
+    FeaSolver => fea_solver::FeaSolver,
+    /// time_exit (seed 002): N pinned children released at once; time until all exited.
+    TimeExit => time_exit::TimeExit,
+    /// will-it-scale tlb_flush1 on per-node LRU locks (seed 003, NUMA emulation).
+    LruLock => lru_lock::LruLock,
+    /// A task program written in TOML as a list of steps.
+    Program => program::ProgramSpec,
 }
 
 /// A workload laid out in memory, ready to run.
@@ -91,6 +120,9 @@ pub struct Setup {
     pub lock_names: Vec<String>,
     /// The workload's own figures, read once the run is over; none without it.
     pub readout: Option<Readout>,
+    /// The futex words the tasks use, as `Workload::placed_words` gives
+    /// them: what the run's load record analyses. None where that is None.
+    pub keys: Option<FutexWords>,
 }
 
 /// Turns what a run noted (its window; when tasks read the clock and exited)
@@ -98,79 +130,10 @@ pub struct Setup {
 /// real benchmark prints.
 pub type Readout = Box<dyn FnOnce(&RunWindow, &Timeline) -> Vec<Metric>>;
 
-impl WorkloadSpec {
-    /// Tasks pinned one per CPU. Helpers that only run while these sleep
-    /// (a benchmark's main or waking threads) may share their CPUs.
-    pub fn threads(&self, machine: &Machine) -> u32 {
-        match self {
-            // A fixed count: the solver's config and a TOML program say how many.
-            WorkloadSpec::FeaSolver(w) => w.threads(),
-            WorkloadSpec::Program(w) => w.threads(),
-            WorkloadSpec::PerfHash(w) => w.threads(machine),
-            WorkloadSpec::PerfWake(w) => w.threads(machine),
-            WorkloadSpec::PerfWakeParallel(w) => w.threads(machine),
-            WorkloadSpec::PerfRequeue(w) => w.threads(machine),
-            WorkloadSpec::PerfLockPi(w) => w.threads(machine),
-            WorkloadSpec::WillItScale(w) => w.threads(machine),
-            WorkloadSpec::Schbench(w) => w.threads(machine),
-            WorkloadSpec::TimeExit(w) => w.threads(machine),
-            WorkloadSpec::LruLock(w) => w.threads(machine),
-        }
-    }
-
-    /// What the real benchmark would refuse to run, and what serde cannot
-    /// check: counts of at least one, expressions that parse.
-    pub fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
-        match self {
-            WorkloadSpec::PerfHash(w) => w.validate()?,
-            WorkloadSpec::PerfWake(w) => rounds::validate_settle("perf-wake", w.settle_us)?,
-            WorkloadSpec::PerfWakeParallel(w) => w.validate(machine)?,
-            WorkloadSpec::PerfRequeue(w) => rounds::validate_settle("perf-requeue", w.settle_us)?,
-            WorkloadSpec::PerfLockPi(w) => within_a_second("perf-lock-pi: hold_ns", w.hold_ns)?,
-            WorkloadSpec::WillItScale(w) => w.validate()?,
-            WorkloadSpec::Schbench(w) => within_a_second("schbench: work_ns", w.work_ns)?,
-            WorkloadSpec::FeaSolver(w) => w.validate()?,
-            WorkloadSpec::TimeExit(w) => w.validate()?,
-            WorkloadSpec::LruLock(w) => w.validate()?,
-            WorkloadSpec::Program(w) => w.validate()?,
-        }
-        Ok(())
-    }
-
-    pub fn setup(
-        &self,
-        machine: &Machine,
-        memory: &mut MemoryMap,
-        rng: &mut Xoshiro256PlusPlus,
-    ) -> Setup {
-        each!(self, w => w.setup(machine, memory, rng))
-    }
-
-    /// The futex keys the workload makes the kernel hash, as the layout
-    /// analysis places them: the same addresses as `setup` for one seed.
-    /// None for workloads whose keys are only made as they run.
-    pub fn key_population(&self, machine: &Machine) -> Option<KeyPopulation> {
-        match self {
-            WorkloadSpec::PerfHash(p) => Some(KeyPopulation::PerfHash {
-                threads: p.threads(machine),
-                futexes: p.futexes,
-                shared: p.shared,
-            }),
-            _ => None,
-        }
-    }
-
-    pub fn label(&self) -> String {
-        each!(self, w => w.label())
-    }
-}
-
 /// A time a program spends per op, which a run must be able to repeat.
-fn within_a_second(what: &str, ns: u64) -> Result<(), String> {
+fn within_a_second(what: &str, ns: u64) -> Result<(), WorkloadError> {
     if ns > 1_000_000_000 {
-        return Err(format!(
-            "{what} must be at most 1 s (1000000000 ns), not {ns}"
-        ));
+        return Err(format!("{what} must be at most 1 s (1000000000 ns), not {ns}").into());
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! user words. Every object gets a distinct address and its own region, so
 //! a perf-c2c line table names it.
 
-use crate::kernel::script::{LockRef, Mem};
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
+use crate::task::{LockRef, Mem};
 
 /// Where workload kernel objects are allocated: the direct map, above the
 /// physical range the mm_struct slabs are drawn from.

@@ -3,13 +3,11 @@
 //! contiguous calloc'd array of futexes with a value that never matches, so
 //! every call hashes, takes the bucket lock and returns EAGAIN.
 
-use super::{user_memory, Setup, WorkloadError};
-use crate::engine::{Op, Program, TaskSpec};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::futex_words::{FutexWords, WordArray};
+use super::{user_memory, Setup, Workload, WorkloadError};
 use crate::machine::Machine;
 use crate::memory::{Home, LineId, MemoryMap, RegionId, PAGE_SHIFT};
+use crate::task::{FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -87,8 +85,8 @@ impl Program for Worker {
     }
 }
 
-impl PerfHash {
-    pub fn label(&self) -> String {
+impl Workload for PerfHash {
+    fn label(&self) -> String {
         let mut s = format!("perf bench futex hash -f {}", self.futexes);
         if let Some(t) = self.threads {
             s += &format!(" -t {t}");
@@ -100,8 +98,9 @@ impl PerfHash {
     }
 
     /// perf refuses neither, but a thread without futexes has nothing to
-    /// wait on and no thread runs nothing.
-    pub fn validate(&self) -> Result<(), WorkloadError> {
+    /// wait on and no thread runs nothing. Every futex word of every thread
+    /// is laid out, so their number is bounded (see [`MAX_WORDS`]).
+    fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
         if self.futexes == 0 {
             return Err(WorkloadError::at(
                 "futexes",
@@ -114,11 +113,6 @@ impl PerfHash {
                 "threads = 0: it must be at least 1",
             ));
         }
-        Ok(())
-    }
-
-    /// Refuses more futex words than futexsim lays out (see [`MAX_WORDS`]).
-    pub fn check_words(&self, machine: &Machine) -> Result<(), WorkloadError> {
         let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
         if words > MAX_WORDS {
             return Err(WorkloadError::at("futexes", format!(
@@ -131,26 +125,21 @@ impl PerfHash {
     }
 
     /// -t, or one thread per CPU as perf does by default.
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         self.threads.unwrap_or(machine.cpus())
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
         let threads = self.threads(machine);
-        let mms = user_memory::mm_addresses(1, rng);
-        let arrays = user_memory::perf_hash_arrays(threads, self.futexes, rng);
+        let words = self.place(threads, rng);
+        let arrays: Vec<u64> = words.arrays.iter().map(|a| a.base).collect();
         let bytes = u64::from(self.futexes) * 4;
         let regions = array_regions(&arrays, bytes, Home::Node(machine.node_of(0)), memory);
-        let kind = if self.shared {
-            KeyKind::SharedAnon
-        } else {
-            KeyKind::Private
-        };
         let tasks = arrays
             .iter()
             .enumerate()
@@ -165,17 +154,48 @@ impl PerfHash {
                     futexes: self.futexes,
                     next: 0,
                     line_shift: memory.line_size().trailing_zeros(),
-                    kind,
+                    kind: words.kind,
                 }),
             })
             .collect();
         Setup {
             tasks,
             task_process: vec![0; threads as usize],
-            mms,
+            mms: words.mms.clone(),
             futexes: u64::from(threads) * u64::from(self.futexes),
             lock_names: Vec::new(),
             readout: None,
+            keys: Some(words),
+        }
+    }
+
+    fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
+        Some(self.place(threads, rng))
+    }
+}
+
+impl PerfHash {
+    /// Every random choice perf's futexes depend on, in the order it makes
+    /// them: the process's mm_struct, then each thread's array.
+    pub fn place(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> FutexWords {
+        let mms = user_memory::mm_addresses(1, rng);
+        let arrays = user_memory::perf_hash_arrays(threads, self.futexes, rng)
+            .into_iter()
+            .map(|base| WordArray {
+                base,
+                words: self.futexes,
+                process: 0,
+            })
+            .collect();
+        FutexWords {
+            mms,
+            threads: vec![threads.into()],
+            arrays,
+            kind: if self.shared {
+                KeyKind::SharedAnon
+            } else {
+                KeyKind::Private
+            },
         }
     }
 }

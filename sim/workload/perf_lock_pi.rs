@@ -12,15 +12,13 @@
 //! a wake-up; the model holds the lock for `hold_ns` of compute instead, so
 //! the CPU does not go idle. The kernel side is simplified as pi.rs says.
 
+use super::WorkloadError;
 use super::rounds::{key_kind, perf_threads};
-use super::{user_memory, user_words, Setup};
-use crate::engine::{Done, Op, Program, TaskSpec};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::{user_memory, user_words, within_a_second, Setup, Workload};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
 use crate::record::Metric;
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -106,8 +104,8 @@ impl Program for Worker {
     }
 }
 
-impl PerfLockPi {
-    pub fn label(&self) -> String {
+impl Workload for PerfLockPi {
+    fn label(&self) -> String {
         let mut s = "perf bench futex lock-pi".to_string();
         if let Some(t) = self.threads {
             s += &format!(" -t {t}");
@@ -121,11 +119,15 @@ impl PerfLockPi {
         s
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
     }
 
-    pub fn setup(
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
+        within_a_second("perf-lock-pi: hold_ns", self.hold_ns)
+    }
+
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -174,6 +176,7 @@ impl PerfLockPi {
                     Metric::new("slowest thread", min, "ops/s"),
                 ]
             })),
+            keys: None,
         }
     }
 }

@@ -14,15 +14,13 @@
 //! and the scheduler: the main thread runs on the CPU after the last
 //! worker's, wrapping to CPU 0, whose worker is asleep while it requeues.
 
+use super::WorkloadError;
 use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
-use super::{user_memory, user_words, Setup};
-use crate::engine::{Done, Op, Program, TaskSpec};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::{rounds, user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -154,7 +152,18 @@ impl Program for Main {
 }
 
 impl PerfRequeue {
-    pub fn label(&self) -> String {
+    /// -q, capped at the thread count as perf does; -B takes them all.
+    fn nrequeue(&self, threads: u32) -> u32 {
+        if self.all {
+            threads
+        } else {
+            self.nrequeue.clamp(1, threads.max(1))
+        }
+    }
+}
+
+impl Workload for PerfRequeue {
+    fn label(&self) -> String {
         let mut s = "perf bench futex requeue".to_string();
         if self.all {
             s += " -B";
@@ -170,20 +179,15 @@ impl PerfRequeue {
         s
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
     }
 
-    /// -q, capped at the thread count as perf does; -B takes them all.
-    fn nrequeue(&self, threads: u32) -> u32 {
-        if self.all {
-            threads
-        } else {
-            self.nrequeue.clamp(1, threads.max(1))
-        }
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
+        rounds::validate_settle("perf-requeue", self.settle_us)
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -243,6 +247,7 @@ impl PerfRequeue {
                     ),
                 ]
             })),
+            keys: None,
         }
     }
 }

@@ -14,15 +14,13 @@
 //! worker's (wrapping to CPU 0, whose worker is asleep while it wakes), and
 //! a woken thread's CPU is idle, so it runs after the machine's wake-up time.
 
+use super::WorkloadError;
 use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
-use super::{user_memory, user_words, Setup};
-use crate::engine::{Done, Op, Program, TaskSpec};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::{rounds, user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -115,8 +113,8 @@ impl Program for Main {
     }
 }
 
-impl PerfWake {
-    pub fn label(&self) -> String {
+impl Workload for PerfWake {
+    fn label(&self) -> String {
         let mut s = format!("perf bench futex wake -w {}", self.nwakes);
         if let Some(t) = self.threads {
             s += &format!(" -t {t}");
@@ -127,11 +125,15 @@ impl PerfWake {
         s
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
     }
 
-    pub fn setup(
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
+        rounds::validate_settle("perf-wake", self.settle_us)
+    }
+
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -187,6 +189,7 @@ impl PerfWake {
                     ),
                 ]
             })),
+            keys: None,
         }
     }
 }

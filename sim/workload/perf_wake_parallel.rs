@@ -13,17 +13,15 @@
 //! instant. perf lets the scheduler place the wakers; the model spreads them
 //! evenly over the CPUs, whose pinned threads are asleep while they run.
 
+use super::WorkloadError;
 use super::rounds::{
     default_settle_us, key_kind, mean, ms, perf_threads, validate_settle, Blocked, Rounds,
 };
-use super::{user_memory, user_words, Setup};
-use crate::engine::{Done, Op, Program, TaskSpec};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::{user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -108,7 +106,19 @@ impl Program for Waker {
 }
 
 impl PerfWakeParallel {
-    pub fn label(&self) -> String {
+    /// perf's sanity rule: none, zero or more wakers than threads means one
+    /// waker per thread.
+    pub fn wakers(&self, machine: &Machine) -> u32 {
+        let threads = self.threads(machine);
+        match self.wakers {
+            Some(w) if w > 0 && w <= threads => w,
+            _ => threads,
+        }
+    }
+}
+
+impl Workload for PerfWakeParallel {
+    fn label(&self) -> String {
         let mut s = "perf bench futex wake-parallel".to_string();
         if let Some(w) = self.wakers {
             s += &format!(" -w {w}");
@@ -122,33 +132,23 @@ impl PerfWakeParallel {
         s
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
     }
 
-    /// perf's sanity rule: none, zero or more wakers than threads means one
-    /// waker per thread.
-    pub fn wakers(&self, machine: &Machine) -> u32 {
-        let threads = self.threads(machine);
-        match self.wakers {
-            Some(w) if w > 0 && w <= threads => w,
-            _ => threads,
-        }
-    }
-
     /// perf refuses threads that the wakers cannot share evenly.
-    pub fn validate(&self, machine: &Machine) -> Result<(), String> {
+    fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
         validate_settle("perf-wake-parallel", self.settle_us)?;
         let (threads, wakers) = (self.threads(machine), self.wakers(machine));
         if threads % wakers != 0 {
             return Err(format!(
                 "wake-parallel: {threads} threads cannot be shared evenly by {wakers} wakers (perf: \"Must be perfectly divisible\")"
-            ));
+            ).into());
         }
         Ok(())
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -203,6 +203,7 @@ impl PerfWakeParallel {
                     ),
                 ]
             })),
+            keys: None,
         }
     }
 }

@@ -31,19 +31,18 @@
 //! private futexes unless the memory is shared. A barrier spans the
 //! threads that share its memory: each process's, or all with `shared`.
 
+use super::WorkloadError;
 use super::objects::Objects;
 use super::pthread::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
-use super::{user_memory, Setup};
-use crate::engine::user_word::{AtomicOp, UserWord};
-use crate::engine::{Op, RunWindow, TaskSpec, Timeline};
+use super::{user_memory, Setup, Workload};
 use crate::expr::Expr;
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::{LockRef, Mem};
-use crate::kernel::waitwake::FutexOp;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap, RegionId};
 use crate::record::Metric;
+use crate::task::{
+    AtomicOp, FutexOp, KeyKind, LockRef, Mem, Op, RunWindow, TaskSpec, Timeline, UserWord,
+};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -206,45 +205,6 @@ fn expr(what: &str, src: &str) -> Result<Expr, String> {
 }
 
 impl ProgramSpec {
-    pub fn label(&self) -> String {
-        format!(
-            "program of {} steps, {} threads in {} processes",
-            self.steps.len(),
-            self.threads,
-            self.processes
-        )
-    }
-
-    pub fn threads(&self) -> u32 {
-        self.threads
-    }
-
-    pub fn validate(&self) -> Result<(), String> {
-        if self.threads == 0 || self.processes == 0 || self.processes > self.threads {
-            return Err(
-                "program: threads and processes must be at least 1, with no more processes than threads"
-                    .into(),
-            );
-        }
-        if self.memory < 4 || self.memory > MAX_MEMORY {
-            return Err(format!(
-                "program: memory must be from 4 bytes to {MAX_MEMORY}"
-            ));
-        }
-        for t in &self.tables {
-            if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
-                return Err(format!(
-                    "program: table '{}': slots must be a power of two up to {MAX_SLOTS} and stride at least 4",
-                    t.name
-                ));
-            }
-        }
-        for (name, src) in &self.words {
-            expr(&format!("program: word '{name}'"), src)?;
-        }
-        self.compile().map(|_| ())
-    }
-
     /// The steps of one pass, repeats unrolled, names resolved.
     fn compile(&self) -> Result<Vec<Step>, String> {
         let mut out = Vec::new();
@@ -340,8 +300,49 @@ impl ProgramSpec {
             )),
         }
     }
+}
 
-    pub fn setup(
+impl Workload for ProgramSpec {
+    fn label(&self) -> String {
+        format!(
+            "program of {} steps, {} threads in {} processes",
+            self.steps.len(),
+            self.threads,
+            self.processes
+        )
+    }
+
+    fn threads(&self, _: &Machine) -> u32 {
+        self.threads
+    }
+
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
+        if self.threads == 0 || self.processes == 0 || self.processes > self.threads {
+            return Err(
+                "program: threads and processes must be at least 1, with no more processes than threads"
+                    .into(),
+            );
+        }
+        if self.memory < 4 || self.memory > MAX_MEMORY {
+            return Err(format!(
+                "program: memory must be from 4 bytes to {MAX_MEMORY}"
+            ).into());
+        }
+        for t in &self.tables {
+            if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
+                return Err(format!(
+                    "program: table '{}': slots must be a power of two up to {MAX_SLOTS} and stride at least 4",
+                    t.name
+                ).into());
+            }
+        }
+        for (name, src) in &self.words {
+            expr(&format!("program: word '{name}'"), src)?;
+        }
+        self.compile().map(|_| ()).map_err(WorkloadError::from)
+    }
+
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -469,6 +470,7 @@ impl ProgramSpec {
             futexes: u64::from(self.threads),
             lock_names: o.into_lock_names(),
             readout: Some(Box::new(time_until_all_exited)),
+            keys: None,
         }
     }
 }

@@ -14,9 +14,7 @@
 //!
 //! Spinning before sleeping (PTHREAD_MUTEX_ADAPTIVE_NP) and elision are not modelled.
 
-use crate::engine::user_word::{AtomicOp, UserWord};
-use crate::engine::Op;
-use crate::kernel::waitwake::FutexOp;
+use crate::task::{AtomicOp, FutexOp, Op, UserWord};
 
 /// A sequence of ops that branches on results; `None` when it has finished.
 pub trait Primitive {

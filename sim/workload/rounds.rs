@@ -9,11 +9,9 @@
 //! before the timed part, and as long again for the timed part, the joins
 //! and the thread creation of the next round (none of which is modelled).
 
-use crate::engine::{Done, Op, Program};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::WorkloadError;
 use crate::machine::{Machine, Ps};
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program};
 
 /// perf's sleep before each round's timed part: usleep(100000).
 pub const PERF_SETTLE_US: u64 = 100_000;
@@ -55,11 +53,11 @@ impl Rounds {
 const MAX_SETTLE_US: u64 = 10_000_000;
 
 /// A settle time the simulated clock can hold many rounds of.
-pub fn validate_settle(bench: &str, settle_us: u64) -> Result<(), String> {
+pub fn validate_settle(bench: &str, settle_us: u64) -> Result<(), WorkloadError> {
     if settle_us == 0 || settle_us > MAX_SETTLE_US {
         return Err(format!(
             "{bench}: settle_us must be between 1 and {MAX_SETTLE_US} (perf sleeps {PERF_SETTLE_US})"
-        ));
+        ).into());
     }
     Ok(())
 }

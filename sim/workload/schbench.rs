@@ -20,17 +20,15 @@
 //! thread_data is schbench's layout (`next` at byte 24, `wake_time` at 56,
 //! `futex` at 72, 1087640 bytes apart in one mmapped calloc).
 
-use super::{user_memory, Setup};
-use crate::coherence::AccessKind;
+use super::WorkloadError;
+use super::{user_memory, within_a_second, Setup, Workload};
 use crate::engine::metrics::Histogram;
-use crate::engine::user_word::{AtomicOp, UserWord};
-use crate::engine::{Done, Op, Program, TaskSpec};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
+use crate::task::{
+    AccessKind, AtomicOp, Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord,
+};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -245,7 +243,17 @@ impl Program for Thread {
 }
 
 impl Schbench {
-    pub fn label(&self) -> String {
+    fn workers(&self, machine: &Machine) -> u32 {
+        self.workers.filter(|&w| w > 0).unwrap_or(
+            (machine.cpus() / self.message_threads.max(1))
+                .saturating_sub(1)
+                .max(1),
+        )
+    }
+}
+
+impl Workload for Schbench {
+    fn label(&self) -> String {
         format!(
             "schbench -m {} -t {} (work {} ns)",
             self.message_threads,
@@ -255,19 +263,15 @@ impl Schbench {
         )
     }
 
-    fn workers(&self, machine: &Machine) -> u32 {
-        self.workers.filter(|&w| w > 0).unwrap_or(
-            (machine.cpus() / self.message_threads.max(1))
-                .saturating_sub(1)
-                .max(1),
-        )
-    }
-
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         self.message_threads.max(1) * (1 + self.workers(machine))
     }
 
-    pub fn setup(
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
+        within_a_second("schbench: work_ns", self.work_ns)
+    }
+
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -353,6 +357,7 @@ impl Schbench {
                     Metric::new("wakeup latency max", us(h.max()), "us"),
                 ]
             })),
+            keys: None,
         }
     }
 }

@@ -4,8 +4,7 @@
 //! a set number of passes the task exits.
 
 use super::pthread::{Barrier, BarrierWait, MutexLock, MutexUnlock, Primitive};
-use crate::engine::user_word::UserWord;
-use crate::engine::{Counting, Done, Op, Program};
+use crate::task::{Counting, Done, Op, Program, UserWord};
 use std::collections::VecDeque;
 
 /// One thing a pass of a task's body does.

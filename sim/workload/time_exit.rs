@@ -37,15 +37,16 @@
 //! other private part of exit are fixed compute steps; `-p` (a delay before
 //! the release) does not change what is timed and is not modelled.
 
+use super::WorkloadError;
 use super::objects::{Object, Objects};
-use super::{user_memory, Setup};
-use crate::engine::user_word::{AtomicOp, Until, UserWord};
-use crate::engine::{Done, Op, Program, RunWindow, TaskSpec, Timeline};
-use crate::kernel::key::KeyKind;
-use crate::kernel::script::{LockRef, Mem};
+use super::{user_memory, Setup, Workload};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
+use crate::task::{
+    AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec, Timeline, Until,
+    UserWord,
+};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -293,26 +294,26 @@ impl Parent {
     }
 }
 
-impl TimeExit {
-    pub fn label(&self) -> String {
+impl Workload for TimeExit {
+    fn label(&self) -> String {
         match self.children {
             Some(n) => format!("time_exit {n}"),
             None => "time_exit (one child per CPU)".into(),
         }
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         self.children.unwrap_or(machine.cpus())
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
         if self.children == Some(0) {
             return Err("time-exit: children must be at least 1".into());
         }
         Ok(())
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -431,6 +432,7 @@ impl TimeExit {
             futexes: 0,
             lock_names: o.into_lock_names(),
             readout: Some(Box::new(time_until_all_exited)),
+            keys: None,
         }
     }
 }

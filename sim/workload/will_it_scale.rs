@@ -20,13 +20,13 @@
 //! will-it-scale binds task i to the i-th processing unit in hwloc's order;
 //! the model uses CPU i.
 
-use super::{user_memory, Setup};
-use crate::engine::{Op, Program, TaskSpec};
-use crate::kernel::key::{KeyKind, PAGE_SIZE};
-use crate::kernel::script::Mem;
-use crate::kernel::waitwake::FutexOp;
+use super::WorkloadError;
+use super::futex_words::{FutexWords, WordArray};
+use super::{user_memory, Setup, Workload};
+use crate::kernel::key::PAGE_SIZE;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
+use crate::task::{FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
@@ -52,30 +52,14 @@ pub struct WillItScale {
 /// mode: the words share a virtual address, not a physical line.
 const STACK_PAGES_DIRECT_MAP: u64 = 0xffff_8884_0000_0000;
 
-/// The op a test issues on every iteration.
-fn iteration(test: u8, uaddr: Mem) -> FutexOp {
-    let shared = KeyKind::SharedAnon;
-    let private = KeyKind::Private;
+/// The op a test issues on every iteration, on a word mapped as `kind`.
+fn iteration(test: u8, uaddr: Mem, kind: KeyKind) -> FutexOp {
     match test {
-        1 => FutexOp::Wake {
-            uaddr,
-            nr: 1,
-            kind: shared,
-        },
-        2 => FutexOp::Wait {
-            uaddr,
-            val: 1,
-            kind: shared,
-        },
-        3 => FutexOp::Wake {
-            uaddr,
-            nr: 1,
-            kind: private,
-        },
+        1 | 3 => FutexOp::Wake { uaddr, nr: 1, kind },
         _ => FutexOp::Wait {
             uaddr,
             val: 1,
-            kind: private,
+            kind,
         },
     }
 }
@@ -88,8 +72,8 @@ impl Program for Task {
     }
 }
 
-impl WillItScale {
-    pub fn label(&self) -> String {
+impl Workload for WillItScale {
+    fn label(&self) -> String {
         let mode = match self.mode {
             Mode::Thread => "thread",
             Mode::Process => "process",
@@ -101,21 +85,21 @@ impl WillItScale {
         s
     }
 
-    pub fn threads(&self, machine: &Machine) -> u32 {
+    fn threads(&self, machine: &Machine) -> u32 {
         self.tasks.filter(|&t| t > 0).unwrap_or(machine.cpus())
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
         if !(1..=4).contains(&self.test) {
             return Err(format!(
                 "will-it-scale: test {} is not one of futex1 to futex4",
                 self.test
-            ));
+            ).into());
         }
         Ok(())
     }
 
-    pub fn setup(
+    fn setup(
         &self,
         machine: &Machine,
         memory: &mut MemoryMap,
@@ -123,12 +107,12 @@ impl WillItScale {
     ) -> Setup {
         let tasks = self.threads(machine);
         let process_mode = self.mode == Mode::Process;
-        let mms = user_memory::mm_addresses(if process_mode { tasks } else { 1 }, rng);
-        let words = user_memory::stack_words(tasks, process_mode, rng);
+        let words = self.place(tasks, rng);
         let specs = words
+            .arrays
             .iter()
             .enumerate()
-            .map(|(i, &word)| {
+            .map(|(i, &WordArray { base: word, .. })| {
                 let cpu = i as u32 % machine.cpus();
                 // Each task's own copy of the line: its thread stack, or its
                 // process's stack page.
@@ -149,19 +133,53 @@ impl WillItScale {
                 };
                 TaskSpec {
                     cpu,
-                    program: Box::new(Task(iteration(self.test, uaddr))),
+                    program: Box::new(Task(iteration(self.test, uaddr, words.kind))),
                 }
             })
             .collect();
         Setup {
             tasks: specs,
-            task_process: (0..tasks)
-                .map(|i| if process_mode { i } else { 0 })
-                .collect(),
-            mms,
+            task_process: words.arrays.iter().map(|a| a.process).collect(),
+            mms: words.mms.clone(),
             futexes: tasks.into(),
             lock_names: Vec::new(),
             readout: None,
+            keys: Some(words),
+        }
+    }
+
+    fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
+        Some(self.place(threads, rng))
+    }
+}
+
+impl WillItScale {
+    /// Every random choice the tasks' futexes depend on, in the order the
+    /// kernel makes them: each process's mm_struct, then each task's stack
+    /// word. In process mode task i is process i.
+    pub fn place(&self, tasks: u32, rng: &mut Xoshiro256PlusPlus) -> FutexWords {
+        let process_mode = self.mode == Mode::Process;
+        let processes = if process_mode { tasks } else { 1 };
+        let mms = user_memory::mm_addresses(processes, rng);
+        let arrays = user_memory::stack_words(tasks, process_mode, rng)
+            .into_iter()
+            .zip(0..)
+            .map(|(base, task)| WordArray {
+                base,
+                words: 1,
+                process: if process_mode { task } else { 0 },
+            })
+            .collect();
+        FutexWords {
+            mms,
+            threads: vec![u64::from(tasks / processes); processes as usize],
+            arrays,
+            // futex1 and futex2 are the shared tests.
+            kind: if self.test <= 2 {
+                KeyKind::SharedAnon
+            } else {
+                KeyKind::Private
+            },
         }
     }
 }

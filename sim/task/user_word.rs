@@ -9,8 +9,9 @@
 //! shared between processes has one value for all of them.
 
 use crate::coherence::AccessKind;
+use crate::kernel::core::FutexSystem;
 use crate::kernel::key::KeyKind;
-use crate::kernel::script::Mem;
+use crate::memory::Mem;
 
 /// A user word: where it is, and whether it is private to a process or
 /// shared between processes (which decides whose copy an access sees).
@@ -54,6 +55,17 @@ impl AtomicOp {
                 }
             }
         }
+    }
+
+    /// Performs the op on `word` as `task` sees it, where the kernel keeps
+    /// user words' values; returns the value before.
+    pub fn perform(self, futex: &mut FutexSystem, task: u32, word: UserWord) -> u32 {
+        let old = futex.value(task, word.mem.addr, word.kind);
+        let new = self.apply(old);
+        if new != old {
+            futex.set_value(task, word.mem.addr, word.kind, new);
+        }
+        old
     }
 
     /// How the cache sees it: a failed cmpxchg still takes the line exclusive.

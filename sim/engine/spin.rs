@@ -1,0 +1,102 @@
+//! Waiting: a task that spins watches one line; the next write to it costs
+//! the task one re-read, after which it looks again. For a kernel spinlock
+//! what it looks at, and what it does next, is the lock protocol's
+//! (kernel::spinlock); this file prices it.
+
+use super::{Engine, Spin, Wait};
+use crate::coherence::AccessKind;
+use crate::kernel::script::LockRef;
+use crate::kernel::spinlock::Next;
+use crate::machine::Ps;
+use crate::memory::{LineId, Mem};
+
+impl Engine<'_> {
+    /// The task's event has come: it runs on, or its spin has news.
+    pub(super) fn resume(&mut self, task: u32, now: Ps) {
+        match self.tasks[task as usize].wait {
+            Wait::Running => self.step(task, now),
+            Wait::Blocked => unreachable!("a blocked task has no event until it is woken"),
+            // The line changed under the spinner: one transfer to see how.
+            Wait::Spin(spin) => self.reread(task, now, self.watched(task, spin), spin),
+            Wait::Check(spin) => self.recheck(task, now, spin),
+        }
+    }
+
+    /// The line a spinning task watches.
+    #[inline]
+    fn watched(&self, task: u32, spin: Spin) -> Mem {
+        match spin {
+            Spin::Lock(wait) => self.locks.watched(wait, task),
+            Spin::Word { word, .. } => word.mem,
+        }
+    }
+
+    /// Reads the watched line; at the read's end the task looks again.
+    pub(super) fn reread(&mut self, task: u32, now: Ps, line: Mem, spin: Spin) {
+        let done = self.access(task, now, line, AccessKind::Read).done;
+        self.tasks[task as usize].wait = Wait::Check(spin);
+        self.queue.push(done, task);
+    }
+
+    /// A spinner's re-read completed: it stops, or spins on.
+    fn recheck(&mut self, task: u32, now: Ps, spin: Spin) {
+        match spin {
+            Spin::Lock(wait) => {
+                let next = self.locks.recheck(wait, task);
+                self.follow(task, now, wait.lock(), next);
+            }
+            Spin::Word { word, until } => {
+                if until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
+                    self.tasks[task as usize].wait = Wait::Running;
+                    self.step(task, now);
+                } else {
+                    self.spin(task, spin);
+                }
+            }
+        }
+    }
+
+    /// Does, from `now`, what the lock's protocol said the task does next.
+    pub(super) fn follow(&mut self, task: u32, now: Ps, lock: LockRef, next: Next) {
+        match next {
+            Next::Acquired => {
+                self.acquired(task, now, lock.id);
+                self.tasks[task as usize].wait = Wait::Running;
+                self.step(task, now);
+            }
+            Next::Spin(wait) => self.spin(task, Spin::Lock(wait)),
+            Next::Look(wait) => {
+                let spin = Spin::Lock(wait);
+                self.reread(task, now, self.watched(task, spin), spin);
+            }
+            Next::Take { word, hand_off } => {
+                let mut t = self.access(task, now, word, AccessKind::Rmw).done;
+                if let Some(node) = hand_off {
+                    t = self.access(task, t, node, AccessKind::Write).done;
+                }
+                self.acquired(task, t, lock.id);
+                self.tasks[task as usize].wait = Wait::Running;
+                self.queue.push(t, task);
+            }
+        }
+    }
+
+    /// The task spins until the next write to the line it watches.
+    fn spin(&mut self, task: u32, spin: Spin) {
+        let line = self.watched(task, spin).line;
+        self.tasks[task as usize].wait = Wait::Spin(spin);
+        self.watch(line, task);
+    }
+
+    fn watch(&mut self, line: LineId, task: u32) {
+        let slot = self.dir.watch(line);
+        if *slot == 0 {
+            let index = self.free_watchers.pop().unwrap_or_else(|| {
+                self.watchers.push(Vec::new());
+                self.watchers.len() as u32 - 1
+            });
+            *slot = index + 1;
+        }
+        self.watchers[*slot as usize - 1].push(task);
+    }
+}

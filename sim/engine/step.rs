@@ -1,0 +1,296 @@
+//! The step interpreter: a task's program gives its next op, which becomes
+//! a script (the kernel writes a futex op's; the others are one access, one
+//! compute, one lock); the script runs step by step, each priced through
+//! the coherence directory or the machine's costs, until one must wait.
+
+use super::{Engine, Spin, Wait};
+use crate::coherence::{self, AccessKind, Class};
+use crate::kernel::script::{Cost, LockRef, Step};
+use crate::kernel::spinlock::Next;
+use crate::machine::{Ps, ResolvedCosts};
+use crate::memory::Mem;
+use crate::task::{Counting, Done, Op};
+
+impl Engine<'_> {
+    /// Runs a task's script from `now` until it must wait.
+    pub(super) fn step(&mut self, task: u32, mut now: Ps) {
+        loop {
+            let t = &mut self.tasks[task as usize];
+            let Some(&step) = t.script.get(t.pc) else {
+                if now >= self.window.end() || !self.begin_op(task, now) {
+                    return;
+                }
+                continue;
+            };
+            t.pc += 1;
+            match self.run_step(task, now, step) {
+                Some(next) => now = next,
+                None => return,
+            }
+        }
+    }
+
+    /// Writes the script of the task's next op; false when the task does
+    /// not run it on at once (it spins, or it exited).
+    fn begin_op(&mut self, task: u32, now: Ps) -> bool {
+        let counted = self.window.counts(now);
+        let t = &mut self.tasks[task as usize];
+        t.script.clear();
+        t.pc = 0;
+        t.op_start = now;
+        t.ret = 0;
+        match t.program.next_op() {
+            Op::Futex(op) => {
+                let mut script = std::mem::take(&mut t.script);
+                self.futex.begin(self.memory, task, op, &mut script);
+                self.prefetch(&script);
+                self.tasks[task as usize].script = script;
+            }
+            Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
+            Op::Access(mem, kind) => t.script.extend([Step::Access(mem, kind), Step::OpDone]),
+            Op::Atomic(word, op) => {
+                // The atomic takes effect as it is issued: programs run in event order.
+                let old = op.perform(&mut self.futex, task, word);
+                self.tasks[task as usize].script.extend([
+                    Step::Access(word.mem, op.access()),
+                    Step::Returns(old.into()),
+                    Step::OpDone,
+                ]);
+            }
+            Op::SpinUntil(word, until) => {
+                // The first read; each write to the line afterwards costs one re-read.
+                t.script.push(Step::OpDone);
+                self.reread(task, now, word.mem, Spin::Word { word, until });
+                return false;
+            }
+            Op::SpinLock(lock) => {
+                let lock = self.workload_lock(lock);
+                self.locks.grow_to(lock.id + 1);
+                let t = &mut self.tasks[task as usize];
+                t.script.extend([Step::Lock(lock), Step::OpDone]);
+            }
+            Op::SpinUnlock(lock) => {
+                let lock = self.workload_lock(lock);
+                let t = &mut self.tasks[task as usize];
+                t.script.extend([Step::Unlock(lock), Step::OpDone]);
+            }
+            Op::Iteration => {
+                if t.counting == Counting::Iterations && counted {
+                    self.metrics.op_done(task, now - t.iteration_start);
+                }
+                self.tasks[task as usize].iteration_start = now;
+            }
+            Op::Clock => self.timeline.clock_reads[task as usize].push(now),
+            Op::Exit => {
+                self.timeline.exits[task as usize] = Some(now);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Runs one step at `now`: the time the task goes on at in this event,
+    /// or None when its next event is scheduled (or it waits).
+    #[inline]
+    fn run_step(&mut self, task: u32, now: Ps, step: Step) -> Option<Ps> {
+        match step {
+            Step::Compute(c) => {
+                self.compute(task, now, c);
+                None
+            }
+            Step::Access(mem, kind) => {
+                let out = self.access(task, now, mem, kind);
+                let own_cache = out.class == Class::L1Hit && out.done <= now + self.uncontended_ps;
+                self.go_on(task, out.done, own_cache)
+            }
+            Step::Lock(lock) => self.lock(task, now, lock),
+            Step::Unlock(lock) => self.unlock(task, now, lock),
+            Step::Decide(d) => {
+                let mut script = std::mem::take(&mut self.tasks[task as usize].script);
+                self.futex.decide(self.memory, task, d, &mut script);
+                self.tasks[task as usize].script = script;
+                Some(now)
+            }
+            Step::Block => {
+                let t = &mut self.tasks[task as usize];
+                // A wake that came while the task was still on its way to sleep.
+                if std::mem::take(&mut t.woken_early) {
+                    return Some(now);
+                }
+                t.wait = Wait::Blocked;
+                None
+            }
+            Step::Wake(other) => {
+                self.wake(other, now);
+                Some(now)
+            }
+            Step::Returns(ret) => {
+                self.tasks[task as usize].ret = ret;
+                Some(now)
+            }
+            Step::OpDone => {
+                self.op_done(task, now);
+                None
+            }
+        }
+    }
+
+    /// The task goes on at `done` in this event when `at_once`, else its
+    /// next event is then.
+    #[inline]
+    fn go_on(&mut self, task: u32, done: Ps, at_once: bool) -> Option<Ps> {
+        if at_once {
+            return Some(done);
+        }
+        self.queue.push(done, task);
+        None
+    }
+
+    /// A compute step, and the compute steps right after it, as one event.
+    fn compute(&mut self, task: u32, mut now: Ps, c: Cost) {
+        let m = self.m;
+        let costs = &m.costs;
+        now += price(costs, c);
+        let t = &mut self.tasks[task as usize];
+        while let Some(&Step::Compute(c)) = t.script.get(t.pc) {
+            t.pc += 1;
+            now += price(costs, c);
+        }
+        self.queue.push(now, task);
+    }
+
+    /// spin_lock: the atomic on the lock word, then what the lock's
+    /// protocol says.
+    fn lock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
+        self.tasks[task as usize].lock_asked = now;
+        let out = self.access(task, now, lock.word, AccessKind::Rmw);
+        match self.locks.arrive(lock, task) {
+            Next::Acquired => {
+                self.acquired(task, out.done, lock.id);
+                self.go_on(task, out.done, out.class == Class::L1Hit)
+            }
+            next => {
+                self.follow(task, now, lock, next);
+                None
+            }
+        }
+    }
+
+    /// spin_unlock: the hold time, the protocol's release, the store.
+    fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
+        if self.window.counts(now) {
+            let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
+            self.metrics.locks.hold_ps += held;
+            if let Some(l) = lock.id.checked_sub(self.workload_lock_base) {
+                self.metrics.workload_lock(l).hold_ps += held;
+            }
+        }
+        self.locks.release(lock.id, task);
+        let out = self.access(task, now, lock.word, AccessKind::Write);
+        self.go_on(task, out.done, out.class == Class::L1Hit)
+    }
+
+    /// The task now holds the lock: counts its wait.
+    pub(super) fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
+        let t = &mut self.tasks[task as usize];
+        t.lock_taken = at;
+        if self.window.counts(at) {
+            let waited = at - t.lock_asked;
+            let contended = waited > self.uncontended_ps;
+            self.metrics.locks.acquired(waited, contended);
+            if let Some(l) = lock.checked_sub(self.workload_lock_base) {
+                self.metrics.workload_lock(l).acquired(waited, contended);
+            }
+        }
+    }
+
+    /// Makes a task that sleeps runnable; one still on its way to sleep
+    /// will not sleep.
+    fn wake(&mut self, other: u32, now: Ps) {
+        let o = &mut self.tasks[other as usize];
+        if o.wait == Wait::Blocked {
+            o.wait = Wait::Running;
+            self.queue.push(now + self.m.costs.wakeup, other);
+        } else {
+            o.woken_early = true;
+        }
+    }
+
+    /// The op is complete: counted, reported to its program, and the task
+    /// yields, so no task runs ahead of the others on hits alone.
+    fn op_done(&mut self, task: u32, now: Ps) {
+        let counted = self.window.counts(now);
+        let t = &mut self.tasks[task as usize];
+        if t.counting == Counting::EachOp && counted {
+            self.metrics.op_done(task, now - t.op_start);
+        }
+        t.program.op_returned(Done {
+            now,
+            ret: t.ret,
+            counted,
+        });
+        self.queue.push(now, task);
+    }
+
+    /// One access through the directory; a write wakes the line's spinners
+    /// at the moment it completes.
+    #[inline]
+    pub(super) fn access(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        kind: AccessKind,
+    ) -> coherence::Outcome {
+        let cpu = self.tasks[task as usize].cpu;
+        let out = self.dir.access(self.m, cpu, now, mem.line, mem.addr, kind);
+        if kind != AccessKind::Read {
+            let slot = self.dir.watch(mem.line);
+            if *slot != 0 {
+                let index = *slot as usize - 1;
+                *slot = 0;
+                for &w in &self.watchers[index] {
+                    self.queue.push(out.done, w);
+                }
+                self.watchers[index].clear();
+                self.free_watchers.push(index as u32);
+            }
+        }
+        out
+    }
+
+    /// Loads the host's cache with the state a script's accesses and locks
+    /// will need: the op's first steps are compute, whole events away.
+    fn prefetch(&self, script: &[Step]) {
+        for step in script {
+            match *step {
+                Step::Access(mem, _) => self.dir.prefetch(mem.line),
+                Step::Lock(lock) => {
+                    self.dir.prefetch(lock.word.line);
+                    self.locks.prefetch(lock.id);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A workload's lock, numbered among the tables' locks.
+    fn workload_lock(&self, lock: LockRef) -> LockRef {
+        LockRef {
+            id: self.workload_lock_base + lock.id,
+            word: lock.word,
+        }
+    }
+}
+
+/// What work that touches no shared memory costs on the machine.
+fn price(k: &ResolvedCosts, c: Cost) -> Ps {
+    match c {
+        Cost::SyscallHalf => k.syscall / 2,
+        Cost::FutexKeyPrivate => k.futex_key_private,
+        Cost::FutexKeyShared => k.futex_key_shared,
+        Cost::Jhash2 => k.jhash2,
+        Cost::Schedule => k.schedule,
+        Cost::Ps(ps) => ps,
+    }
+}

@@ -1,0 +1,54 @@
+//! The futex syscall (kernel/futex/syscalls.c): each op's script begins
+//! with the way in every op shares (core.rs), goes on to the op's own file,
+//! and at each decision the state of that moment picks how it continues.
+//! Function only, like the ops themselves.
+
+use super::core::{FutexOp, FutexSystem, InFlight};
+use super::script::{Decision, Script};
+use crate::memory::MemoryMap;
+
+impl FutexSystem {
+    /// Writes the script of `op` for `task` into `s`, up to its first decision.
+    pub fn begin(&mut self, memory: &MemoryMap, task: u32, op: FutexOp, s: &mut Script) {
+        let (uaddr, kind) = op.uaddr();
+        let (key, bucket) = self.enter(memory, task, uaddr.addr, kind, s);
+        self.in_flight[task as usize] = Some(InFlight { op, key, bucket });
+        match op {
+            FutexOp::Wait { uaddr, .. } => self.begin_wait(memory, bucket, uaddr, s),
+            FutexOp::Wake { .. } => self.begin_wake(memory, bucket, s),
+            FutexOp::CmpRequeue { .. } => self.begin_requeue(memory, task, s),
+            FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(memory, bucket, uaddr, s),
+            FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(memory, bucket, uaddr, s),
+        }
+    }
+
+    /// Continues a task's script at a decision, from the state right now:
+    /// to the next decision, or to the way out with what the op returns.
+    pub fn decide(&mut self, memory: &MemoryMap, task: u32, decision: Decision, s: &mut Script) {
+        let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
+        let ret = match (decision, f.op) {
+            (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {
+                Some(self.wait_compare(memory, task, f, val, s))
+            }
+            (Decision::WakeCheckWaiters, FutexOp::Wake { .. }) => {
+                self.wake_check_waiters(memory, f, s)
+            }
+            (Decision::WakeWalk, FutexOp::Wake { nr, .. }) => {
+                Some(self.wake_walk(memory, f, nr, s))
+            }
+            (Decision::RequeueWalk, op @ FutexOp::CmpRequeue { .. }) => {
+                Some(self.requeue_walk(memory, task, op, s))
+            }
+            (Decision::LockPiAtomic, FutexOp::LockPi { uaddr, .. }) => {
+                Some(self.lock_pi_atomic(memory, task, f, uaddr, s))
+            }
+            (Decision::UnlockPiHandOver, FutexOp::UnlockPi { uaddr, .. }) => {
+                Some(self.unlock_pi_hand_over(memory, task, f, uaddr, s))
+            }
+            (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
+        };
+        if let Some(ret) = ret {
+            self.end(memory, task, f.bucket, ret, s);
+        }
+    }
+}
