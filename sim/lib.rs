@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod machine;
 pub mod memory;
 pub mod prefetch;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod results;

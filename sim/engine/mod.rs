@@ -256,8 +256,12 @@ impl<'a> Engine<'a> {
         for t in 0..self.tasks.len() as u32 {
             self.queue.push(0, t);
         }
+        let mut progress = crate::progress::RunProgress::default();
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
+            if self.events % crate::progress::EVERY_EVENTS == 0 {
+                progress.reached(now, self.end());
+            }
             // The next event's task state loads while this one runs.
             if let Some(next) = self
                 .queue
@@ -273,6 +277,7 @@ impl<'a> Engine<'a> {
                 self.resume(task, now);
             }
         }
+        progress.finish();
         Outcome {
             metrics: self.metrics,
             directory: self.dir,
