@@ -16,6 +16,7 @@ pub mod huge_pages;
 pub mod kernel;
 pub mod machine;
 pub mod memory;
+pub mod perf_stat;
 pub mod prefetch;
 pub mod progress;
 pub mod record;
