@@ -38,7 +38,9 @@ pub struct RunArgs {
     /// Start over when the directory holds a campaign of a different config.
     #[arg(long)]
     overwrite: bool,
-    /// Print the result set as JSON on stdout instead of the summary table.
+    /// Print the result set as JSON on stdout instead of the summary table:
+    /// one config's result set as an object, several configs' as one array
+    /// of them in the order given.
     #[arg(long)]
     json: bool,
     /// Run even when the runs at once are estimated to need more memory
@@ -96,6 +98,8 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     let shard = args.shard.unwrap_or(Shard::ALL);
     stop_on_signals();
+    let several = configs.len() > 1;
+    let mut sets = Vec::new();
     for (config, dir) in configs.into_iter().zip(dirs) {
         let campaign = Campaign::plan(&dir, config, args.overwrite)?;
         let todo = campaign.missing(shard);
@@ -126,15 +130,20 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         publish(&campaign.dir, &set, &speed)?;
         campaign.remove_stale_runs()?;
         if args.json {
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&set).expect("results serialize")
-            )?;
+            sets.push(set);
         } else {
             print_summary(&set, &dir, out)?;
         }
         print_speed(&measured, speed.runs.len(), &dir, estimate);
+    }
+    // One JSON document whatever the number of configs.
+    let json = match (args.json, several) {
+        (false, _) => return Ok(()),
+        (true, false) => sets.first().map(serde_json::to_string_pretty),
+        (true, true) => Some(serde_json::to_string_pretty(&sets)),
+    };
+    if let Some(json) = json {
+        writeln!(out, "{}", json.expect("results serialize"))?;
     }
     Ok(())
 }
