@@ -5,6 +5,7 @@ use futexsim::engine::RunWindow;
 use futexsim::kernel::table;
 use futexsim::machine::presets;
 use futexsim::record::RunRecord;
+use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, REPORT_MD, RESULTS_JSON, TEMP_DIR};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
@@ -132,11 +133,15 @@ fn the_summary_shows_the_records() {
                 &format!("| threads={threads} | {design} |"),
             );
             let ops = mean(&rs, |r| r.ops_per_sec);
-            assert_eq!(cells[2], format!("{ops:.0}"), "{design} at {threads}");
+            // Whole ops/s in groups of three digits.
+            assert_eq!(cells[2], figure(ops.round()), "{design} at {threads}");
+            assert_eq!(cells[2].replace(',', ""), format!("{:.0}", ops.round()));
             let thread = mean(&rs, |r| r.mean_thread_ops_per_sec);
-            assert!(cells[3].starts_with(&format!("{thread:.0} (± ")));
+            let rsd = mean(&rs, |r| r.thread_rsd_pct);
+            assert_eq!(cells[3], format!("{} ({rsd:.1}%)", figure(thread.round())));
+            // Latencies in the unit that keeps them short.
             let p99 = mean(&rs, |r| r.latency_ns.p99 as f64);
-            assert_eq!(cells[5], format!("{p99:.0}"));
+            assert_eq!(cells[5], duration_ns(p99));
             let rmt = mean(&rs, |r| r.coherence.rmt_hitm as f64 / r.ops as f64);
             assert_eq!(cells[7], format!("{rmt:.3}"));
             let max_load = mean(&rs, |r| r.load.as_ref().unwrap().max_load as f64);
