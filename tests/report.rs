@@ -320,3 +320,55 @@ fn diff_compares_two_result_sets_point_by_point() {
         .iter()
         .all(|l| l.ends_with("| 1.000 (1.000..1.000) | within noise |")));
 }
+
+#[test]
+fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
+    let (set, _) = campaign();
+    let (_, md) = rendered("perf-lines");
+    let start = md
+        .find("## As perf bench prints it")
+        .expect("a perf section");
+    let section = &md[start
+        ..md[start..]
+            .find("\n## Shared")
+            .map_or(md.len(), |e| start + e)];
+    // perf's printf formats, as a perf-output parser reads them.
+    let summary = regex::Regex::new(
+        r"^Run summary \[PID (\d+)\]: (\d+) threads, each operating on (\d+) \[(shared|private)\] futexes for (\d+) secs\.$",
+    )
+    .unwrap();
+    let averaged = regex::Regex::new(
+        r"^Averaged (\d+) operations/sec \(\+- (\d+\.\d\d)%\), total secs = (\d+)$",
+    )
+    .unwrap();
+    let mut blocks = 0;
+    for threads in THREADS {
+        for design in DESIGNS {
+            let heading = format!("{design} at threads={threads}:");
+            let at = section
+                .find(&heading)
+                .unwrap_or_else(|| panic!("no {heading}"));
+            let lines: Vec<&str> = section[at..].lines().skip(3).take(3).collect();
+            let c = summary
+                .captures(lines[0])
+                .unwrap_or_else(|| panic!("{lines:?}"));
+            assert_eq!(c[2].parse::<u32>().unwrap(), threads);
+            assert_eq!(&c[3], "1024");
+            assert_eq!(lines[1], "");
+            let c = averaged
+                .captures(lines[2])
+                .unwrap_or_else(|| panic!("{lines:?}"));
+            let r = records(set, threads, design)[0];
+            assert_eq!(
+                c[1].parse::<u64>().unwrap(),
+                r.mean_thread_ops_per_sec as u64
+            );
+            // Population rsd over sqrt(n - 1) is the sample sd over sqrt(n).
+            let expected = r.thread_rsd_pct / f64::from(threads - 1).sqrt();
+            let shown: f64 = c[2].parse().unwrap();
+            assert!((shown - expected).abs() <= 0.005, "{shown} vs {expected}");
+            blocks += 1;
+        }
+    }
+    assert_eq!(blocks, THREADS.len() * DESIGNS.len());
+}

@@ -211,7 +211,13 @@ fn mib(bytes: u64) -> u64 {
 /// the process's peak memory: what this process measured.
 fn simulate(campaign: &Campaign, todo: &[&Run], jobs: usize) -> Result<Measured, CliError> {
     let per_run = futexsim::progress::PER_RUN;
-    let bar = ProgressBar::new(todo.len() as u64 * per_run).with_style(
+    // Nothing to simulate, nothing to show.
+    let bar = if todo.is_empty() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(todo.len() as u64 * per_run)
+    };
+    let bar = bar.with_style(
         ProgressStyle::with_template(
             "{prefix} [{elapsed_precise}] {bar:30} {msg}, ETA {eta}, {percent}%",
         )

@@ -9,8 +9,10 @@ use super::compare::{Change, NOISE_RULE};
 use super::summary::{self, duration_ns, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
+use crate::perf_stat::rel_stderr_from_population_rsd;
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
+use crate::workload::perf_hash;
 use std::fmt::Write;
 
 pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
@@ -24,6 +26,7 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     comparison(&mut md, set, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
+    perf_bench_lines(&mut md, &cells);
     c2c_tables(&mut md, &cells);
     config(&mut md, set);
     Ok(vec![File {
@@ -518,6 +521,46 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
             "![HITM by node of {d}]({})\n",
             charts::nodes_chart(c.design),
             d = c.design
+        );
+    }
+}
+
+/// perf bench futex hash's summary lines for each simulated run of it
+/// (first repetition), with perf's definitions: "Averaged" the truncated
+/// mean of the per-thread rates, `(+- x%)` their relative standard error.
+fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
+    let perf: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.runs[0].workload.starts_with(perf_hash::LABEL))
+        .collect();
+    if perf.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## As perf bench prints it\n");
+    let _ = writeln!(
+        md,
+        "Each run's `Run summary` and `Averaged` lines as `perf bench futex hash` prints them (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second. futexsim records no per-thread counts, so perf's `[thread N]` lines are not printed.\n"
+    );
+    for c in perf {
+        let r = c.runs[0];
+        let futexes = r
+            .load
+            .as_ref()
+            .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
+        let kind = if r.workload.ends_with(" -S") {
+            "shared"
+        } else {
+            "private"
+        };
+        let secs = r.sim_ns / 1_000_000_000;
+        let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
+        let _ = writeln!(
+            md,
+            "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n\nAveraged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
+            c.design,
+            c.label,
+            r.threads,
+            r.mean_thread_ops_per_sec as u64,
         );
     }
 }
