@@ -259,7 +259,7 @@ impl<'a> Engine<'a> {
         let mut progress = crate::progress::RunProgress::default();
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
-            if self.events % crate::progress::EVERY_EVENTS == 0 {
+            if self.events.is_multiple_of(crate::progress::EVERY_EVENTS) {
                 progress.reached(now, self.end());
             }
             // The next event's task state loads while this one runs.

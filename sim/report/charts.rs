@@ -353,14 +353,11 @@ where
         }
         // The legend goes in the upper corner the curves leave free: upper
         // left when they end higher than they start.
-        let ends = |pick: fn(&Vec<(f64, f64)>) -> Option<&(f64, f64)>| {
-            curves
-                .iter()
-                .filter_map(|c| pick(&c.1))
-                .map(|p| p.1)
-                .fold(f64::NEG_INFINITY, f64::max)
+        let highest = |ends: &mut dyn Iterator<Item = &(f64, f64)>| {
+            ends.map(|p| p.1).fold(f64::NEG_INFINITY, f64::max)
         };
-        let rising = ends(|c| c.last()) > ends(|c| c.first());
+        let rising = highest(&mut curves.iter().filter_map(|c| c.1.last()))
+            > highest(&mut curves.iter().filter_map(|c| c.1.first()));
         chart
             .configure_series_labels()
             .position(if rising {
