@@ -55,19 +55,33 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         return;
     };
     let _ = writeln!(md, "## What this shows\n");
-    let span = if points.len() == 1 {
-        format!("at {}", first.1)
+    // Without a sweep there is one point and nothing to name it by.
+    let single = points.len() == 1;
+    let span = match (single, first.1) {
+        (true, "-") => String::new(),
+        (true, label) => format!(" at {label}"),
+        (false, _) => format!(" at {} points ({} to {})", points.len(), first.1, last.1),
+    };
+    let headline = if cells[0].runs[0].workload.starts_with(perf_hash::LABEL) {
+        "Averaged ops/s per thread (what `perf bench futex hash` prints as \"Averaged\")"
     } else {
-        format!("at {} points ({} to {})", points.len(), first.1, last.1)
+        "Ops/s per thread (the mean of the per-thread rates)"
     };
     if set.designs.len() == 1 {
         let value = |c: &&Cell| c.mean(per_thread);
         let high = cells.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
         let low = cells.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
-        if let (Some(high), Some(low)) = (high, low) {
+        if let (true, Some(only)) = (single, high) {
             let _ = writeln!(
                 md,
-                "One design, {}, {span}: averaged ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest).\n",
+                "One design, {}{span}: ops/s per thread {}.\n",
+                set.designs[0],
+                figure(value(&only).round())
+            );
+        } else if let (Some(high), Some(low)) = (high, low) {
+            let _ = writeln!(
+                md,
+                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest).\n",
                 set.designs[0],
                 high.label,
                 figure(value(&high).round()),
@@ -80,7 +94,7 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     }
     let _ = writeln!(
         md,
-        "Averaged ops/s per thread (what `perf bench futex hash` prints as \"Averaged\"), each design against the baseline {} {span}, means over repetitions. A change within the noise is not counted as one, by the {NOISE_RULE}.\n",
+        "{headline}, each design against the baseline {}{span}, means over repetitions. A change within the noise is not counted as one, by the {NOISE_RULE}.\n",
         set.baseline
     );
     // The fastest design at each point, consecutive points with the same one grouped.
@@ -102,7 +116,7 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             (1, _) if labels.len() == points.len() && points.len() > 1 => {
                 format!("**{design}** at every point")
             }
-            (_, [one]) => format!("**{design}** at {one}"),
+            (_, [one]) => format!("**{design}**{}", at(one)),
             (_, [from, .., to]) => format!("**{design}** from {from} to {to}"),
             _ => String::new(),
         })
@@ -129,32 +143,42 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         }
         let mut parts = Vec::new();
         if !faster.is_empty() {
-            parts.push(format!("faster {}", ratio_range(&faster)));
+            parts.push(format!("faster{}", ratio_range(&faster)));
         }
         if !slower.is_empty() {
-            parts.push(format!("slower {}", ratio_range(&slower)));
+            parts.push(format!("slower{}", ratio_range(&slower)));
         }
         if !noise.is_empty() {
             let at = match noise.len() {
-                n if n == points.len() => "at every point".to_string(),
-                1..=3 => format!("at {}", noise.join(", ")),
-                n => format!("at {n} points"),
+                _ if single => at(noise[0]),
+                n if n == points.len() => " at every point".to_string(),
+                1..=3 => format!(" at {}", noise.join(", ")),
+                n => format!(" at {n} points"),
             };
-            parts.push(format!("within noise {at}"));
+            parts.push(format!("within noise{at}"));
         }
         let _ = writeln!(md, "- {design}: {}.", parts.join("; "));
     }
     md.push('\n');
 }
 
-/// "at cpus=8 (0.92x)", or "at 6 points, 1.04x (cpus=16) to 14.32x (cpus=512)".
+/// " at cpus=8", or nothing for the one point of a config without a sweep.
+fn at(label: &str) -> String {
+    if label == "-" {
+        String::new()
+    } else {
+        format!(" at {label}")
+    }
+}
+
+/// " at cpus=8 (0.92x)", or " at 6 points, 1.04x (cpus=16) to 14.32x (cpus=512)".
 fn ratio_range(ratios: &[(f64, &str)]) -> String {
     let low = ratios.iter().min_by(|a, b| a.0.total_cmp(&b.0));
     let high = ratios.iter().max_by(|a, b| a.0.total_cmp(&b.0));
     match (ratios, low, high) {
-        ([(ratio, label)], _, _) => format!("at {label} ({ratio:.2}x)"),
+        ([(ratio, label)], _, _) => format!("{} ({ratio:.2}x)", at(label)),
         (_, Some(low), Some(high)) => format!(
-            "at {} points, {:.2}x ({}) to {:.2}x ({})",
+            " at {} points, {:.2}x ({}) to {:.2}x ({})",
             ratios.len(),
             low.0,
             low.1,
