@@ -92,18 +92,23 @@ pub struct SpeedLog {
 
 impl SpeedLog {
     pub fn total(&self) -> Speed {
-        let events = self.runs.iter().map(|(_, s)| s.events).sum();
-        let wall_s: f64 = self.runs.iter().map(|(_, s)| s.wall_s).sum();
-        let sim_ops: f64 = self
-            .runs
-            .iter()
-            .map(|(_, s)| s.sim_ops_per_sec * s.wall_s)
-            .sum();
-        Speed {
-            events,
-            wall_s,
-            events_per_sec: events as f64 / wall_s.max(1e-9),
-            sim_ops_per_sec: sim_ops / wall_s.max(1e-9),
-        }
+        total_speed(self.runs.iter().map(|(_, s)| s))
+    }
+}
+
+/// The speed of several runs together: their events over their summed wall
+/// time, simulated ops weighted by each run's wall time.
+pub fn total_speed<'a>(speeds: impl IntoIterator<Item = &'a Speed> + Clone) -> Speed {
+    let events = speeds.clone().into_iter().map(|s| s.events).sum();
+    let wall_s: f64 = speeds.clone().into_iter().map(|s| s.wall_s).sum();
+    let sim_ops: f64 = speeds
+        .into_iter()
+        .map(|s| s.sim_ops_per_sec * s.wall_s)
+        .sum();
+    Speed {
+        events,
+        wall_s,
+        events_per_sec: events as f64 / wall_s.max(1e-9),
+        sim_ops_per_sec: sim_ops / wall_s.max(1e-9),
     }
 }

@@ -4,6 +4,7 @@
 use futexsim::kernel::table;
 use futexsim::machine::presets;
 use futexsim::record::{BucketRef, RunRecord};
+use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, REPORT_MD, RESULTS_JSON, TEMP_DIR};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
@@ -132,11 +133,15 @@ fn the_summary_shows_the_records() {
                 &format!("| threads={threads} | {design} |"),
             );
             let ops = mean(&rs, |r| r.ops_per_sec);
-            assert_eq!(cells[2], format!("{ops:.0}"), "{design} at {threads}");
+            // Whole ops/s in groups of three digits.
+            assert_eq!(cells[2], figure(ops.round()), "{design} at {threads}");
+            assert_eq!(cells[2].replace(',', ""), format!("{:.0}", ops.round()));
             let thread = mean(&rs, |r| r.mean_thread_ops_per_sec);
-            assert!(cells[3].starts_with(&format!("{thread:.0} (± ")));
+            let rsd = mean(&rs, |r| r.thread_rsd_pct);
+            assert_eq!(cells[3], format!("{} ({rsd:.1}%)", figure(thread.round())));
+            // Latencies in the unit that keeps them short.
             let p99 = mean(&rs, |r| r.latency_ns.p99 as f64);
-            assert_eq!(cells[5], format!("{p99:.0}"));
+            assert_eq!(cells[5], duration_ns(p99));
             let rmt = mean(&rs, |r| r.coherence.rmt_hitm as f64 / r.ops as f64);
             assert_eq!(cells[7], format!("{rmt:.3}"));
             let max_load = mean(&rs, |r| r.load.as_ref().unwrap().max_load as f64);
@@ -299,6 +304,7 @@ fn diff_compares_two_result_sets_point_by_point() {
         .arg("diff")
         .arg(&a)
         .arg(&b)
+        .arg("--all")
         .output()
         .unwrap();
     assert!(
@@ -315,5 +321,57 @@ fn diff_compares_two_result_sets_point_by_point() {
     assert_eq!(rows.len(), THREADS.len() * DESIGNS.len() * 5);
     assert!(rows
         .iter()
-        .all(|l| l.ends_with("| 1.000 (1.000..1.000), within noise |")));
+        .all(|l| l.ends_with("| 1.000 (1.000..1.000) | within noise |")));
+}
+
+#[test]
+fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
+    let (set, _) = campaign();
+    let (_, md) = rendered("perf-lines");
+    let start = md
+        .find("## As perf bench prints it")
+        .expect("a perf section");
+    let section = &md[start
+        ..md[start..]
+            .find("\n## Shared")
+            .map_or(md.len(), |e| start + e)];
+    // perf's printf formats, as a perf-output parser reads them.
+    let summary = regex::Regex::new(
+        r"^Run summary \[PID (\d+)\]: (\d+) threads, each operating on (\d+) \[(shared|private)\] futexes for (\d+) secs\.$",
+    )
+    .unwrap();
+    let averaged = regex::Regex::new(
+        r"^Averaged (\d+) operations/sec \(\+- (\d+\.\d\d)%\), total secs = (\d+)$",
+    )
+    .unwrap();
+    let mut blocks = 0;
+    for threads in THREADS {
+        for design in DESIGNS {
+            let heading = format!("{design} at threads={threads}:");
+            let at = section
+                .find(&heading)
+                .unwrap_or_else(|| panic!("no {heading}"));
+            let lines: Vec<&str> = section[at..].lines().skip(3).take(3).collect();
+            let c = summary
+                .captures(lines[0])
+                .unwrap_or_else(|| panic!("{lines:?}"));
+            assert_eq!(c[2].parse::<u32>().unwrap(), threads);
+            assert_eq!(&c[3], "1024");
+            assert_eq!(lines[1], "");
+            let c = averaged
+                .captures(lines[2])
+                .unwrap_or_else(|| panic!("{lines:?}"));
+            let r = records(set, threads, design)[0];
+            assert_eq!(
+                c[1].parse::<u64>().unwrap(),
+                r.mean_thread_ops_per_sec as u64
+            );
+            // Population rsd over sqrt(n - 1) is the sample sd over sqrt(n).
+            let expected = r.thread_rsd_pct / f64::from(threads - 1).sqrt();
+            let shown: f64 = c[2].parse().unwrap();
+            assert!((shown - expected).abs() <= 0.005, "{shown} vs {expected}");
+            blocks += 1;
+        }
+    }
+    assert_eq!(blocks, THREADS.len() * DESIGNS.len());
 }

@@ -1,12 +1,17 @@
 //! `futexsim diff A B`: two result sets (say before and after a layout
-//! change) compared point by point: for each (point, design) both have, the
-//! headline figures of A and B and their ratio B / A, marked when the
-//! change is within the noise (report::compare).
+//! change) compared point by point. For each (point, design) both have, the
+//! headline figures of A and B and their ratio B / A, each improved,
+//! regressed or within the noise (report::compare's named rule). Only the
+//! changes are listed unless --all; what one side has and the other lacks
+//! is named, and a one-line summary ends the output.
 
 use crate::cli::CliError;
 use clap::Args;
 use futexsim::record::RunRecord;
-use futexsim::report::{self, compare::Change, summary};
+use futexsim::report;
+use futexsim::report::compare::{Better, Change, Verdict, NOISE_RULE};
+use futexsim::report::summary::{self, figure, Cell};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -16,17 +21,26 @@ pub struct DiffArgs {
     a: PathBuf,
     /// The report directory of the new result set.
     b: PathBuf,
+    /// List every compared figure, those within the noise too.
+    #[arg(long)]
+    all: bool,
+    /// Exit with status 1 when a figure regressed beyond the noise.
+    #[arg(long)]
+    fail_on_regression: bool,
 }
 
 type Figure = fn(&RunRecord) -> f64;
 
-/// The figures compared, with their names.
-const HEADLINE: [(&str, Figure); 5] = [
-    ("ops/s/thread", |r| r.mean_thread_ops_per_sec),
-    ("ops/s", |r| r.ops_per_sec),
-    ("p99 ns", |r| r.latency_ns.p99 as f64),
-    ("HITM/op", |r| r.coherence.hitm_per_op),
-    ("max load", |r| {
+/// The figures compared: name, which way is better, and how to read it
+/// (NaN where a record lacks it).
+const HEADLINE: [(&str, Better, Figure); 5] = [
+    ("ops/s/thread", Better::Higher, |r| {
+        r.mean_thread_ops_per_sec
+    }),
+    ("ops/s", Better::Higher, |r| r.ops_per_sec),
+    ("p99 ns", Better::Lower, |r| r.latency_ns.p99 as f64),
+    ("HITM/op", Better::Lower, |r| r.coherence.hitm_per_op),
+    ("max load", Better::Lower, |r| {
         r.load.as_ref().map_or(f64::NAN, |l| l.max_load as f64)
     }),
 ];
@@ -38,16 +52,15 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
     let (cells_a, cells_b) = (summary::cells(&a), summary::cells(&b));
     writeln!(
         out,
-        "A: {} ({})\nB: {} ({})\nratio B/A, mean over paired repetitions (min..max); within noise under {:.0}% or the repetitions' spread\n",
+        "A: {} ({})\nB: {} ({})\nB/A: mean ratio over paired repetitions (min..max); {NOISE_RULE}\n",
         args.a.display(),
         a.provenance.git_commit,
         args.b.display(),
         b.provenance.git_commit,
-        100.0 * report::compare::NOISE_THRESHOLD
     )?;
-    writeln!(out, "| point | design | figure | A | B | B/A |")?;
-    writeln!(out, "|---|---|---|---:|---:|---|")?;
-    let mut matched = 0;
+    let (mut improved, mut regressed, mut noise) = (0, 0, 0);
+    let mut rows = Vec::new();
+    let mut pairs = 0;
     for old in &cells_a {
         // Points are matched by their axis values, designs by name.
         let Some(new) = cells_b
@@ -56,26 +69,102 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
         else {
             continue;
         };
-        matched += 1;
-        for (name, figure) in HEADLINE {
-            let change = Change::between(&old.each(figure), &new.each(figure))
-                .map_or("-".into(), |c| c.describe());
-            writeln!(
-                out,
-                "| {} | {} | {name} | {:.3} | {:.3} | {change} |",
-                old.label,
-                old.design,
-                old.mean(figure),
-                new.mean(figure)
-            )?;
+        pairs += 1;
+        for (name, better, read) in HEADLINE {
+            let Some(change) =
+                Change::between(&old.each(read), &new.each(read)).filter(|c| c.ratio.is_finite())
+            else {
+                continue;
+            };
+            let verdict = change.verdict(better);
+            match verdict {
+                Verdict::Improved => improved += 1,
+                Verdict::Regressed => regressed += 1,
+                Verdict::WithinNoise => noise += 1,
+            }
+            if args.all || verdict != Verdict::WithinNoise {
+                rows.push(format!(
+                    "| {} | {} | {name} | {} | {} | {:.3} ({:.3}..{:.3}) | {} |",
+                    old.label,
+                    old.design,
+                    figure(old.mean(read)),
+                    figure(new.mean(read)),
+                    change.ratio,
+                    change.min,
+                    change.max,
+                    verdict.word()
+                ));
+            }
         }
     }
-    if matched == 0 {
+    if pairs == 0 {
         return Err(CliError::Input(format!(
             "{} and {} have no (point, design) in common",
             args.a.display(),
             args.b.display()
         )));
     }
+    if rows.is_empty() {
+        writeln!(out, "No figure changed beyond the noise.\n")?;
+    } else {
+        writeln!(out, "| point | design | figure | A | B | B/A | verdict |")?;
+        writeln!(out, "|---|---|---|---:|---:|---:|---|")?;
+        for row in &rows {
+            writeln!(out, "{row}")?;
+        }
+        writeln!(out)?;
+    }
+    let mut one_sided = one_side_only("A", &cells_a, &cells_b);
+    one_sided.extend(one_side_only("B", &cells_b, &cells_a));
+    for line in &one_sided {
+        writeln!(out, "{line}")?;
+    }
+    let unmatched = if one_sided.is_empty() {
+        String::new()
+    } else {
+        format!("; {} present on one side only", one_sided.len())
+    };
+    writeln!(
+        out,
+        "summary: {} figures of {pairs} (point, design) pairs: {improved} improved, {regressed} \
+         regressed, {noise} within noise{unmatched}",
+        improved + regressed + noise
+    )?;
+    if args.fail_on_regression && regressed > 0 {
+        out.flush()?;
+        return Err(CliError::Failed(format!(
+            "{regressed} figures regressed beyond the noise (--fail-on-regression)"
+        )));
+    }
     Ok(())
+}
+
+/// The designs, points and (point, design) pairs of `ours` that `theirs`
+/// lacks, each named once: a design missing everywhere is one line, not one
+/// per point.
+fn one_side_only(side: &str, ours: &[Cell], theirs: &[Cell]) -> Vec<String> {
+    let designs: BTreeSet<&str> = theirs.iter().map(|c| c.design).collect();
+    let points: BTreeSet<&str> = theirs.iter().map(|c| c.label.as_str()).collect();
+    let mut lines: Vec<String> = Vec::new();
+    let mut push = |line: String| {
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    };
+    for cell in ours {
+        if theirs
+            .iter()
+            .any(|c| c.label == cell.label && c.design == cell.design)
+        {
+            continue;
+        }
+        if !designs.contains(cell.design) {
+            push(format!("only in {side}: design {}", cell.design));
+        } else if !points.contains(cell.label.as_str()) {
+            push(format!("only in {side}: point {}", cell.label));
+        } else {
+            push(format!("only in {side}: {} at {}", cell.design, cell.label));
+        }
+    }
+    lines
 }

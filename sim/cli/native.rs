@@ -1,9 +1,12 @@
 //! `futexsim native hash`: perf bench futex hash on this machine with real
-//! futex syscalls, printed as perf prints it.
+//! futex syscalls, with perf's options and printed line for line as perf
+//! prints it, so that scripts written for perf's output read it unchanged.
 
 use crate::cli::CliError;
 use clap::{Args, Subcommand};
-use futexsim::host::native::HashBench;
+use futexsim::host::native::{
+    hashing_line, lock_all_memory, request_hash_buckets, HashBench, HashFigures,
+};
 use std::io::Write;
 use std::time::Duration;
 
@@ -16,56 +19,106 @@ pub struct NativeArgs {
 #[derive(Subcommand, Debug)]
 enum NativeBench {
     /// perf bench futex hash: every thread loops failed FUTEX_WAITs on its own futexes.
-    Hash {
-        /// -t: threads (every online CPU by default).
-        #[arg(short, long)]
-        threads: Option<u32>,
-        /// -f: futexes per thread.
-        #[arg(short, long, default_value_t = 1024)]
-        futexes: u32,
-        /// -S: shared futexes.
-        #[arg(short = 'S', long)]
-        shared: bool,
-        /// -r: seconds to run (fractions allowed).
-        #[arg(short, long, default_value_t = 1.0)]
-        runtime: f64,
-    },
+    Hash(HashOptions),
+}
+
+/// perf bench futex hash's options, with perf's letters and defaults.
+#[derive(Args, Debug)]
+struct HashOptions {
+    /// Threads (every online CPU by default).
+    #[arg(short, long)]
+    threads: Option<u32>,
+    /// Seconds to run.
+    #[arg(short, long, default_value_t = 10)]
+    runtime: u32,
+    /// Futexes per thread.
+    #[arg(short, long, default_value_t = 1024)]
+    futexes: u32,
+    /// Private futex hash buckets for the process (PR_FUTEX_HASH, Linux
+    /// 6.16+); 0 for the global hash.
+    #[arg(short, long)]
+    buckets: Option<u32>,
+    /// Silent: no per-thread lines.
+    #[arg(short, long)]
+    silent: bool,
+    /// Shared futexes instead of private ones.
+    #[arg(short = 'S', long)]
+    shared: bool,
+    /// Lock all current and future memory.
+    #[arg(short, long)]
+    mlockall: bool,
 }
 
 pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let NativeBench::Hash {
-        threads,
-        futexes,
-        shared,
-        runtime,
-    } = args.bench;
-    if !(runtime > 0.0 && runtime <= 3600.0) {
+    let NativeBench::Hash(options) = &args.bench;
+    if !(1..=3600).contains(&options.runtime) {
         return Err(CliError::Input(format!(
-            "--runtime {runtime} must be above 0 and at most 3600 seconds"
+            "--runtime {} must be between 1 and 3600 seconds",
+            options.runtime
         )));
     }
-    let threads = threads
+    if options.mlockall {
+        lock_all_memory().map_err(CliError::Failed)?;
+    }
+    if let Some(buckets) = options.buckets {
+        request_hash_buckets(buckets).map_err(CliError::Failed)?;
+    }
+    let threads = options
+        .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    writeln!(
+        out,
+        "Run summary [PID {}]: {threads} threads, each operating on {} [{}] futexes for {} secs.\n",
+        std::process::id(),
+        options.futexes,
+        if options.shared { "shared" } else { "private" },
+        options.runtime
+    )?;
+    out.flush()?;
     let figures = HashBench {
         threads,
-        futexes,
-        shared,
-        duration: Duration::from_secs_f64(runtime),
+        futexes: options.futexes,
+        shared: options.shared,
+        duration: Duration::from_secs(options.runtime.into()),
     }
     .run()
     .map_err(CliError::Input)?;
+    print_figures(&figures, options.silent, out)?;
+    let hashing = hashing_line(options.buckets).map_err(CliError::Failed)?;
+    writeln!(out, "{hashing}")?;
+    Ok(())
+}
+
+/// perf's per-thread lines (unless silent) and its "Averaged" line.
+fn print_figures(
+    figures: &HashFigures,
+    silent: bool,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    if !silent {
+        for (tid, thread) in figures.threads.iter().enumerate() {
+            let rate = figures.perf_rate(thread);
+            if thread.first_futex == thread.last_futex {
+                writeln!(
+                    out,
+                    "[thread {tid:2}] futex: {:#x} [ {rate} ops/sec ]",
+                    thread.first_futex
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "[thread {tid:2}] futexes: {:#x} ... {:#x} [ {rate} ops/sec ]",
+                    thread.first_futex, thread.last_futex
+                )?;
+            }
+        }
+    }
+    let (avg, pct) = figures.perf_average();
     writeln!(
         out,
-        "Run summary [PID {}]: {threads} threads, each operating on {futexes} [{}] futexes for {runtime} secs.",
-        std::process::id(),
-        if shared { "shared" } else { "private" }
-    )?;
-    writeln!(
-        out,
-        "Averaged {:.0} operations/sec (+- {:.2}%), total {:.0} operations/sec",
-        figures.mean(),
-        figures.rsd_pct() / (threads as f64).sqrt(),
-        figures.total()
+        "{}Averaged {avg} operations/sec (+- {pct:.2}%), total secs = {}",
+        if silent { "" } else { "\n" },
+        figures.runtime.as_secs()
     )?;
     Ok(())
 }

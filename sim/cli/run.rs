@@ -8,18 +8,20 @@ use futexsim::campaign::{Campaign, Run, Shard};
 use futexsim::config::Config;
 use futexsim::record::{RunRecord, Speed};
 use futexsim::report::summary::figure;
-use futexsim::results::{ResultSet, SpeedLog};
+use futexsim::results::{total_speed, ResultSet, SpeedLog};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 #[derive(Args, Debug, Default)]
 pub struct RunArgs {
     /// Config files (TOML); the embedded default (configs/default.toml) when none.
     configs: Vec<PathBuf>,
-    /// The campaign directory: reports/<config name> by default; with several
+    /// The campaign directory: out/<config name> by default; with several
     /// configs, one subdirectory per config under it.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -36,7 +38,9 @@ pub struct RunArgs {
     /// Start over when the directory holds a campaign of a different config.
     #[arg(long)]
     overwrite: bool,
-    /// Print the result set as JSON on stdout instead of the summary table.
+    /// Print the result set as JSON on stdout instead of the summary table:
+    /// one config's result set as an object, several configs' as one array
+    /// of them in the order given.
     #[arg(long)]
     json: bool,
     /// Run even when the runs at once are estimated to need more memory
@@ -48,6 +52,10 @@ pub struct RunArgs {
 /// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The progress bar being drawn, so that a message printed meanwhile gets
+/// its own line instead of landing after the bar.
+static BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
 /// The first SIGINT or SIGTERM sets [`STOP`]; a second one exits at once
 /// (finished runs are on disk already, so only the runs in flight are lost).
 fn stop_on_signals() {
@@ -55,7 +63,13 @@ fn stop_on_signals() {
         if STOP.swap(true, Ordering::Relaxed) {
             std::process::exit(130);
         }
-        eprintln!("futexsim: stopping after the runs in flight; interrupt again to stop now");
+        let say = || {
+            eprintln!("futexsim: stopping after the runs in flight; interrupt again to stop now")
+        };
+        match BAR.lock().ok().and_then(|bar| bar.clone()) {
+            Some(bar) => bar.suspend(say),
+            None => say(),
+        }
     };
     // Without a handler the signal's default still ends the process, and a
     // campaign survives that too: keep going rather than refuse to run.
@@ -84,13 +98,15 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     let shard = args.shard.unwrap_or(Shard::ALL);
     stop_on_signals();
+    let several = configs.len() > 1;
+    let mut sets = Vec::new();
     for (config, dir) in configs.into_iter().zip(dirs) {
         let campaign = Campaign::plan(&dir, config, args.overwrite)?;
         let todo = campaign.missing(shard);
         let estimate = check_memory(&campaign, &todo, jobs, args.force)?;
         campaign.create()?;
         futexsim::campaign::reset_peak_rss();
-        simulate(&campaign, &todo, jobs)?;
+        let measured = simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
             let left = campaign.missing(shard).len();
             return Err(CliError::Interrupted(format!(
@@ -114,26 +130,36 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         publish(&campaign.dir, &set, &speed)?;
         campaign.remove_stale_runs()?;
         if args.json {
-            writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&set).expect("results serialize")
-            )?;
+            sets.push(set);
         } else {
             print_summary(&set, &dir, out)?;
         }
-        print_speed(&speed, todo.len(), estimate);
+        print_speed(&measured, speed.runs.len(), &dir, estimate);
+    }
+    // One JSON document whatever the number of configs.
+    let json = match (args.json, several) {
+        (false, _) => return Ok(()),
+        (true, false) => sets.first().map(serde_json::to_string_pretty),
+        (true, true) => Some(serde_json::to_string_pretty(&sets)),
+    };
+    if let Some(json) = json {
+        writeln!(out, "{}", json.expect("results serialize"))?;
     }
     Ok(())
 }
 
-/// reports/<name>, or --out; one subdirectory per config when there are several.
+/// Where campaigns go without --out: a directory of their own, never the
+/// committed reports/ (which `--out reports` regenerates), so that a run
+/// simulates rather than finds another build's runs there.
+const DEFAULT_ROOT: &str = "out";
+
+/// out/<name>, or --out; one subdirectory per config when there are several.
 fn campaign_dirs(configs: &[Config], out: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
     if configs.len() == 1 {
-        let default = Path::new("reports").join(&configs[0].name);
+        let default = Path::new(DEFAULT_ROOT).join(&configs[0].name);
         return Ok(vec![out.map_or(default, Path::to_path_buf)]);
     }
-    let root = out.unwrap_or(Path::new("reports"));
+    let root = out.unwrap_or(Path::new(DEFAULT_ROOT));
     let mut dirs: Vec<PathBuf> = Vec::new();
     for c in configs {
         let dir = root.join(&c.name);
@@ -179,27 +205,74 @@ fn mib(bytes: u64) -> u64 {
     bytes.div_ceil(1 << 20)
 }
 
-/// Runs `todo` with a progress bar on a terminal: runs done, ETA and the
-/// simulator's speed in simulated futex ops per second.
-fn simulate(campaign: &Campaign, todo: &[&Run], jobs: usize) -> Result<(), CliError> {
-    let bar = ProgressBar::new(todo.len() as u64).with_style(
+/// Runs `todo` with a progress bar on a terminal: runs done (moving with
+/// the simulated time of the runs in flight), ETA and the simulator's speed
+/// in simulated futex ops per second. Returns the speed of these runs and
+/// the process's peak memory: what this process measured.
+fn simulate(campaign: &Campaign, todo: &[&Run], jobs: usize) -> Result<Measured, CliError> {
+    let per_run = futexsim::progress::PER_RUN;
+    // Nothing to simulate, nothing to show.
+    let bar = if todo.is_empty() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(todo.len() as u64 * per_run)
+    };
+    let bar = bar.with_style(
         ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta}, {msg}",
+            "{prefix} [{elapsed_precise}] {bar:30} {msg}, ETA {eta}, {percent}%",
         )
         .expect("the template is valid"),
     );
     bar.set_prefix(campaign.config.name.clone());
+    bar.set_message(format!("0/{} runs", todo.len()));
     let started = Instant::now();
-    let ops = AtomicU64::new(0);
-    let done = |_: &Speed, run_ops: u64| {
-        let total = ops.fetch_add(run_ops, Ordering::Relaxed) + run_ops;
+    let base = futexsim::progress::done();
+    let speeds: Mutex<Vec<(Speed, u64)>> = Mutex::new(Vec::new());
+    let done = |speed: &Speed, run_ops: u64| {
+        let mut speeds = speeds.lock().expect("no panics hold it");
+        speeds.push((speed.clone(), run_ops));
+        let total: u64 = speeds.iter().map(|(_, ops)| ops).sum();
         let rate = total as f64 / started.elapsed().as_secs_f64().max(1e-9);
-        bar.set_message(format!("{:.2} M simulated ops/s", rate / 1e6));
-        bar.inc(1);
+        bar.set_message(format!(
+            "{}/{} runs, {:.2} M simulated ops/s",
+            speeds.len(),
+            todo.len(),
+            rate / 1e6
+        ));
     };
-    let result = campaign.simulate(todo, jobs, &STOP, &done);
+    *BAR.lock().expect("no panics hold it") = Some(bar.clone());
+    // The bar ticks ten times a second until the runs are over (the sender
+    // is dropped), so it moves inside a long run.
+    let (over, ticks) = std::sync::mpsc::channel::<()>();
+    let result = std::thread::scope(|s| {
+        let bar = &bar;
+        s.spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) =
+                ticks.recv_timeout(Duration::from_millis(100))
+            {
+                bar.set_position(futexsim::progress::done().saturating_sub(base));
+            }
+        });
+        let result = campaign.simulate(todo, jobs, &STOP, &done);
+        drop(over);
+        result
+    });
+    *BAR.lock().expect("no panics hold it") = None;
     bar.finish_and_clear();
-    Ok(result?)
+    result?;
+    let speeds = speeds.into_inner().expect("no panics hold it");
+    Ok(Measured {
+        runs: speeds.len(),
+        speed: total_speed(speeds.iter().map(|(s, _)| s)),
+        peak_rss_bytes: futexsim::campaign::peak_rss_bytes(),
+    })
+}
+
+/// What this process measured of its own runs.
+struct Measured {
+    runs: usize,
+    speed: Speed,
+    peak_rss_bytes: u64,
 }
 
 /// Writes the result set and the speed log beside it.
@@ -263,20 +336,31 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
 }
 
 /// The simulator's own speed, on stderr: it is not part of the results.
-fn print_speed(speed: &SpeedLog, simulated_now: usize, estimate: u64) {
-    let total = speed.total();
+/// Only what this process measured: runs found on disk were timed by
+/// another process, whose figures are in the directory's speed.json.
+fn print_speed(measured: &Measured, in_all: usize, dir: &Path, estimate: u64) {
+    if measured.runs == 0 {
+        eprintln!(
+            "simulator: 0 runs simulated now: all {in_all} were in {} already, so nothing was \
+             measured (delete it, or choose another --out, to simulate again)",
+            dir.display()
+        );
+        return;
+    }
     // The estimate beside the measured peak keeps the memory model honest.
     let estimated = if estimate > 0 {
         format!(" (the largest run estimated at {} MiB)", mib(estimate))
     } else {
         String::new()
     };
+    let speed = &measured.speed;
     eprintln!(
-        "simulator: {simulated_now} runs simulated now, {} in all; {} events, {:.2} M events/s and {:.2} M simulated ops/s per core; peak memory {:.0} MiB{estimated}",
-        speed.runs.len(),
-        total.events,
-        total.events_per_sec / 1e6,
-        total.sim_ops_per_sec / 1e6,
-        speed.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+        "simulator: {} runs simulated now, {in_all} in all; {} events, {:.2} M events/s and \
+         {:.2} M simulated ops/s per core; peak memory {:.0} MiB in this process{estimated}",
+        measured.runs,
+        speed.events,
+        speed.events_per_sec / 1e6,
+        speed.sim_ops_per_sec / 1e6,
+        measured.peak_rss_bytes as f64 / (1024.0 * 1024.0),
     );
 }

@@ -18,7 +18,7 @@ pub struct ValidateArgs {
     #[arg(long)]
     cases: Option<PathBuf>,
     /// Where report.md is written.
-    #[arg(long, default_value = "reports/validation")]
+    #[arg(long, default_value = "out/validation")]
     out: PathBuf,
     /// Simulations run at once (every core by default).
     #[arg(long, short)]

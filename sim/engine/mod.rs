@@ -173,8 +173,12 @@ impl<'a> Engine<'a> {
         for t in 0..self.tasks.len() as u32 {
             self.queue.push(0, t);
         }
+        let mut progress = crate::progress::RunProgress::default();
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
+            if self.events.is_multiple_of(crate::progress::EVERY_EVENTS) {
+                progress.reached(now, self.window.end());
+            }
             self.prefetch_next_task();
             if task == WARMUP_DONE {
                 self.start_counting();
@@ -182,6 +186,7 @@ impl<'a> Engine<'a> {
                 self.resume(task, now);
             }
         }
+        progress.finish();
         Outcome {
             metrics: self.metrics,
             directory: self.dir,

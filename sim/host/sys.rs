@@ -35,3 +35,35 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, private: bool) -> libc::c_lon
 pub fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// prctl(PR_FUTEX_HASH, ...) (since Linux 6.16): the process's private
+/// futex hash. Older kernels answer EINVAL.
+const PR_FUTEX_HASH: libc::c_int = 78;
+const PR_FUTEX_HASH_SET_SLOTS: libc::c_ulong = 1;
+const PR_FUTEX_HASH_GET_SLOTS: libc::c_ulong = 2;
+
+/// Asks for a private futex hash of `slots` buckets (0: the global hash).
+pub fn set_futex_hash_slots(slots: u32) -> std::io::Result<()> {
+    // SAFETY: PR_FUTEX_HASH takes integer arguments only.
+    let ret = unsafe {
+        libc::prctl(
+            PR_FUTEX_HASH,
+            PR_FUTEX_HASH_SET_SLOTS,
+            libc::c_ulong::from(slots),
+            0 as libc::c_ulong,
+        )
+    };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The process's private futex hash size: Some(0) for the global hash,
+/// None when the kernel cannot say (before 6.16).
+pub fn futex_hash_slots() -> Option<u32> {
+    // SAFETY: PR_FUTEX_HASH_GET_SLOTS takes no pointer.
+    let ret = unsafe { libc::prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS) };
+    u32::try_from(ret).ok()
+}

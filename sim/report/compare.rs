@@ -1,16 +1,46 @@
-//! One result against another, criterion-style: the ratio of a metric
-//! between two sets of repetitions, its spread, and whether the change is
-//! inside the noise.
+//! One result against another: the ratio of a metric between two sets of
+//! repetitions, its spread, and whether the change is inside the noise.
 //!
-//! The rule: repetitions are paired by index (repetition i of both sides ran
-//! with the same seed), the ratio of each pair is taken, and the change is
-//! the mean of those ratios. Its spread is the largest distance of one
-//! pair's ratio from that mean. A change is within the noise when
-//! |mean - 1| < max(NOISE_THRESHOLD, spread): smaller than the threshold
-//! criterion uses by default, or smaller than the repetitions disagree.
+//! The rule, futexsim's paired-ratio rule: repetitions are paired by index
+//! (repetition i of both sides ran with the same seed), the ratio of each
+//! pair is taken, and the change is the mean of those ratios. Its spread is
+//! the largest distance of one pair's ratio from that mean. A change is
+//! within the noise when |mean - 1| < max(NOISE_THRESHOLD, spread). It is
+//! not criterion's rule (a 1 % noise threshold and a significance test over
+//! many samples): a campaign has a few repetitions, not a sample.
 
 /// Relative changes below this are never reported as real (2 %).
 pub const NOISE_THRESHOLD: f64 = 0.02;
+
+/// The rule in one line, as reports and `futexsim diff` state it.
+pub const NOISE_RULE: &str = "paired-ratio rule: within noise when |B/A - 1| is under 2 % or \
+     under the spread of the repetitions' paired ratios (futexsim's own rule, not criterion's \
+     1 % with a significance test)";
+
+/// Which way a figure is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// What a change means for a figure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Improved,
+    Regressed,
+    WithinNoise,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::WithinNoise => "within noise",
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Change {
@@ -43,6 +73,16 @@ impl Change {
             max,
             within_noise: (ratio - 1.0).abs() < NOISE_THRESHOLD.max(spread),
         })
+    }
+
+    /// Improved or regressed for a figure that is better `better`, unless
+    /// the change is within the noise.
+    pub fn verdict(&self, better: Better) -> Verdict {
+        match (self.within_noise, self.ratio > 1.0, better) {
+            (true, _, _) => Verdict::WithinNoise,
+            (false, true, Better::Higher) | (false, false, Better::Lower) => Verdict::Improved,
+            _ => Verdict::Regressed,
+        }
     }
 
     /// "1.234 (1.201..1.260)", and " within noise" when it is.
@@ -86,6 +126,18 @@ mod tests {
                 .unwrap()
                 .within_noise
         );
+    }
+
+    #[test]
+    fn a_change_improves_or_regresses_by_the_figure_s_direction() {
+        let faster = Change::between(&[100.0], &[150.0]).unwrap();
+        assert_eq!(faster.verdict(Better::Higher), Verdict::Improved);
+        assert_eq!(faster.verdict(Better::Lower), Verdict::Regressed);
+        let slower = Change::between(&[100.0], &[50.0]).unwrap();
+        assert_eq!(slower.verdict(Better::Higher), Verdict::Regressed);
+        assert_eq!(slower.verdict(Better::Lower), Verdict::Improved);
+        let same = Change::between(&[100.0], &[101.0]).unwrap();
+        assert_eq!(same.verdict(Better::Lower), Verdict::WithinNoise);
     }
 
     #[test]

@@ -5,29 +5,188 @@
 
 use super::c2c;
 use super::charts;
-use super::compare::{Change, NOISE_THRESHOLD};
-use super::summary::{self, figure, of_keys, per_op, Cell};
+use super::compare::{Change, NOISE_RULE};
+use super::summary::{self, duration_ns, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
+use crate::perf_stat::rel_stderr_from_population_rsd;
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
+use crate::workload::perf_hash;
 use std::fmt::Write;
 
 pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     let cells = summary::cells(set);
     let mut md = String::new();
+    let _ = writeln!(md, "# futexsim report: {}\n", set.provenance.config_name);
+    what_this_shows(&mut md, set, &cells);
     provenance(&mut md, set, speed);
     summary_table(&mut md, &cells);
     workload_figures(&mut md, &cells);
     comparison(&mut md, set, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
+    perf_bench_lines(&mut md, &cells);
     c2c_tables(&mut md, &cells);
     config(&mut md, set);
     Ok(vec![File {
         path: REPORT_MD.into(),
         bytes: md.into_bytes(),
     }])
+}
+
+/// The headline every summary and comparison uses: what `perf bench futex
+/// hash` prints as "Averaged".
+fn per_thread(r: &RunRecord) -> f64 {
+    r.mean_thread_ops_per_sec
+}
+
+/// The conclusions first: which design is fastest where, and each design
+/// against the baseline, by how much, counting only what is beyond the
+/// noise.
+fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    let mut points: Vec<(usize, &str)> = Vec::new();
+    for c in cells {
+        if !points.iter().any(|p| p.0 == c.point) {
+            points.push((c.point, &c.label));
+        }
+    }
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return;
+    };
+    let _ = writeln!(md, "## What this shows\n");
+    // Without a sweep there is one point and nothing to name it by.
+    let single = points.len() == 1;
+    let span = match (single, first.1) {
+        (true, "-") => String::new(),
+        (true, label) => format!(" at {label}"),
+        (false, _) => format!(" at {} points ({} to {})", points.len(), first.1, last.1),
+    };
+    let headline = if cells[0].runs[0].workload.starts_with(perf_hash::LABEL) {
+        "Averaged ops/s per thread (what `perf bench futex hash` prints as \"Averaged\")"
+    } else {
+        "Ops/s per thread (the mean of the per-thread rates)"
+    };
+    if set.designs.len() == 1 {
+        let value = |c: &&Cell| c.mean(per_thread);
+        let high = cells.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
+        let low = cells.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
+        if let (true, Some(only)) = (single, high) {
+            let _ = writeln!(
+                md,
+                "One design, {}{span}: ops/s per thread {}.\n",
+                set.designs[0],
+                figure(value(&only).round())
+            );
+        } else if let (Some(high), Some(low)) = (high, low) {
+            let _ = writeln!(
+                md,
+                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest).\n",
+                set.designs[0],
+                high.label,
+                figure(value(&high).round()),
+                low.label,
+                figure(value(&low).round()),
+                value(&low) / value(&high).max(f64::MIN_POSITIVE)
+            );
+        }
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "{headline}, each design against the baseline {}{span}, means over repetitions. A change within the noise is not counted as one, by the {NOISE_RULE}.\n",
+        set.baseline
+    );
+    // The fastest design at each point, consecutive points with the same one grouped.
+    let mut fastest: Vec<(&str, Vec<&str>)> = Vec::new();
+    for &(point, label) in &points {
+        let best = cells
+            .iter()
+            .filter(|c| c.point == point)
+            .max_by(|a, b| a.mean(per_thread).total_cmp(&b.mean(per_thread)));
+        let Some(best) = best else { continue };
+        match fastest.last_mut() {
+            Some((design, labels)) if *design == best.design => labels.push(label),
+            _ => fastest.push((best.design, vec![label])),
+        }
+    }
+    let runs: Vec<String> = fastest
+        .iter()
+        .map(|(design, labels)| match (fastest.len(), &labels[..]) {
+            (1, _) if labels.len() == points.len() && points.len() > 1 => {
+                format!("**{design}** at every point")
+            }
+            (_, [one]) => format!("**{design}**{}", at(one)),
+            (_, [from, .., to]) => format!("**{design}** from {from} to {to}"),
+            _ => String::new(),
+        })
+        .collect();
+    let _ = writeln!(md, "- Fastest: {}.", runs.join("; "));
+    for design in set.designs.iter().filter(|d| **d != set.baseline) {
+        let mut faster: Vec<(f64, &str)> = Vec::new();
+        let mut slower: Vec<(f64, &str)> = Vec::new();
+        let mut noise: Vec<&str> = Vec::new();
+        for c in cells.iter().filter(|c| c.design == design) {
+            let base = cells
+                .iter()
+                .find(|b| b.point == c.point && b.design == set.baseline);
+            let Some(change) =
+                base.and_then(|b| Change::between(&b.each(per_thread), &c.each(per_thread)))
+            else {
+                continue;
+            };
+            match (change.within_noise, change.ratio > 1.0) {
+                (true, _) => noise.push(&c.label),
+                (false, true) => faster.push((change.ratio, &c.label)),
+                (false, false) => slower.push((change.ratio, &c.label)),
+            }
+        }
+        let mut parts = Vec::new();
+        if !faster.is_empty() {
+            parts.push(format!("faster{}", ratio_range(&faster)));
+        }
+        if !slower.is_empty() {
+            parts.push(format!("slower{}", ratio_range(&slower)));
+        }
+        if !noise.is_empty() {
+            let at = match noise.len() {
+                _ if single => at(noise[0]),
+                n if n == points.len() => " at every point".to_string(),
+                1..=3 => format!(" at {}", noise.join(", ")),
+                n => format!(" at {n} points"),
+            };
+            parts.push(format!("within noise{at}"));
+        }
+        let _ = writeln!(md, "- {design}: {}.", parts.join("; "));
+    }
+    md.push('\n');
+}
+
+/// " at cpus=8", or nothing for the one point of a config without a sweep.
+fn at(label: &str) -> String {
+    if label == "-" {
+        String::new()
+    } else {
+        format!(" at {label}")
+    }
+}
+
+/// " at cpus=8 (0.92x)", or " at 6 points, 1.04x (cpus=16) to 14.32x (cpus=512)".
+fn ratio_range(ratios: &[(f64, &str)]) -> String {
+    let low = ratios.iter().min_by(|a, b| a.0.total_cmp(&b.0));
+    let high = ratios.iter().max_by(|a, b| a.0.total_cmp(&b.0));
+    match (ratios, low, high) {
+        ([(ratio, label)], _, _) => format!("{} ({ratio:.2}x)", at(label)),
+        (_, Some(low), Some(high)) => format!(
+            " at {} points, {:.2}x ({}) to {:.2}x ({})",
+            ratios.len(),
+            low.0,
+            low.1,
+            high.0,
+            high.1
+        ),
+        _ => String::new(),
+    }
 }
 
 /// Bytes as B, KiB, MiB or GiB with one decimal.
@@ -48,7 +207,6 @@ fn bytes(n: u64) -> String {
 
 fn provenance(md: &mut String, set: &ResultSet, speed: &SpeedLog) {
     let p = &set.provenance;
-    let _ = writeln!(md, "# futexsim report: {}\n", p.config_name);
     let _ = writeln!(md, "## Provenance\n");
     let _ = writeln!(md, "| | |\n|---|---|");
     let _ = writeln!(
@@ -97,7 +255,7 @@ fn provenance(md: &mut String, set: &ResultSet, speed: &SpeedLog) {
         let _ = writeln!(
             md,
             "| simulator speed | {} events in {:.2} s of run time ({:.2} M events/s, {:.2} M simulated ops/s per core); peak memory {} |",
-            total.events,
+            figure(total.events as f64),
             total.wall_s,
             total.events_per_sec / 1e6,
             total.sim_ops_per_sec / 1e6,
@@ -114,11 +272,11 @@ fn summary_table(md: &mut String, cells: &[Cell]) {
     let _ = writeln!(md, "## Summary\n");
     let _ = writeln!(
         md,
-        "Means over repetitions. ops/s/thread is the mean per-thread rate with its relative standard deviation across threads, as `perf bench futex hash` prints it. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word.\n"
+        "Means over repetitions. ops/s/thread is the mean of the per-thread rates, which `perf bench futex hash` prints as \"Averaged\"; thread rsd is the relative standard deviation of those rates (over all threads, not perf's `(+- x%)`, which is the standard error of the mean). p50 and p99 are op latencies. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word.\n"
     );
     let _ = writeln!(
         md,
-        "| point | design | ops/s | ops/s/thread (± rsd) | p50 ns | p99 ns | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |"
+        "| point | design | ops/s | ops/s/thread (thread rsd) | p50 | p99 | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |"
     );
     let _ = writeln!(
         md,
@@ -127,14 +285,14 @@ fn summary_table(md: &mut String, cells: &[Cell]) {
     for c in cells {
         let _ = writeln!(
             md,
-            "| {} | {} | {:.0} | {:.0} (± {:.1}%) | {:.0} | {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} |",
+            "| {} | {} | {} | {} ({:.1}%) | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} |",
             c.label,
             c.design,
-            c.mean(|r| r.ops_per_sec),
-            c.mean(|r| r.mean_thread_ops_per_sec),
+            figure(c.mean(|r| r.ops_per_sec).round()),
+            figure(c.mean(per_thread).round()),
             c.mean(|r| r.thread_rsd_pct),
-            c.mean(|r| r.latency_ns.p50 as f64),
-            c.mean(|r| r.latency_ns.p99 as f64),
+            duration_ns(c.mean(|r| r.latency_ns.p50 as f64)),
+            duration_ns(c.mean(|r| r.latency_ns.p99 as f64)),
             c.mean(|r| per_op(r.coherence.lcl_hitm, r)),
             c.mean(|r| per_op(r.coherence.rmt_hitm, r)),
             c.mean(|r| per_op(r.coherence.false_sharing, r)),
@@ -218,23 +376,25 @@ fn load_columns(c: &Cell) -> String {
 }
 
 fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    if set.designs.len() < 2 {
+        return;
+    }
     let _ = writeln!(md, "## Comparison against {}\n", set.baseline);
     let _ = writeln!(
         md,
-        "Ratio of mean per-thread ops/s, design over baseline, repetitions paired by seed: the mean ratio, then the lowest and highest. A change is within noise when it differs from 1 by less than {:.0}% or by less than the repetitions' largest distance from the mean ratio.\n",
-        100.0 * NOISE_THRESHOLD
+        "Ratio of mean per-thread ops/s, design over baseline, repetitions paired by seed: the mean ratio, then the lowest and highest. The {NOISE_RULE}.\n"
     );
     let _ = writeln!(
         md,
         "| point | design | ops/s/thread ratio (min..max) | verdict |"
     );
     let _ = writeln!(md, "|---|---|---:|---|");
-    let figure = |r: &RunRecord| r.mean_thread_ops_per_sec;
     for c in cells.iter().filter(|c| c.design != set.baseline) {
         let base = cells
             .iter()
             .find(|b| b.point == c.point && b.design == set.baseline);
-        let Some(change) = base.and_then(|b| Change::between(&b.each(figure), &c.each(figure)))
+        let Some(change) =
+            base.and_then(|b| Change::between(&b.each(per_thread), &c.each(per_thread)))
         else {
             continue;
         };
@@ -255,55 +415,77 @@ fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
 }
 
 fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
-    let _ = writeln!(md, "## Scaling\n");
+    let series = summary::series(set, cells);
+    let curves = series
+        .iter()
+        .any(|s| s.cells.iter().any(|c| c.threads() != s.cells[0].threads()));
     let _ = writeln!(
         md,
-        "![Throughput against CPUs]({})\n\n![HITM per op against CPUs]({})\n",
+        "## {}\n",
+        if curves {
+            "Scaling"
+        } else {
+            "Throughput by design"
+        }
+    );
+    let _ = writeln!(
+        md,
+        "![Throughput]({})\n\n![Averaged ops/s per thread]({})\n\n![HITM per op]({})\n",
         charts::THROUGHPUT,
+        charts::PER_THREAD,
         charts::HITM_PER_OP
     );
-    let _ = writeln!(
-        md,
-        "Universal Scalability Law fitted by least squares to total ops/s over every run of each curve: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the CPUs (one thread each). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) CPUs.\n"
-    );
-    let _ = writeln!(
-        md,
-        "| curve | CPUs | lambda (ops/s per CPU) | alpha | beta | peak CPUs | R² |"
-    );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|");
-    for s in summary::series(set, cells) {
+    let mut rows = Vec::new();
+    for s in &series {
         let samples: Vec<(f64, f64)> = s
             .cells
             .iter()
             .flat_map(|c| c.runs.iter().map(|r| (f64::from(r.threads), r.ops_per_sec)))
             .collect();
-        let cpus: Vec<String> = s.cells.iter().map(|c| c.threads().to_string()).collect();
-        let mut cpus_list = cpus.clone();
-        cpus_list.dedup();
-        let cpus = cpus_list.join(", ");
-        match usl::fit(&samples) {
-            Some(f) => {
-                let peak = f.peak().map_or("none".into(), |p| format!("{p:.0}"));
-                let _ = writeln!(
-                    md,
-                    "| {} | {cpus} | {:.0} | {:.4} | {:.3e} | {peak} | {:.3} |",
-                    s.label, f.lambda, f.alpha, f.beta, f.r_squared
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    md,
-                    "| {} | {cpus} | needs {} CPU counts | | | | |",
-                    s.label,
-                    usl::MIN_POINTS
-                );
-            }
-        }
+        let Some(f) = usl::fit(&samples) else {
+            continue;
+        };
+        let mut threads: Vec<String> = s.cells.iter().map(|c| c.threads().to_string()).collect();
+        threads.dedup();
+        let note = f.caveat().unwrap_or("");
+        let peak = match (f.caveat(), f.peak()) {
+            (Some(_), _) => "-".to_string(),
+            (None, Some(p)) => format!("{p:.0}"),
+            (None, None) => "none".to_string(),
+        };
+        rows.push(format!(
+            "| {} | {} | {} | {:.4} | {:.3e} | {peak} | {:.3} | {note} |",
+            s.label,
+            threads.join(", "),
+            figure(f.lambda.round()),
+            f.alpha,
+            f.beta,
+            f.r_squared
+        ));
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "Universal Scalability Law fitted by least squares to total ops/s over every run of each curve with {} or more thread counts: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the threads (one per CPU). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) threads. A fit with a negative coefficient does not have the law's shape: it is flagged, and not drawn in the chart.\n",
+        usl::MIN_POINTS
+    );
+    let _ = writeln!(
+        md,
+        "| curve | threads | lambda (ops/s per thread) | alpha | beta | peak threads | R² | note |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---|");
+    for row in rows {
+        let _ = writeln!(md, "{row}");
     }
     md.push('\n');
 }
 
 fn bucket_load(md: &mut String, cells: &[Cell]) {
+    if cells.iter().all(|c| c.runs[0].load.is_none()) {
+        return;
+    }
     let _ = writeln!(md, "## Bucket load\n");
     let _ = writeln!(
         md,
@@ -321,23 +503,23 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         let u = &l.uniform;
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} ({:.1}) | {:.2} ({:.2}) | {} ({:.0} ± {:.0}) | {} ({:.0}) | {} ({:.0} ± {:.0}) |",
+            "| {} | {} | {} | {} | {} ({:.1}) | {:.2} ({:.2}) | {} ({} ± {}) | {} ({}) | {} ({} ± {}) |",
             c.label,
             c.design,
-            l.keys,
-            l.buckets,
+            figure(l.keys as f64),
+            figure(l.buckets as f64),
             l.max_load,
             u.max_load,
             l.mean_load,
             u.mean_load,
-            l.keys_sharing_bucket,
-            u.keys_sharing_bucket,
-            u.keys_sharing_bucket_sd,
-            l.keys_sharing_line,
-            u.keys_sharing_line,
-            l.colliding_pairs,
-            u.colliding_pairs,
-            u.colliding_pairs_sd,
+            figure(l.keys_sharing_bucket as f64),
+            figure(u.keys_sharing_bucket.round()),
+            figure(u.keys_sharing_bucket_sd.round()),
+            figure(l.keys_sharing_line as f64),
+            figure(u.keys_sharing_line.round()),
+            figure(l.colliding_pairs as f64),
+            figure(u.colliding_pairs.round()),
+            figure(u.colliding_pairs_sd.round()),
         );
     }
     let Some(point) = summary::busiest_point(cells) else {
@@ -363,6 +545,46 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
             "![HITM by node of {d}]({})\n",
             charts::nodes_chart(c.design),
             d = c.design
+        );
+    }
+}
+
+/// perf bench futex hash's summary lines for each simulated run of it
+/// (first repetition), with perf's definitions: "Averaged" the truncated
+/// mean of the per-thread rates, `(+- x%)` their relative standard error.
+fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
+    let perf: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.runs[0].workload.starts_with(perf_hash::LABEL))
+        .collect();
+    if perf.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## As perf bench prints it\n");
+    let _ = writeln!(
+        md,
+        "Each run's `Run summary` and `Averaged` lines as `perf bench futex hash` prints them (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second. futexsim records no per-thread counts, so perf's `[thread N]` lines are not printed.\n"
+    );
+    for c in perf {
+        let r = c.runs[0];
+        let futexes = r
+            .load
+            .as_ref()
+            .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
+        let kind = if r.workload.ends_with(" -S") {
+            "shared"
+        } else {
+            "private"
+        };
+        let secs = r.sim_ns / 1_000_000_000;
+        let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
+        let _ = writeln!(
+            md,
+            "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n\nAveraged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
+            c.design,
+            c.label,
+            r.threads,
+            r.mean_thread_ops_per_sec as u64,
         );
     }
 }

@@ -140,12 +140,82 @@ pub fn busiest_point(cells: &[Cell]) -> Option<usize> {
         .map(|c| c.point)
 }
 
-/// A measured figure: whole numbers as they are, others to four significant digits.
+/// A measured figure as people read it: whole numbers as they are, others
+/// to four significant digits, the integer part in groups of three
+/// ("6,714,750", "0.1235", "1,234.5").
 pub fn figure(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
+    let plain = if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
         let digits = v.abs().log10().floor() as i32;
         format!("{v:.*}", (3 - digits).clamp(0, 12) as usize)
+    };
+    group_thousands(&plain)
+}
+
+/// "-1234567.25" as "-1,234,567.25": commas between groups of three digits
+/// of the integer part.
+pub fn group_thousands(number: &str) -> String {
+    let (sign, unsigned) = match number.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", number),
+    };
+    let (whole, fraction) = match unsigned.find('.') {
+        Some(dot) => unsigned.split_at(dot),
+        None => (unsigned, ""),
+    };
+    if !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return number.to_string(); // inf, NaN
+    }
+    let mut grouped = String::with_capacity(number.len() + whole.len() / 3);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("{sign}{grouped}{fraction}")
+}
+
+/// A time in nanoseconds in the unit that keeps it short, to three
+/// significant digits: "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
+pub fn duration_ns(ns: f64) -> String {
+    let (value, unit) = match ns.abs() {
+        a if a < 1e3 => (ns, "ns"),
+        a if a < 1e6 => (ns / 1e3, "µs"),
+        a if a < 1e9 => (ns / 1e6, "ms"),
+        _ => (ns / 1e9, "s"),
+    };
+    if value == 0.0 {
+        return "0 ns".into();
+    }
+    let digits = value.abs().log10().floor() as i32;
+    format!("{value:.*} {unit}", (2 - digits).clamp(0, 2) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_grouped_in_thousands() {
+        assert_eq!(figure(6714750.0), "6,714,750");
+        assert_eq!(figure(-1234.0), "-1,234");
+        assert_eq!(figure(999.0), "999");
+        assert_eq!(figure(1234.6), "1,235");
+        assert_eq!(figure(0.123456), "0.1235");
+        assert_eq!(figure(12.5), "12.50");
+        assert_eq!(group_thousands("1234567.25"), "1,234,567.25");
+        assert_eq!(figure(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn durations_take_the_unit_that_keeps_them_short() {
+        assert_eq!(duration_ns(850.0), "850 ns");
+        assert_eq!(duration_ns(85.25), "85.2 ns");
+        assert_eq!(duration_ns(12_345.0), "12.3 µs");
+        assert_eq!(duration_ns(4_560_000.0), "4.56 ms");
+        assert_eq!(duration_ns(1.5e9), "1.50 s");
+        assert_eq!(duration_ns(0.0), "0 ns");
     }
 }

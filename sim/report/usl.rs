@@ -24,6 +24,18 @@ impl Usl {
     pub fn peak(&self) -> Option<f64> {
         (self.beta > 0.0 && self.alpha < 1.0).then(|| ((1.0 - self.alpha) / self.beta).sqrt())
     }
+
+    /// Why the fit does not describe the curve physically: a negative
+    /// contention or coherency coefficient means the curve bends the other
+    /// way (superlinear, or noise), and the fitted law does not apply.
+    pub fn caveat(&self) -> Option<&'static str> {
+        match (self.alpha < 0.0, self.beta < 0.0) {
+            (true, true) => Some("negative alpha and beta: not the USL's shape"),
+            (true, false) => Some("negative alpha: superlinear, not contention"),
+            (false, true) => Some("negative beta: no coherency cost, not the USL's shape"),
+            (false, false) => None,
+        }
+    }
 }
 
 /// Distinct N a fit needs: three parameters.
@@ -149,6 +161,20 @@ mod tests {
         let fit = fit(&samples).unwrap();
         assert!(fit.alpha.abs() < 1e-9 && fit.beta.abs() < 1e-12, "{fit:?}");
         assert_eq!(fit.peak(), None);
+    }
+
+    #[test]
+    fn a_superlinear_curve_is_flagged_not_taken_for_contention() {
+        // Throughput growing faster than N: the fit needs a negative alpha.
+        let samples: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0, 16.0]
+            .iter()
+            .map(|&n: &f64| (n, 1e6 * n.powf(1.3)))
+            .collect();
+        let fit = fit(&samples).unwrap();
+        assert!(fit.alpha < 0.0 || fit.beta < 0.0, "{fit:?}");
+        assert!(fit.caveat().unwrap().starts_with("negative"));
+        let linear: Vec<(f64, f64)> = (1..=6).map(|n| (n as f64, 1e6 * n as f64)).collect();
+        assert_eq!(super::fit(&linear).unwrap().caveat(), None);
     }
 
     #[test]

@@ -85,9 +85,13 @@ impl Program for Worker {
     }
 }
 
+/// How every perf-hash workload's label begins, so a record can be known
+/// as perf bench futex hash's.
+pub const LABEL: &str = "perf bench futex hash";
+
 impl Workload for PerfHash {
     fn label(&self) -> String {
-        let mut s = format!("perf bench futex hash -f {}", self.futexes);
+        let mut s = format!("{LABEL} -f {}", self.futexes);
         if let Some(t) = self.threads {
             s += &format!(" -t {t}");
         }

@@ -1,0 +1,205 @@
+//! What futexsim prints for people and scripts: `diff` lists only the
+//! changes, with a verdict per figure, what one side lacks and a summary
+//! line, and fails on a regression when asked; `run --json` over several
+//! configs is one JSON document; `run` without --out writes under out/.
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+mod common;
+
+use common::{futexsim, Scratch};
+
+fn config(designs: &[&str], cpus: &str) -> String {
+    let tables: String = designs
+        .iter()
+        .map(|d| format!("[[table]]\npreset = \"{d}\"\n\n"))
+        .collect();
+    format!(
+        "[run]\nduration_us = 20\nwarmup_us = 5\nrepetitions = 2\n\n[machine]\npreset = \"icx-2s\"\n\n\
+         [workload]\nname = \"perf-hash\"\nfutexes = 32\n\n{tables}[sweep]\ncpus = {cpus}\n"
+    )
+}
+
+/// Runs `config` as `name`.toml into `dir`/`name`.
+fn campaign(scratch: &Scratch, name: &str, config: &str) -> String {
+    let path = scratch.0.join(format!("{name}.toml"));
+    fs::write(&path, config).unwrap();
+    let out = scratch.0.join(name);
+    let run = futexsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    out.to_str().unwrap().to_string()
+}
+
+fn stdout_of(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn diff_of_identical_sets_lists_nothing_and_says_so() {
+    let s = Scratch::new("diff-same");
+    let a = campaign(&s, "a", &config(&["fixed-256", "aligned-3.14"], "[2, 8]"));
+    let out = futexsim(&["diff", &a, &a, "--fail-on-regression"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout_of(&out);
+    assert!(!text.contains("| cpus="), "{text}");
+    assert!(
+        text.contains("No figure changed beyond the noise."),
+        "{text}"
+    );
+    assert!(text.contains("paired-ratio rule"), "{text}");
+    // 2 points x 2 designs x 5 figures, all within noise.
+    assert!(
+        text.contains("summary: 20 figures of 4 (point, design) pairs: 0 improved, 0 regressed, 20 within noise\n"),
+        "{text}"
+    );
+    // --all lists them, integers as integers with thousands grouped.
+    let all = stdout_of(&futexsim(&["diff", &a, &a, "--all"]));
+    let rows: Vec<&str> = all.lines().filter(|l| l.starts_with("| cpus=")).collect();
+    assert_eq!(rows.len(), 20, "{all}");
+    assert!(rows
+        .iter()
+        .all(|r| r.ends_with("| 1.000 (1.000..1.000) | within noise |")));
+    assert!(
+        !all.contains(".000 |"),
+        "no integer printed with decimals: {all}"
+    );
+}
+
+#[test]
+fn diff_names_regressions_and_what_one_side_lacks() {
+    let s = Scratch::new("diff-changes");
+    // B drops a design, adds one, and adds a point.
+    let a = campaign(
+        &s,
+        "a",
+        &config(&["aligned-3.14", "private-6.17"], "[2, 8]"),
+    );
+    let b = campaign(
+        &s,
+        "b",
+        &config(&["aligned-3.14", "fixed-256"], "[2, 8, 32]"),
+    );
+    let out = futexsim(&["diff", &a, &b]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout_of(&out);
+    assert!(text.contains("only in A: design private-6.17"), "{text}");
+    assert!(text.contains("only in B: design fixed-256"), "{text}");
+    assert!(text.contains("only in B: point cpus=32"), "{text}");
+    assert!(text.contains("; 3 present on one side only"), "{text}");
+
+    // The same design name at the same points, B's table slower: fixed-256
+    // under aligned-3.14's name.
+    let fast = config(&["aligned-3.14"], "[8, 32]");
+    let slow = config(&["fixed-256"], "[8, 32]").replace(
+        "preset = \"fixed-256\"",
+        "preset = \"fixed-256\"\nname = \"aligned-3.14\"",
+    );
+    let fast = campaign(&s, "fast", &fast);
+    let slow = campaign(&s, "slow", &slow);
+    let out = futexsim(&["diff", &fast, &slow, "--fail-on-regression"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    let text = stdout_of(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("| ops/s/thread |") && l.ends_with("| regressed |")),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("regressed beyond the noise"));
+    // The other way round it improved, and no regression fails it.
+    let back = futexsim(&["diff", &slow, &fast, "--fail-on-regression"]);
+    let back_text = stdout_of(&back);
+    assert!(
+        back_text
+            .lines()
+            .any(|l| l.contains("| ops/s/thread |") && l.ends_with("| improved |")),
+        "{back_text}"
+    );
+}
+
+#[test]
+fn run_json_over_several_configs_is_one_array() {
+    let s = Scratch::new("json-many");
+    let (one, two) = (s.0.join("one.toml"), s.0.join("two.toml"));
+    fs::write(&one, config(&["fixed-256"], "[2]")).unwrap();
+    fs::write(&two, config(&["aligned-3.14"], "[2, 8]")).unwrap();
+    let out = s.0.join("out");
+    let args = |configs: &[&Path]| {
+        let mut args: Vec<String> = vec!["run".into()];
+        args.extend(configs.iter().map(|c| c.to_str().unwrap().to_string()));
+        args.extend([
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--json".into(),
+        ]);
+        args
+    };
+    let both = args(&[&one, &two]);
+    let run = futexsim(&both.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
+    let sets = doc.as_array().expect("an array");
+    let names: Vec<&str> = sets
+        .iter()
+        .map(|s| s["provenance"]["config_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["one", "two"]);
+    // One config: the result set itself.
+    let single = args(&[&one]);
+    let run = futexsim(&single.iter().map(String::as_str).collect::<Vec<_>>());
+    let doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
+    assert_eq!(doc["provenance"]["config_name"], "one");
+}
+
+#[test]
+fn run_without_out_writes_under_out_and_reports_this_process_s_speed() {
+    let s = Scratch::new("default-out");
+    fs::write(s.0.join("mine.toml"), config(&["fixed-256"], "[2]")).unwrap();
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .args(["run", "mine.toml"])
+            .current_dir(&s.0)
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(s.0.join("out/mine/results.json").is_file());
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        stderr.contains("2 runs simulated now, 2 in all"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("in this process"), "{stderr}");
+    // Again: nothing simulated, so no speed claimed.
+    let again = run();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("0 runs simulated now"), "{stderr}");
+    assert!(!stderr.contains("events/s"), "{stderr}");
+}
