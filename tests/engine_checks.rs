@@ -10,8 +10,11 @@ use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
 use futexsim::machine::{presets::preset as machine, LockKind, Machine};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
-use futexsim::task::{FutexOp, Mem, Op, Program, RunWindow, TaskSpec};
+use futexsim::task::{FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec};
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 const MM: u64 = 0xffff_8881_00ab_c000;
 const HEAP: u64 = 0x5555_5555_6000;
@@ -363,4 +366,114 @@ fn a_waiter_sleeps_until_each_wake() {
     // A completed wait lasted about one wake period: it slept.
     assert!(o.metrics.latency.max() > 9_000);
     assert_eq!(o.asleep_at_end, 1);
+}
+
+/// A task that takes one of the workload's spinlocks in a loop: hold it
+/// for `hold`, then think for a time drawn uniformly from `think` (its own
+/// seeded stream), as a lock benchmark's threads do.
+struct LockLoop {
+    lock: LockRef,
+    hold: u64,
+    think: std::ops::RangeInclusive<u64>,
+    rng: Xoshiro256PlusPlus,
+    phase: u8,
+}
+
+impl Program for LockLoop {
+    fn next_op(&mut self) -> Op {
+        self.phase = (self.phase + 1) % 4;
+        match self.phase {
+            1 => Op::SpinLock(self.lock),
+            2 => Op::Compute(self.hold),
+            3 => Op::SpinUnlock(self.lock),
+            _ => Op::Compute(self.rng.gen_range(self.think.clone())),
+        }
+    }
+}
+
+/// Runs one `LockLoop` per CPU of `cpus` on one lock word; returns the run.
+fn run_lock_loops(
+    m: &Machine,
+    lock: LockKind,
+    cpus: &[u32],
+    hold: u64,
+    think: std::ops::RangeInclusive<u64>,
+    seed: u64,
+    window: RunWindow,
+) -> Outcome {
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let lock = LockRef {
+            id: 0,
+            word: word(0),
+        };
+        (0..cpus.len() as u64)
+            .map(|t| {
+                Box::new(LockLoop {
+                    lock,
+                    hold,
+                    think: think.clone(),
+                    rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ (t << 32)),
+                    phase: 0,
+                }) as Box<dyn Program>
+            })
+            .collect()
+    };
+    run_process(
+        m,
+        &table("fixed-256").unwrap(),
+        lock,
+        cpus,
+        programs,
+        window,
+    )
+}
+
+const NS: u64 = 1000;
+
+#[test]
+fn a_spinner_that_read_the_lock_held_does_not_take_it() {
+    // The case that exposed spinners acting on state they had not read:
+    // 16 threads, 20 ns critical sections, 50 ns between acquisitions.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let cpus: Vec<u32> = (0..16).collect();
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 4,
+    };
+    let o = run_lock_loops(
+        &m,
+        LockKind::Ticket,
+        &cpus,
+        20 * NS,
+        50 * NS..=50 * NS,
+        1,
+        window,
+    );
+    assert!(o.metrics.locks.contended > 100, "{:?}", o.metrics.locks);
+    assert_eq!(o.metrics.stale_acquisitions, 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// No acquisition ever follows from a read of the lock word served
+    /// before the lock's release, whatever the lock, the thread count and
+    /// placement, the critical section and think times, and the seed.
+    #[test]
+    fn every_acquisition_follows_a_read_of_the_release(
+        queued in any::<bool>(),
+        threads in 2u32..24,
+        spread in 1u32..4,
+        hold_ns in 0u64..200,
+        think_ns in 0u64..1000,
+        seed in any::<u64>(),
+    ) {
+        let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+        let lock = if queued { LockKind::Queued } else { LockKind::Ticket };
+        // Every `spread`-th CPU: one socket, or both.
+        let cpus: Vec<u32> = (0..threads).map(|t| t * spread % m.cpus()).collect();
+        let window = RunWindow { warmup: 5 * MS / 1000, duration: 20 * MS / 1000 };
+        let o = run_lock_loops(&m, lock, &cpus, hold_ns * NS, 0..=think_ns * NS, seed, window);
+        prop_assert!(o.metrics.locks.acquisitions > 0);
+        prop_assert_eq!(o.metrics.stale_acquisitions, 0, "{:?}", o.metrics.locks);
+    }
 }

@@ -94,6 +94,9 @@ struct Line {
     writer_off: u16,
     /// Opaque to the directory: the engine's list of CPUs spinning on this line.
     pub watch: u32,
+    /// Writes served on the line so far: a read served when it was n saw
+    /// the value of the n-th write, whenever it completes.
+    writes: u32,
 }
 
 pub struct Directory {
@@ -121,6 +124,7 @@ impl Directory {
             home: home as u16,
             writer_off: NO_OFFSET,
             watch: 0,
+            writes: 0,
         }));
         Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
@@ -157,6 +161,7 @@ impl Directory {
             if kind != AccessKind::Read {
                 l.dirty = true;
                 l.writer_off = off;
+                l.writes = l.writes.wrapping_add(1);
             }
             let outcome = Outcome {
                 done: now + m.l1_ps + rmw,
@@ -232,6 +237,7 @@ impl Directory {
                 l.owner = c;
                 l.dirty = true;
                 l.writer_off = off;
+                l.writes = l.writes.wrapping_add(1);
             }
         }
         l.last = c;
@@ -255,6 +261,14 @@ impl Directory {
         if stats != 0 {
             prefetch_whole(&self.stats[stats as usize - 1]);
         }
+    }
+
+    /// How many writes the line has served. Requests on a line are served
+    /// in the order they are made, so a read made now is served after
+    /// exactly these writes: what it returns is their result.
+    #[inline]
+    pub fn writes(&self, line: LineId) -> u32 {
+        self.lines[line as usize].writes
     }
 
     /// The engine's spin-list handle for a line.

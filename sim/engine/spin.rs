@@ -18,7 +18,7 @@ impl Engine<'_> {
             Wait::Blocked => unreachable!("a blocked task has no event until it is woken"),
             // The line changed under the spinner: one transfer to see how.
             Wait::Spin(spin) => self.reread(task, now, self.watched(task, spin), spin),
-            Wait::Check(spin) => self.recheck(task, now, spin),
+            Wait::Check { spin, turn } => self.recheck(task, now, spin, turn),
         }
     }
 
@@ -31,28 +31,61 @@ impl Engine<'_> {
         }
     }
 
-    /// Reads the watched line; at the read's end the task looks again.
+    /// Reads the watched line; at the read's end the task acts on what the
+    /// read returned. The directory serves requests on a line in the order
+    /// they are made, so the value the read returns is the state now.
     pub(super) fn reread(&mut self, task: u32, now: Ps, line: Mem, spin: Spin) {
+        let turn = match spin {
+            Spin::Lock(wait) => self.locks.sees_turn(wait, task),
+            Spin::Word { word, until } => {
+                until.holds(self.futex.value(task, word.mem.addr, word.kind))
+            }
+        };
+        let read_writes = self.dir.writes(line.line);
         let done = self.access(task, now, line, AccessKind::Read).done;
-        self.tasks[task as usize].wait = Wait::Check(spin);
+        let t = &mut self.tasks[task as usize];
+        t.wait = Wait::Check { spin, turn };
+        t.read_writes = read_writes;
         self.queue.push(done, task);
     }
 
-    /// A spinner's re-read completed: it stops, or spins on.
-    fn recheck(&mut self, task: u32, now: Ps, spin: Spin) {
+    /// A spinner's re-read completed: it goes on when the read showed its
+    /// turn, else it spins on. A write served after the read already
+    /// changed the line, so the spinner reads again at once.
+    fn recheck(&mut self, task: u32, now: Ps, spin: Spin, turn: bool) {
+        if !turn {
+            let line = self.watched(task, spin);
+            if self.dir.writes(line.line) != self.tasks[task as usize].read_writes {
+                self.reread(task, now, line, spin);
+            } else {
+                self.spin(task, spin);
+            }
+            return;
+        }
         match spin {
             Spin::Lock(wait) => {
                 let next = self.locks.recheck(wait, task);
+                if matches!(next, Next::Acquired | Next::Take { .. }) {
+                    self.count_stale_read(task, wait.lock());
+                }
                 self.follow(task, now, wait.lock(), next);
             }
-            Spin::Word { word, until } => {
-                if until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
-                    self.tasks[task as usize].wait = Wait::Running;
-                    self.step(task, now);
-                } else {
-                    self.spin(task, spin);
-                }
+            Spin::Word { .. } => {
+                self.tasks[task as usize].wait = Wait::Running;
+                self.step(task, now);
             }
+        }
+    }
+
+    /// The record a test of causality reads: an acquisition that follows
+    /// from a read of the lock word served before the lock's release.
+    #[inline]
+    fn count_stale_read(&mut self, task: u32, lock: LockRef) {
+        let read = self.tasks[task as usize].read_writes;
+        let released = self.locks.released_at(lock.id);
+        // Write counts wrap: compare by distance.
+        if (released.wrapping_sub(read) as i32) > 0 {
+            self.metrics.stale_acquisitions += 1;
         }
     }
 

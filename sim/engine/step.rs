@@ -185,8 +185,9 @@ impl Engine<'_> {
                 self.metrics.workload_lock(l).hold_ps += held;
             }
         }
-        self.locks.release(lock.id, task);
         let out = self.access(task, now, lock.word, AccessKind::Write);
+        let word_writes = self.dir.writes(lock.word.line);
+        self.locks.release(lock.id, task, word_writes);
         self.go_on(task, out.done, out.class == Class::L1Hit)
     }
 

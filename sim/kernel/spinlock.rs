@@ -22,6 +22,10 @@ struct Slot {
     /// Queued lock: the waiter spinning on the lock word, and the MCS queue behind it.
     head: u32,
     queue: u32,
+    /// The lock word's write count (as the coherence directory numbers the
+    /// line's writes) at the last release: a waiter that takes the lock
+    /// after a spin must have read the word at or after it.
+    released: u32,
 }
 
 /// Memory for one lock's state.
@@ -34,6 +38,7 @@ impl Slot {
         serving: 0,
         head: NONE,
         queue: NONE,
+        released: 0,
     };
 }
 
@@ -161,7 +166,28 @@ impl Locks {
         }
     }
 
-    /// A waiter read the line it watches again: what it found decides.
+    /// Whether a read of the watched line made now shows the waiter its
+    /// turn: the ticket being served is its own, the lock word is free
+    /// under the head, or the MCS node says it is now the head. The engine
+    /// asks at the moment the directory serves the read: the value it
+    /// returns is the one of that moment, however late it arrives.
+    #[inline]
+    pub fn sees_turn(&self, wait: LockWait, task: u32) -> bool {
+        match wait {
+            LockWait::Ticket { lock, ticket } => self.slots[lock.id as usize].serving == ticket,
+            LockWait::Head { lock } => self.slots[lock.id as usize].holder == NONE,
+            LockWait::Queued { lock } => self.slots[lock.id as usize].head == task,
+        }
+    }
+
+    /// The lock word's write count at the lock's last release.
+    #[inline]
+    pub fn released_at(&self, id: u32) -> u32 {
+        self.slots[id as usize].released
+    }
+
+    /// A waiter's read of the line it watches showed its turn
+    /// ([`Locks::sees_turn`]); what it does about it.
     pub fn recheck(&mut self, wait: LockWait, task: u32) -> Next {
         match wait {
             LockWait::Ticket { lock, ticket } => {
@@ -216,14 +242,17 @@ impl Locks {
         next
     }
 
-    /// spin_unlock: the ticket lock serves the next ticket; the queued lock clears its locked byte.
-    pub fn release(&mut self, id: u32, task: u32) {
+    /// spin_unlock: the ticket lock serves the next ticket; the queued
+    /// lock clears its locked byte. `word_writes` is the lock word's write
+    /// count once the release's store is served.
+    pub fn release(&mut self, id: u32, task: u32, word_writes: u32) {
         let s = &mut self.slots[id as usize];
         debug_assert_eq!(
             s.holder, task,
             "unlock by a task that does not hold the lock"
         );
         s.holder = NONE;
+        s.released = word_writes;
         if self.kind == LockKind::Ticket {
             s.serving = s.serving.wrapping_add(1);
         }
@@ -274,10 +303,10 @@ mod tests {
             (LOCK.word, LOCK.word)
         );
         assert_eq!(l.recheck(second, 2), Next::Spin(second));
-        l.release(0, 0);
+        l.release(0, 0, 1);
         assert_eq!(l.recheck(second, 2), Next::Spin(second));
         assert_eq!(l.recheck(first, 1), Next::Acquired);
-        l.release(0, 1);
+        l.release(0, 1, 2);
         assert_eq!(l.recheck(second, 2), Next::Acquired);
     }
 
@@ -294,7 +323,7 @@ mod tests {
         assert_eq!(l.watched(head, 2), LOCK.word);
         assert_eq!(l.watched(queued, 3), word(64 * 4));
         assert_eq!(l.recheck(head, 2), Next::Spin(head));
-        l.release(0, 1);
+        l.release(0, 1, 2);
         // Taking the lock hands the head on to task 3, through its node.
         assert_eq!(
             l.recheck(head, 2),
@@ -306,7 +335,7 @@ mod tests {
         assert_eq!(l.recheck(queued, 3), Next::Look(head));
         assert_eq!(l.recheck(queued, 4), Next::Spin(queued));
         // A newcomer while others wait queues behind them, even if the lock is free.
-        l.release(0, 2);
+        l.release(0, 2, 2);
         assert_eq!(l.arrive(LOCK, 5), Next::Spin(queued));
         assert_eq!(
             l.recheck(head, 3),
