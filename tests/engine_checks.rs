@@ -477,3 +477,34 @@ proptest! {
         prop_assert_eq!(o.metrics.stale_acquisitions, 0, "{:?}", o.metrics.locks);
     }
 }
+
+#[test]
+fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
+    // Every thread comes straight back to the lock, so all but the holder
+    // spin. Each release makes every spinner re-read the lock word, one
+    // transfer each through the line's directory, before the next release
+    // can be served: the hand-off grows by one transfer per spinner.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let transfer = m.transfer_ps(0, 1) as f64;
+    let window = RunWindow {
+        warmup: MS / 50,
+        duration: MS / 5,
+    };
+    let hand_off = |spinners: u32| {
+        let cpus: Vec<u32> = (0..=spinners).collect();
+        assert!(cpus
+            .iter()
+            .all(|&c| m.transfer_ps(0, c) as f64 == transfer || c == 0));
+        let o = run_lock_loops(&m, LockKind::Ticket, &cpus, 20 * NS, 0..=0, 1, window);
+        window.duration as f64 / o.metrics.locks.acquisitions as f64
+    };
+    let spinners = [2, 4, 8, 16];
+    let times: Vec<f64> = spinners.iter().map(|&s| hand_off(s)).collect();
+    for (pair, t) in spinners.windows(2).zip(times.windows(2)) {
+        let slope = (t[1] - t[0]) / f64::from(pair[1] - pair[0]);
+        assert!(
+            (0.7..1.3).contains(&(slope / transfer)),
+            "{pair:?} spinners: {slope} ps per spinner, a transfer is {transfer} ps; hand-offs {times:?}"
+        );
+    }
+}
