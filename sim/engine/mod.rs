@@ -110,6 +110,10 @@ pub struct Engine<'a> {
 /// The event that marks the end of the warm-up: counting starts afresh.
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
 
+/// Steps a task's script has room for from the start: more than most ops'
+/// scripts take, so the first ops need not grow it.
+const SCRIPT_CAPACITY: usize = 32;
+
 impl<'a> Engine<'a> {
     pub fn new(
         m: &'a Machine,
@@ -142,7 +146,7 @@ impl<'a> Engine<'a> {
                 counting: t.program.counting(),
                 iteration_start: 0,
                 program: t.program,
-                script: Vec::with_capacity(32),
+                script: Vec::with_capacity(SCRIPT_CAPACITY),
                 pc: 0,
                 wait: Wait::Running,
                 op_start: 0,

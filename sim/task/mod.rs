@@ -6,7 +6,7 @@
 mod user_word;
 
 pub use crate::coherence::AccessKind;
-pub use crate::kernel::core::{FutexOp, EAGAIN};
+pub use crate::kernel::core::FutexOp;
 pub use crate::kernel::key::KeyKind;
 pub use crate::kernel::script::LockRef;
 pub use crate::memory::Mem;
