@@ -250,8 +250,9 @@ fn ticket_locks_collapse_past_a_knee_and_queued_locks_hold() {
     let knee = ticket.iter().position(|&t| t == peak(&ticket)).unwrap();
     assert!(knee > 0 && knee < last - 1, "ticket {ticket:?}");
     assert!(ticket[last] < 0.5 * peak(&ticket), "ticket {ticket:?}");
-    // Once contended (two or more threads), the queued lock's hand-off is O(1).
-    assert!(queued[last] > 0.7 * peak(&queued[1..]), "queued {queued:?}");
+    // Once its MCS queue forms (a holder, a pending waiter and one queued:
+    // four threads and more), the queued lock's hand-off is O(1).
+    assert!(queued[last] > 0.7 * peak(&queued[2..]), "queued {queued:?}");
     assert!(
         queued[last] > 2.0 * ticket[last],
         "ticket {ticket:?} queued {queued:?}"
@@ -507,4 +508,28 @@ fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
             "{pair:?} spinners: {slope} ps per spinner, a transfer is {transfer} ps; hand-offs {times:?}"
         );
     }
+}
+
+#[test]
+fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
+    // One lock word, a 20 ns critical section, 200 ns between acquires,
+    // one thread per core on one socket (configs/qspinlock-vs-ticket.toml).
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: MS / 50,
+        duration: MS / 5,
+    };
+    let rate = |lock: LockKind, threads: u32| {
+        let cpus: Vec<u32> = (0..threads).collect();
+        let o = run_lock_loops(&m, lock, &cpus, 20 * NS, 200 * NS..=200 * NS, 1, window);
+        o.metrics.locks.acquisitions as f64
+    };
+    let ratio = |threads| rate(LockKind::Queued, threads) / rate(LockKind::Ticket, threads);
+    let ratios = [2, 8, 32].map(ratio);
+    assert!(
+        (0.8..1.25).contains(&ratios[0]),
+        "qspinlock/ticket at 2, 8, 32 threads: {ratios:?}"
+    );
+    assert!(ratios[1] > 1.5, "{ratios:?}");
+    assert!(ratios[2] > 2.0 * ratios[1], "{ratios:?}");
 }

@@ -19,8 +19,9 @@ mod step;
 
 use crate::coherence::Directory;
 use crate::kernel::core::FutexSystem;
+use crate::kernel::script::LockRef;
 use crate::kernel::script::Script;
-use crate::kernel::spinlock::{LockWait, Locks};
+use crate::kernel::spinlock::{After, LockWait, Locks};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
@@ -43,6 +44,12 @@ enum Wait {
     Check {
         spin: Spin,
         turn: bool,
+    },
+    /// An access of a lock's protocol is in flight; at its completion the
+    /// task goes on as the protocol said.
+    Lock {
+        lock: LockRef,
+        after: After,
     },
 }
 

@@ -4,9 +4,9 @@
 //! (kernel::spinlock); this file prices it.
 
 use super::{Engine, Spin, Wait};
-use crate::coherence::AccessKind;
+use crate::coherence::{AccessKind, Class};
 use crate::kernel::script::LockRef;
-use crate::kernel::spinlock::Next;
+use crate::kernel::spinlock::{After, Next};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
 
@@ -19,6 +19,10 @@ impl Engine<'_> {
             // The line changed under the spinner: one transfer to see how.
             Wait::Spin(spin) => self.reread(task, now, self.watched(task, spin), spin),
             Wait::Check { spin, turn } => self.recheck(task, now, spin, turn),
+            Wait::Lock { lock, after } => {
+                self.tasks[task as usize].wait = Wait::Running;
+                self.after(task, now, lock, after);
+            }
         }
     }
 
@@ -64,11 +68,16 @@ impl Engine<'_> {
         }
         match spin {
             Spin::Lock(wait) => {
-                let next = self.locks.recheck(wait, task);
-                if matches!(next, Next::Acquired | Next::Take { .. }) {
-                    self.count_stale_read(task, wait.lock());
+                let lock = wait.lock();
+                // A read of the lock word that showed it free follows its release.
+                if self.locks.watched(wait, task) == lock.word {
+                    self.count_stale_read(task, lock);
                 }
-                self.follow(task, now, wait.lock(), next);
+                let next = self.locks.next(wait, task);
+                self.tasks[task as usize].wait = Wait::Running;
+                if let Some(at) = self.follow(task, now, lock, next) {
+                    self.step(task, at);
+                }
             }
             Spin::Word { .. } => {
                 self.tasks[task as usize].wait = Wait::Running;
@@ -89,28 +98,70 @@ impl Engine<'_> {
         }
     }
 
-    /// Does, from `now`, what the lock's protocol said the task does next.
-    pub(super) fn follow(&mut self, task: u32, now: Ps, lock: LockRef, next: Next) {
+    /// Does, from `now`, what the lock's protocol said the task does next:
+    /// the time the task goes on at in this event holding the lock, or None
+    /// when its next event is scheduled.
+    pub(super) fn follow(&mut self, task: u32, now: Ps, lock: LockRef, next: Next) -> Option<Ps> {
         match next {
             Next::Acquired => {
                 self.acquired(task, now, lock.id);
-                self.tasks[task as usize].wait = Wait::Running;
-                self.step(task, now);
+                Some(now)
             }
-            Next::Spin(wait) => self.spin(task, Spin::Lock(wait)),
             Next::Look(wait) => {
                 let spin = Spin::Lock(wait);
                 self.reread(task, now, self.watched(task, spin), spin);
+                None
             }
-            Next::Take { word, hand_off } => {
-                let mut t = self.access(task, now, word, AccessKind::Rmw).done;
-                if let Some(node) = hand_off {
-                    t = self.access(task, t, node, AccessKind::Write).done;
+            Next::Do {
+                mem,
+                kind,
+                posted,
+                after,
+            } => {
+                let out = self.access(task, now, mem, kind);
+                // A plain store retires into the store buffer at once.
+                let (at, own_cache) = if posted {
+                    (now + self.m.l1_ps, true)
+                } else {
+                    (out.done, out.class == Class::L1Hit)
+                };
+                match after {
+                    After::Acquired => {
+                        self.acquired(task, at, lock.id);
+                        self.go_on(task, at, own_cache)
+                    }
+                    After::Spin(wait) => {
+                        // What the atomic returned is its turn or not; a
+                        // write after it wakes the task to read again.
+                        let t = &mut self.tasks[task as usize];
+                        t.read_writes = self.dir.writes(mem.line);
+                        t.wait = Wait::Check {
+                            spin: Spin::Lock(wait),
+                            turn: false,
+                        };
+                        self.queue.push(at, task);
+                        None
+                    }
+                    After::Look(_) | After::Move(_) => {
+                        self.tasks[task as usize].wait = Wait::Lock { lock, after };
+                        self.queue.push(at, task);
+                        None
+                    }
                 }
-                self.acquired(task, t, lock.id);
-                self.tasks[task as usize].wait = Wait::Running;
-                self.queue.push(t, task);
             }
+        }
+    }
+
+    /// The protocol's access completed: the task reads the line it now
+    /// watches, or takes the protocol's next move.
+    fn after(&mut self, task: u32, now: Ps, lock: LockRef, after: After) {
+        let next = match after {
+            After::Look(wait) => Next::Look(wait),
+            After::Move(wait) => self.locks.next(wait, task),
+            After::Acquired | After::Spin(_) => unreachable!("follow goes on with these itself"),
+        };
+        if let Some(at) = self.follow(task, now, lock, next) {
+            self.step(task, at);
         }
     }
 

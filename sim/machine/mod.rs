@@ -26,7 +26,8 @@ pub fn ns_to_ps(ns: f64) -> Ps {
 pub enum LockKind {
     /// 2.6.25-4.1: every waiter spins on the lock word.
     Ticket,
-    /// 4.2+: only the queue head spins on the lock word, the rest on their own MCS node.
+    /// 4.2+, the qspinlock: a pending waiter, then an MCS queue; only its
+    /// head spins on the lock word, the rest on their own MCS node.
     Queued,
 }
 
