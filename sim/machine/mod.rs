@@ -248,6 +248,13 @@ impl Machine {
     pub fn place(&self, cpu: u32) -> CpuPlace {
         self.places[cpu as usize]
     }
+    /// The core whose caches `cpu` uses, named by its first thread's CPU
+    /// id (Linux numbers one thread of every core first): SMT siblings
+    /// share the core's L1 and L2.
+    #[inline]
+    pub fn core_of(&self, cpu: u32) -> u32 {
+        self.places[cpu as usize].core
+    }
     pub fn node_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].node
     }
