@@ -194,8 +194,9 @@ fn neighbouring_buckets_falsely_share_a_line_only_when_packed() {
         warmup: MS / 10,
         duration: MS / 2,
     };
-    // CPUs 0 and 64 are on different sockets of icx-2s.
-    let tasks = [(0, a), (64, b)];
+    // CPU 0 and a CPU of the other socket: two cores, two caches.
+    let far = (0..m.cpus()).find(|&c| m.place(c).socket == 1).unwrap();
+    let tasks = [(0, a), (far, b)];
     let packed = run_waits(
         &m,
         &table("fixed-256").unwrap(),
