@@ -534,3 +534,45 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     assert!(ratios[1] > 1.5, "{ratios:?}");
     assert!(ratios[2] > 2.0 * ratios[1], "{ratios:?}");
 }
+
+#[test]
+fn smt_siblings_that_both_compute_share_the_cores_throughput() {
+    struct Work;
+    impl Program for Work {
+        fn next_op(&mut self) -> Op {
+            Op::Compute(1000 * NS)
+        }
+    }
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let factor = m.spec.topology.smt_throughput.unwrap();
+    let sibling = m.sibling_of(0).unwrap();
+    assert_eq!(m.core_of(sibling), m.core_of(0));
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 10,
+    };
+    let ops = |cpus: &[u32]| {
+        let programs = |_: &dyn Fn(u64) -> Mem| {
+            cpus.iter()
+                .map(|_| Box::new(Work) as Box<dyn Program>)
+                .collect()
+        };
+        let o = run_process(
+            &m,
+            &table("aligned-3.14").unwrap(),
+            LockKind::Queued,
+            cpus,
+            programs,
+            window,
+        );
+        total_ops(&o) as f64
+    };
+    let two_cores = ops(&[0, 1]);
+    let one_core = ops(&[0, sibling]);
+    let got = one_core / two_cores;
+    assert!(
+        (got / (factor / 2.0) - 1.0).abs() < 0.02,
+        "two siblings do {got} of two cores' work; the profile says {}",
+        factor / 2.0
+    );
+}
