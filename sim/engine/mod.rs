@@ -109,10 +109,6 @@ pub struct Engine<'a> {
     /// a locked RMW's extra. A lock acquired within it did not wait for
     /// another holder; an access within it needs no event of its own.
     uncontended_ps: Ps,
-    /// Per CPU, its SMT sibling (u32::MAX for none) and when the compute
-    /// step it runs ends: a sibling's compute stretches while it overlaps.
-    siblings: Vec<u32>,
-    computing_until: Vec<Ps>,
     /// The id of the workload's lock 0: its locks follow the tables' locks.
     workload_lock_base: u32,
     timeline: Timeline,
@@ -182,10 +178,6 @@ impl<'a> Engine<'a> {
             window,
             events: 0,
             uncontended_ps: m.l1_ps + m.rmw_ps,
-            siblings: (0..m.cpus())
-                .map(|c| m.sibling_of(c).unwrap_or(u32::MAX))
-                .collect(),
-            computing_until: vec![0; m.cpus() as usize],
             workload_lock_base,
             timeline,
         }

@@ -146,35 +146,16 @@ impl Engine<'_> {
     }
 
     /// A compute step, and the compute steps right after it, as one event.
-    /// When the CPU's SMT sibling is computing as it starts, the two share
-    /// the core's execution: the step stretches by the profile's factor.
-    /// The sibling's step, already timed, is not stretched back, and a
-    /// step that outlasts the sibling's is stretched whole: the two errors
-    /// cancel on average, and with both siblings always busy each runs at
-    /// exactly the profile's share.
-    fn compute(&mut self, task: u32, now: Ps, c: Cost) {
+    fn compute(&mut self, task: u32, mut now: Ps, c: Cost) {
         let m = self.m;
         let costs = &m.costs;
-        let mut work = price(costs, c);
+        now += price(costs, c);
         let t = &mut self.tasks[task as usize];
         while let Some(&Step::Compute(c)) = t.script.get(t.pc) {
             t.pc += 1;
-            work += price(costs, c);
+            now += price(costs, c);
         }
-        let cpu = t.cpu as usize;
-        let sibling_until = self
-            .siblings
-            .get(cpu)
-            .and_then(|&s| self.computing_until.get(s as usize))
-            .copied()
-            .unwrap_or(0);
-        let end = if sibling_until > now {
-            now + work * m.smt_stretch_permille / 1000
-        } else {
-            now + work
-        };
-        self.computing_until[cpu] = end;
-        self.queue.push(end, task);
+        self.queue.push(now, task);
     }
 
     /// spin_lock: the lock's protocol says what its first atomic does.

@@ -69,10 +69,6 @@ pub struct Machine {
     pub board_ps: Ps,
     pub l1_ps: Ps,
     pub rmw_ps: Ps,
-    /// Per mille: how long a compute step takes while the CPU's SMT
-    /// sibling computes too, against alone (1000 when they do not slow
-    /// each other).
-    pub smt_stretch_permille: u64,
     pub line_shift: u32,
     pub board_line_shift: Option<u32>,
     pub costs: ResolvedCosts,
@@ -203,15 +199,6 @@ impl Machine {
             )))
             }
         };
-        let smt_stretch_permille = match t.smt_throughput {
-            None => 1000,
-            Some(x) if (1.0..=2.0).contains(&x) => (2000.0 / x).round() as u64,
-            Some(x) => {
-                return Err(err(format!(
-                    "topology.smt_throughput = {x} must lie between 1 (siblings share the core's whole throughput) and 2 (they do not slow each other)"
-                )))
-            }
-        };
         let k = &spec.kernel;
         Ok(Machine {
             places,
@@ -225,7 +212,6 @@ impl Machine {
             board_ps: ns_to_ps(lat.board.unwrap_or(0.0)),
             l1_ps: ns_to_ps(lat.l1_hit),
             rmw_ps: ns_to_ps(lat.rmw),
-            smt_stretch_permille,
             line_shift: line.trailing_zeros(),
             board_line_shift,
             costs: ResolvedCosts {
@@ -268,14 +254,6 @@ impl Machine {
     #[inline]
     pub fn core_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].core
-    }
-    /// The CPU's SMT sibling (the next thread of its core, in the kernel's
-    /// numbering), if the core has another booted thread.
-    pub fn sibling_of(&self, cpu: u32) -> Option<u32> {
-        let cores = self.spec.topology.sockets * self.spec.topology.cores_per_socket;
-        let threads = cores * self.spec.topology.threads_per_core;
-        let next = (cpu + cores) % threads;
-        (next != cpu && next < self.cpus()).then_some(next)
     }
     pub fn node_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].node

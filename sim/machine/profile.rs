@@ -43,12 +43,6 @@ pub struct TopologySpec {
     /// runs one machine at several sizes.
     #[serde(default)]
     pub nr_cpus: Option<u32>,
-    /// What two SMT siblings that both compute get done together, relative
-    /// to one thread alone on the core (a measured figure, cited in the
-    /// profile): each sibling's compute stretches by 2 / this while the
-    /// other computes. Absent: siblings do not slow each other.
-    #[serde(default)]
-    pub smt_throughput: Option<f64>,
 }
 
 fn one() -> u32 {
