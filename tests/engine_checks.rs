@@ -10,8 +10,11 @@ use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
 use futexsim::machine::{presets::preset as machine, LockKind, Machine};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
-use futexsim::task::{FutexOp, Mem, Op, Program, RunWindow, TaskSpec};
+use futexsim::task::{FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec};
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 const MM: u64 = 0xffff_8881_00ab_c000;
 const HEAP: u64 = 0x5555_5555_6000;
@@ -191,8 +194,9 @@ fn neighbouring_buckets_falsely_share_a_line_only_when_packed() {
         warmup: MS / 10,
         duration: MS / 2,
     };
-    // CPUs 0 and 64 are on different sockets of icx-2s.
-    let tasks = [(0, a), (64, b)];
+    // CPU 0 and a CPU of the other socket: two cores, two caches.
+    let far = (0..m.cpus()).find(|&c| m.place(c).socket == 1).unwrap();
+    let tasks = [(0, a), (far, b)];
     let packed = run_waits(
         &m,
         &table("fixed-256").unwrap(),
@@ -247,8 +251,9 @@ fn ticket_locks_collapse_past_a_knee_and_queued_locks_hold() {
     let knee = ticket.iter().position(|&t| t == peak(&ticket)).unwrap();
     assert!(knee > 0 && knee < last - 1, "ticket {ticket:?}");
     assert!(ticket[last] < 0.5 * peak(&ticket), "ticket {ticket:?}");
-    // Once contended (two or more threads), the queued lock's hand-off is O(1).
-    assert!(queued[last] > 0.7 * peak(&queued[1..]), "queued {queued:?}");
+    // Once its MCS queue forms (a holder, a pending waiter and one queued:
+    // four threads and more), the queued lock's hand-off is O(1).
+    assert!(queued[last] > 0.7 * peak(&queued[2..]), "queued {queued:?}");
     assert!(
         queued[last] > 2.0 * ticket[last],
         "ticket {ticket:?} queued {queued:?}"
@@ -363,4 +368,169 @@ fn a_waiter_sleeps_until_each_wake() {
     // A completed wait lasted about one wake period: it slept.
     assert!(o.metrics.latency.max() > 9_000);
     assert_eq!(o.asleep_at_end, 1);
+}
+
+/// A task that takes one of the workload's spinlocks in a loop: hold it
+/// for `hold`, then think for a time drawn uniformly from `think` (its own
+/// seeded stream), as a lock benchmark's threads do.
+struct LockLoop {
+    lock: LockRef,
+    hold: u64,
+    think: std::ops::RangeInclusive<u64>,
+    rng: Xoshiro256PlusPlus,
+    phase: u8,
+}
+
+impl Program for LockLoop {
+    fn next_op(&mut self) -> Op {
+        self.phase = (self.phase + 1) % 4;
+        match self.phase {
+            1 => Op::SpinLock(self.lock),
+            2 => Op::Compute(self.hold),
+            3 => Op::SpinUnlock(self.lock),
+            _ => Op::Compute(self.rng.gen_range(self.think.clone())),
+        }
+    }
+}
+
+/// Runs one `LockLoop` per CPU of `cpus` on one lock word; returns the run.
+fn run_lock_loops(
+    m: &Machine,
+    lock: LockKind,
+    cpus: &[u32],
+    hold: u64,
+    think: std::ops::RangeInclusive<u64>,
+    seed: u64,
+    window: RunWindow,
+) -> Outcome {
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let lock = LockRef {
+            id: 0,
+            word: word(0),
+        };
+        (0..cpus.len() as u64)
+            .map(|t| {
+                Box::new(LockLoop {
+                    lock,
+                    hold,
+                    think: think.clone(),
+                    rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ (t << 32)),
+                    phase: 0,
+                }) as Box<dyn Program>
+            })
+            .collect()
+    };
+    run_process(
+        m,
+        &table("fixed-256").unwrap(),
+        lock,
+        cpus,
+        programs,
+        window,
+    )
+}
+
+const NS: u64 = 1000;
+
+#[test]
+fn a_spinner_that_read_the_lock_held_does_not_take_it() {
+    // The case that exposed spinners acting on state they had not read:
+    // 16 threads, 20 ns critical sections, 50 ns between acquisitions.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let cpus: Vec<u32> = (0..16).collect();
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 4,
+    };
+    let o = run_lock_loops(
+        &m,
+        LockKind::Ticket,
+        &cpus,
+        20 * NS,
+        50 * NS..=50 * NS,
+        1,
+        window,
+    );
+    assert!(o.metrics.locks.contended > 100, "{:?}", o.metrics.locks);
+    assert_eq!(o.metrics.stale_acquisitions, 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// No acquisition ever follows from a read of the lock word served
+    /// before the lock's release, whatever the lock, the thread count and
+    /// placement, the critical section and think times, and the seed.
+    #[test]
+    fn every_acquisition_follows_a_read_of_the_release(
+        queued in any::<bool>(),
+        threads in 2u32..24,
+        spread in 1u32..4,
+        hold_ns in 0u64..200,
+        think_ns in 0u64..1000,
+        seed in any::<u64>(),
+    ) {
+        let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+        let lock = if queued { LockKind::Queued } else { LockKind::Ticket };
+        // Every `spread`-th CPU: one socket, or both.
+        let cpus: Vec<u32> = (0..threads).map(|t| t * spread % m.cpus()).collect();
+        let window = RunWindow { warmup: 5 * MS / 1000, duration: 20 * MS / 1000 };
+        let o = run_lock_loops(&m, lock, &cpus, hold_ns * NS, 0..=think_ns * NS, seed, window);
+        prop_assert!(o.metrics.locks.acquisitions > 0);
+        prop_assert_eq!(o.metrics.stale_acquisitions, 0, "{:?}", o.metrics.locks);
+    }
+}
+
+#[test]
+fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
+    // Every thread comes straight back to the lock, so all but the holder
+    // spin. Each release makes every spinner re-read the lock word, one
+    // transfer each through the line's directory, before the next release
+    // can be served: the hand-off grows by one transfer per spinner.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let transfer = m.transfer_ps(0, 1) as f64;
+    let window = RunWindow {
+        warmup: MS / 50,
+        duration: MS / 5,
+    };
+    let hand_off = |spinners: u32| {
+        let cpus: Vec<u32> = (0..=spinners).collect();
+        assert!(cpus
+            .iter()
+            .all(|&c| m.transfer_ps(0, c) as f64 == transfer || c == 0));
+        let o = run_lock_loops(&m, LockKind::Ticket, &cpus, 20 * NS, 0..=0, 1, window);
+        window.duration as f64 / o.metrics.locks.acquisitions as f64
+    };
+    let spinners = [2, 4, 8, 16];
+    let times: Vec<f64> = spinners.iter().map(|&s| hand_off(s)).collect();
+    for (pair, t) in spinners.windows(2).zip(times.windows(2)) {
+        let slope = (t[1] - t[0]) / f64::from(pair[1] - pair[0]);
+        assert!(
+            (0.7..1.3).contains(&(slope / transfer)),
+            "{pair:?} spinners: {slope} ps per spinner, a transfer is {transfer} ps; hand-offs {times:?}"
+        );
+    }
+}
+
+#[test]
+fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
+    // One lock word, a 20 ns critical section, 200 ns between acquires,
+    // one thread per core on one socket (configs/qspinlock-vs-ticket.toml).
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: MS / 50,
+        duration: MS / 5,
+    };
+    let rate = |lock: LockKind, threads: u32| {
+        let cpus: Vec<u32> = (0..threads).collect();
+        let o = run_lock_loops(&m, lock, &cpus, 20 * NS, 200 * NS..=200 * NS, 1, window);
+        o.metrics.locks.acquisitions as f64
+    };
+    let ratio = |threads| rate(LockKind::Queued, threads) / rate(LockKind::Ticket, threads);
+    let ratios = [2, 8, 32].map(ratio);
+    assert!(
+        (0.8..1.25).contains(&ratios[0]),
+        "qspinlock/ticket at 2, 8, 32 threads: {ratios:?}"
+    );
+    assert!(ratios[1] > 1.5, "{ratios:?}");
+    assert!(ratios[2] > 2.0 * ratios[1], "{ratios:?}");
 }

@@ -94,6 +94,9 @@ struct Line {
     writer_off: u16,
     /// Opaque to the directory: the engine's list of CPUs spinning on this line.
     pub watch: u32,
+    /// Writes served on the line so far: a read served when it was n saw
+    /// the value of the n-th write, whenever it completes.
+    writes: u32,
 }
 
 pub struct Directory {
@@ -121,6 +124,7 @@ impl Directory {
             home: home as u16,
             writer_off: NO_OFFSET,
             watch: 0,
+            writes: 0,
         }));
         Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
@@ -145,7 +149,8 @@ impl Directory {
         kind: AccessKind,
     ) -> Outcome {
         let off = (addr & self.line_mask) as u16;
-        let c = cpu as u16;
+        // Line states name caches: a core's, shared by its SMT siblings.
+        let c = m.core_of(cpu) as u16;
         let l = &mut self.lines[line as usize];
         let stats = &mut self.stats_of[line as usize];
         let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
@@ -157,13 +162,21 @@ impl Directory {
             if kind != AccessKind::Read {
                 l.dirty = true;
                 l.writer_off = off;
+                l.writes = l.writes.wrapping_add(1);
             }
             let outcome = Outcome {
                 done: now + m.l1_ps + rmw,
                 class: Class::L1Hit,
             };
             if *stats != 0 {
-                self.stats[*stats as usize - 1].record(off, c, kind, Class::L1Hit, 0, self.cpus);
+                self.stats[*stats as usize - 1].record(
+                    off,
+                    cpu as u16,
+                    kind,
+                    Class::L1Hit,
+                    0,
+                    self.cpus,
+                );
             }
             self.totals.count(kind, Class::L1Hit, 0, None);
             return outcome;
@@ -232,6 +245,7 @@ impl Directory {
                 l.owner = c;
                 l.dirty = true;
                 l.writer_off = off;
+                l.writes = l.writes.wrapping_add(1);
             }
         }
         l.last = c;
@@ -240,7 +254,14 @@ impl Directory {
             *stats = self.stats.len() as u32;
         }
         if *stats != 0 {
-            self.stats[*stats as usize - 1].record(off, c, kind, class, done - now, self.cpus);
+            self.stats[*stats as usize - 1].record(
+                off,
+                cpu as u16,
+                kind,
+                class,
+                done - now,
+                self.cpus,
+            );
         }
         self.totals.count(kind, class, done - now, falsely);
         Outcome { done, class }
@@ -255,6 +276,14 @@ impl Directory {
         if stats != 0 {
             prefetch_whole(&self.stats[stats as usize - 1]);
         }
+    }
+
+    /// How many writes the line has served. Requests on a line are served
+    /// in the order they are made, so a read made now is served after
+    /// exactly these writes: what it returns is their result.
+    #[inline]
+    pub fn writes(&self, line: LineId) -> u32 {
+        self.lines[line as usize].writes
     }
 
     /// The engine's spin-list handle for a line.
@@ -319,6 +348,20 @@ mod tests {
         assert_eq!(d.totals.hitm_between(0, 1), 1);
         assert_eq!(d.totals.hitm_between(1, 0), 0);
         assert_eq!(d.totals.hitm_nodes.iter().sum::<u64>(), 2);
+    }
+
+    #[test]
+    fn smt_siblings_share_the_cores_cache() {
+        let (m, _, mut d) = setup();
+        let sibling = (1..m.cpus()).find(|&c| m.core_of(c) == 0).unwrap();
+        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
+        let read = d.access(&m, sibling, 1_000_000, 0, 0x1000, AccessKind::Read);
+        let write = d.access(&m, sibling, 2_000_000, 0, 0x1000, AccessKind::Rmw);
+        assert_eq!((read.class, write.class), (Class::L1Hit, Class::L1Hit));
+        assert_eq!(d.totals.transfers(), 0);
+        // Another core still takes the line Modified from the core.
+        let other = d.access(&m, 1, 3_000_000, 0, 0x1000, AccessKind::Read);
+        assert_eq!(other.class, Class::LclHitm);
     }
 
     #[test]

@@ -115,6 +115,10 @@ pub struct Metrics {
     pub locks: LockStats,
     /// The workload's own locks, by their id among the workload's locks.
     pub workload_locks: Vec<LockStats>,
+    /// Acquisitions after a spin whose deciding read of the lock word was
+    /// served before the lock's release: none, when spinners act on what
+    /// they read.
+    pub stale_acquisitions: u64,
 }
 
 impl Metrics {

@@ -9,7 +9,8 @@
 //! wait for) schedules the task's next event and yields. Hits in the task's
 //! own cache need no event. A spinner is not simulated spin by spin: it
 //! waits for the next write to the line it spins on, then pays one transfer
-//! to re-read it.
+//! to re-read it, and acts on the value as of the moment the directory
+//! served the read, not on the state when the read completes.
 
 pub mod metrics;
 mod queue;
@@ -18,8 +19,9 @@ mod step;
 
 use crate::coherence::Directory;
 use crate::kernel::core::FutexSystem;
+use crate::kernel::script::LockRef;
 use crate::kernel::script::Script;
-use crate::kernel::spinlock::{LockWait, Locks};
+use crate::kernel::spinlock::{After, LockWait, Locks};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
@@ -36,8 +38,19 @@ enum Wait {
     Blocked,
     /// Spinning on a line: the next write to it wakes the task to re-read it.
     Spin(Spin),
-    /// The re-read is in flight; at its completion the task looks again.
-    Check(Spin),
+    /// The re-read is in flight; at its completion the task acts on what
+    /// the read returned when it was served: `turn` when that showed the
+    /// lock free for it, or the word's awaited value.
+    Check {
+        spin: Spin,
+        turn: bool,
+    },
+    /// An access of a lock's protocol is in flight; at its completion the
+    /// task goes on as the protocol said.
+    Lock {
+        lock: LockRef,
+        after: After,
+    },
 }
 
 /// What a spinning task waits for.
@@ -59,6 +72,9 @@ struct Task {
     lock_asked: Ps,
     lock_taken: Ps,
     woken_early: bool,
+    /// The watched line's write count when the spinner's last read was
+    /// served: a write after it makes what the read returned stale.
+    read_writes: u32,
     /// What the operation in flight returns.
     ret: i64,
     counting: Counting,
@@ -144,6 +160,7 @@ impl<'a> Engine<'a> {
                 lock_asked: 0,
                 lock_taken: 0,
                 woken_early: false,
+                read_writes: 0,
                 ret: 0,
             })
             .collect();

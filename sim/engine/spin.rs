@@ -4,9 +4,9 @@
 //! (kernel::spinlock); this file prices it.
 
 use super::{Engine, Spin, Wait};
-use crate::coherence::AccessKind;
+use crate::coherence::{AccessKind, Class};
 use crate::kernel::script::LockRef;
-use crate::kernel::spinlock::Next;
+use crate::kernel::spinlock::{After, Next};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
 
@@ -18,7 +18,11 @@ impl Engine<'_> {
             Wait::Blocked => unreachable!("a blocked task has no event until it is woken"),
             // The line changed under the spinner: one transfer to see how.
             Wait::Spin(spin) => self.reread(task, now, self.watched(task, spin), spin),
-            Wait::Check(spin) => self.recheck(task, now, spin),
+            Wait::Check { spin, turn } => self.recheck(task, now, spin, turn),
+            Wait::Lock { lock, after } => {
+                self.tasks[task as usize].wait = Wait::Running;
+                self.after(task, now, lock, after);
+            }
         }
     }
 
@@ -31,53 +35,133 @@ impl Engine<'_> {
         }
     }
 
-    /// Reads the watched line; at the read's end the task looks again.
+    /// Reads the watched line; at the read's end the task acts on what the
+    /// read returned. The directory serves requests on a line in the order
+    /// they are made, so the value the read returns is the state now.
     pub(super) fn reread(&mut self, task: u32, now: Ps, line: Mem, spin: Spin) {
+        let turn = match spin {
+            Spin::Lock(wait) => self.locks.sees_turn(wait, task),
+            Spin::Word { word, until } => {
+                until.holds(self.futex.value(task, word.mem.addr, word.kind))
+            }
+        };
+        let read_writes = self.dir.writes(line.line);
         let done = self.access(task, now, line, AccessKind::Read).done;
-        self.tasks[task as usize].wait = Wait::Check(spin);
+        let t = &mut self.tasks[task as usize];
+        t.wait = Wait::Check { spin, turn };
+        t.read_writes = read_writes;
         self.queue.push(done, task);
     }
 
-    /// A spinner's re-read completed: it stops, or spins on.
-    fn recheck(&mut self, task: u32, now: Ps, spin: Spin) {
+    /// A spinner's re-read completed: it goes on when the read showed its
+    /// turn, else it spins on. A write served after the read already
+    /// changed the line, so the spinner reads again at once.
+    fn recheck(&mut self, task: u32, now: Ps, spin: Spin, turn: bool) {
+        if !turn {
+            let line = self.watched(task, spin);
+            if self.dir.writes(line.line) != self.tasks[task as usize].read_writes {
+                self.reread(task, now, line, spin);
+            } else {
+                self.spin(task, spin);
+            }
+            return;
+        }
         match spin {
             Spin::Lock(wait) => {
-                let next = self.locks.recheck(wait, task);
-                self.follow(task, now, wait.lock(), next);
+                let lock = wait.lock();
+                // A read of the lock word that showed it free follows its release.
+                if self.locks.watched(wait, task) == lock.word {
+                    self.count_stale_read(task, lock);
+                }
+                let next = self.locks.next(wait, task);
+                self.tasks[task as usize].wait = Wait::Running;
+                if let Some(at) = self.follow(task, now, lock, next) {
+                    self.step(task, at);
+                }
             }
-            Spin::Word { word, until } => {
-                if until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
-                    self.tasks[task as usize].wait = Wait::Running;
-                    self.step(task, now);
+            Spin::Word { .. } => {
+                self.tasks[task as usize].wait = Wait::Running;
+                self.step(task, now);
+            }
+        }
+    }
+
+    /// The record a test of causality reads: an acquisition that follows
+    /// from a read of the lock word served before the lock's release.
+    #[inline]
+    fn count_stale_read(&mut self, task: u32, lock: LockRef) {
+        let read = self.tasks[task as usize].read_writes;
+        let released = self.locks.released_at(lock.id);
+        // Write counts wrap: compare by distance.
+        if (released.wrapping_sub(read) as i32) > 0 {
+            self.metrics.stale_acquisitions += 1;
+        }
+    }
+
+    /// Does, from `now`, what the lock's protocol said the task does next:
+    /// the time the task goes on at in this event holding the lock, or None
+    /// when its next event is scheduled.
+    pub(super) fn follow(&mut self, task: u32, now: Ps, lock: LockRef, next: Next) -> Option<Ps> {
+        match next {
+            Next::Acquired => {
+                self.acquired(task, now, lock.id);
+                Some(now)
+            }
+            Next::Look(wait) => {
+                let spin = Spin::Lock(wait);
+                self.reread(task, now, self.watched(task, spin), spin);
+                None
+            }
+            Next::Do {
+                mem,
+                kind,
+                posted,
+                after,
+            } => {
+                let out = self.access(task, now, mem, kind);
+                // A plain store retires into the store buffer at once.
+                let (at, own_cache) = if posted {
+                    (now + self.m.l1_ps, true)
                 } else {
-                    self.spin(task, spin);
+                    (out.done, out.class == Class::L1Hit)
+                };
+                match after {
+                    After::Acquired => {
+                        self.acquired(task, at, lock.id);
+                        self.go_on(task, at, own_cache)
+                    }
+                    After::Spin(wait) => {
+                        // What the atomic returned is its turn or not; a
+                        // write after it wakes the task to read again.
+                        let t = &mut self.tasks[task as usize];
+                        t.read_writes = self.dir.writes(mem.line);
+                        t.wait = Wait::Check {
+                            spin: Spin::Lock(wait),
+                            turn: false,
+                        };
+                        self.queue.push(at, task);
+                        None
+                    }
+                    After::Look(_) | After::Move(_) => {
+                        self.tasks[task as usize].wait = Wait::Lock { lock, after };
+                        self.queue.push(at, task);
+                        None
+                    }
                 }
             }
         }
     }
 
-    /// Does, from `now`, what the lock's protocol said the task does next.
-    pub(super) fn follow(&mut self, task: u32, now: Ps, lock: LockRef, next: Next) {
-        match next {
-            Next::Acquired => {
-                self.acquired(task, now, lock.id);
-                self.tasks[task as usize].wait = Wait::Running;
-                self.step(task, now);
-            }
-            Next::Spin(wait) => self.spin(task, Spin::Lock(wait)),
-            Next::Look(wait) => {
-                let spin = Spin::Lock(wait);
-                self.reread(task, now, self.watched(task, spin), spin);
-            }
-            Next::Take { word, hand_off } => {
-                let mut t = self.access(task, now, word, AccessKind::Rmw).done;
-                if let Some(node) = hand_off {
-                    t = self.access(task, t, node, AccessKind::Write).done;
-                }
-                self.acquired(task, t, lock.id);
-                self.tasks[task as usize].wait = Wait::Running;
-                self.queue.push(t, task);
-            }
+    /// The protocol's access completed: the task reads the line it now
+    /// watches, or takes the protocol's next move.
+    fn after(&mut self, task: u32, now: Ps, lock: LockRef, after: After) {
+        let next = match after {
+            After::Look(wait) => Next::Look(wait),
+            After::Move(wait) => self.locks.next(wait, task),
+            After::Acquired | After::Spin(_) => unreachable!("follow goes on with these itself"),
+        };
+        if let Some(at) = self.follow(task, now, lock, next) {
+            self.step(task, at);
         }
     }
 

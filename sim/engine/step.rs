@@ -6,7 +6,6 @@
 use super::{Engine, Spin, Wait};
 use crate::coherence::{self, AccessKind, Class};
 use crate::kernel::script::{Cost, LockRef, Step};
-use crate::kernel::spinlock::Next;
 use crate::machine::{Ps, ResolvedCosts};
 use crate::memory::Mem;
 use crate::task::{Counting, Done, Op};
@@ -138,7 +137,7 @@ impl Engine<'_> {
     /// The task goes on at `done` in this event when `at_once`, else its
     /// next event is then.
     #[inline]
-    fn go_on(&mut self, task: u32, done: Ps, at_once: bool) -> Option<Ps> {
+    pub(super) fn go_on(&mut self, task: u32, done: Ps, at_once: bool) -> Option<Ps> {
         if at_once {
             return Some(done);
         }
@@ -159,21 +158,11 @@ impl Engine<'_> {
         self.queue.push(now, task);
     }
 
-    /// spin_lock: the atomic on the lock word, then what the lock's
-    /// protocol says.
+    /// spin_lock: the lock's protocol says what its first atomic does.
     fn lock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
         self.tasks[task as usize].lock_asked = now;
-        let out = self.access(task, now, lock.word, AccessKind::Rmw);
-        match self.locks.arrive(lock, task) {
-            Next::Acquired => {
-                self.acquired(task, out.done, lock.id);
-                self.go_on(task, out.done, out.class == Class::L1Hit)
-            }
-            next => {
-                self.follow(task, now, lock, next);
-                None
-            }
-        }
+        let next = self.locks.arrive(lock, task);
+        self.follow(task, now, lock, next)
     }
 
     /// spin_unlock: the hold time, the protocol's release, the store.
@@ -185,8 +174,9 @@ impl Engine<'_> {
                 self.metrics.workload_lock(l).hold_ps += held;
             }
         }
-        self.locks.release(lock.id, task);
         let out = self.access(task, now, lock.word, AccessKind::Write);
+        let word_writes = self.dir.writes(lock.word.line);
+        self.locks.release(lock.id, task, word_writes);
         self.go_on(task, out.done, out.class == Class::L1Hit)
     }
 

@@ -1,13 +1,25 @@
 //! The kernel's spinlocks as protocols, without timing: who holds a lock,
 //! whose turn is next, which line each waiter spins on. Each call says
 //! what the task does next, as accesses for the engine to price: the lock
-//! is acquired, spin on a line, read the lock word again, or take it and
-//! hand the queue on with a write.
+//! is acquired, read a watched line, or make one access (its effect on the
+//! lock's state is done as it is asked for) and go on after it.
+//!
+//! The ticket lock (2.6.25-4.1) hands out tickets with an xadd; every
+//! waiter spins on the lock word. The queued lock is the kernel's
+//! qspinlock (kernel/locking/qspinlock.c, 4.2+): a cmpxchg fast path; on
+//! contention one waiter sets the pending bit and spins on the lock word
+//! before any queue exists; the others join an MCS queue with an xchg of
+//! the word's tail and a store to their predecessor's node, and each spins
+//! on its own node, until the queue head, which spins on the lock word.
+//! The transitions that need no atomic are plain stores: pending to locked
+//! (clear_pending_set_locked), the head's set_locked, the links and the
+//! hand-on to the next node; the head prefetches its successor's node for
+//! write while it waits.
 
 use super::script::LockRef;
+use crate::coherence::AccessKind;
 use crate::machine::LockKind;
 use crate::memory::Mem;
-use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 
@@ -15,13 +27,19 @@ const NONE: u32 = u32::MAX;
 /// buckets stays one flat array.
 #[derive(Clone, Debug)]
 struct Slot {
+    /// The task that holds the lock (the locked byte, for the queued lock).
     holder: u32,
     /// Ticket lock: the next ticket to hand out and the ticket being served.
     next_ticket: u32,
     serving: u32,
-    /// Queued lock: the waiter spinning on the lock word, and the MCS queue behind it.
-    head: u32,
-    queue: u32,
+    /// Queued lock: the task that set the pending bit, and the MCS queue's
+    /// tail (the word's tail field).
+    pending: u32,
+    tail: u32,
+    /// The lock word's write count (as the coherence directory numbers the
+    /// line's writes) at the last release: a waiter that takes the lock
+    /// after a spin must have read the word at or after it.
+    released: u32,
 }
 
 /// Memory for one lock's state.
@@ -32,68 +50,107 @@ impl Slot {
         holder: NONE,
         next_ticket: 0,
         serving: 0,
-        head: NONE,
-        queue: NONE,
+        pending: NONE,
+        tail: NONE,
+        released: 0,
     };
 }
 
-/// Where a task waiting for a lock is in the lock's protocol.
+/// Where a task at a lock is in the lock's protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockWait {
     /// Ticket lock: spins on the lock word until `serving` reaches its ticket.
     Ticket { lock: LockRef, ticket: u32 },
-    /// Queued lock: the first waiter, spinning on the lock word.
-    Head { lock: LockRef },
-    /// Queued lock: in the MCS queue, spinning on its own node.
+    /// Queued lock: the fast path's cmpxchg found the lock taken.
+    Slow { lock: LockRef },
+    /// Queued lock: owns the pending bit, spins on the lock word until the
+    /// locked byte clears.
+    Pending { lock: LockRef },
+    /// Queued lock: in the MCS queue behind `prev`, whose node's `next` it
+    /// must now store.
+    Link { lock: LockRef, prev: u32 },
+    /// Queued lock: in the MCS queue, spinning on its own node's `locked`.
     Queued { lock: LockRef },
+    /// Queued lock: the MCS queue head, spinning on the lock word until
+    /// both the locked byte and the pending bit clear.
+    Head { lock: LockRef },
+    /// Queued lock: the former head holds the lock and hands the queue on
+    /// to its successor's node.
+    HandOn { lock: LockRef },
+    /// Queued lock: as HandOn, but the successor has not yet stored its
+    /// link: spins on its own node's `next`.
+    AwaitNext { lock: LockRef },
 }
 
 impl LockWait {
     pub fn lock(&self) -> LockRef {
         match *self {
-            LockWait::Ticket { lock, .. } | LockWait::Head { lock } | LockWait::Queued { lock } => {
-                lock
-            }
+            LockWait::Ticket { lock, .. }
+            | LockWait::Slow { lock }
+            | LockWait::Pending { lock }
+            | LockWait::Link { lock, .. }
+            | LockWait::Queued { lock }
+            | LockWait::Head { lock }
+            | LockWait::HandOn { lock }
+            | LockWait::AwaitNext { lock } => lock,
         }
     }
 }
 
-/// What a task at a spinlock does next. Each access named is the engine's
-/// to price, in order, before the next call.
+/// What a task does once the access the protocol asked for completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// The lock is the task's.
+    Acquired,
+    /// Spin: wait for the next write to the watched line after the
+    /// access, read it again, and call [`Locks::next`] when it shows the
+    /// task's turn ([`Locks::sees_turn`]).
+    Spin(LockWait),
+    /// Read the watched line at once, then as for `Spin`.
+    Look(LockWait),
+    /// Call [`Locks::next`] with this state.
+    Move(LockWait),
+}
+
+/// What a task at a spinlock does next; the accesses are the engine's to price.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
     /// The lock is the task's.
     Acquired,
-    /// Spin: wait for the next write to the line the wait watches
-    /// ([`Locks::watched`]), read it again, then [`Locks::recheck`].
-    Spin(LockWait),
-    /// Read the lock word at once, then [`Locks::recheck`]: an MCS waiter
-    /// that became the head looks at the lock it now spins on.
+    /// Read the watched line at once, as `After::Look`.
     Look(LockWait),
-    /// Take the free lock with an atomic on its word, then, when a waiter
-    /// moved up to head, write its MCS node (the hand-off); then the lock
-    /// is the task's.
-    Take { word: Mem, hand_off: Option<Mem> },
+    /// Make one access. A plain store is `posted`: it retires into the
+    /// store buffer and the task goes on at once, as the kernel's
+    /// transitions without an atomic do.
+    Do {
+        mem: Mem,
+        kind: AccessKind,
+        posted: bool,
+        after: After,
+    },
 }
 
 pub struct Locks {
     kind: LockKind,
     slots: Vec<Slot>,
-    queues: Vec<VecDeque<u32>>,
-    free_queues: Vec<u32>,
-    /// The MCS node each task spins on while queued: its CPU's.
+    /// Per task, its MCS node (its CPU's) and the node's two fields: the
+    /// successor that linked itself behind it, and whether its predecessor
+    /// has made it the queue head.
     mcs_nodes: Vec<Mem>,
+    node_next: Vec<u32>,
+    node_locked: Vec<bool>,
 }
 
 impl Locks {
     /// `count` locks of `kind`, for tasks whose CPUs' MCS nodes are `mcs_nodes`.
     pub fn new(kind: LockKind, count: u32, mcs_nodes: Vec<Mem>) -> Locks {
+        let tasks = mcs_nodes.len();
         Locks {
             kind,
             slots: crate::huge_pages::vec_filled(Slot::FREE, count as usize),
-            queues: Vec::new(),
-            free_queues: Vec::new(),
             mcs_nodes,
+            node_next: vec![NONE; tasks],
+            node_locked: vec![false; tasks],
         }
     }
 
@@ -113,117 +170,197 @@ impl Locks {
         }
     }
 
-    /// The line a waiting task watches.
+    /// The line a waiting task watches: the lock word, or its own MCS node.
     #[inline]
     pub fn watched(&self, wait: LockWait, task: u32) -> Mem {
         match wait {
-            LockWait::Ticket { lock, .. } | LockWait::Head { lock } => lock.word,
-            LockWait::Queued { .. } => self.mcs_nodes[task as usize],
+            LockWait::Queued { .. } | LockWait::AwaitNext { .. } => self.mcs_nodes[task as usize],
+            _ => wait.lock().word,
         }
     }
 
-    /// spin_lock's atomic on the lock word (a ticket xadd, or a qspinlock
-    /// cmpxchg/xchg) has been done: the lock is the task's, or it spins.
+    /// spin_lock: the atomic on the lock word (a ticket xadd, or the
+    /// qspinlock fast path's cmpxchg), done as it is asked for.
     pub fn arrive(&mut self, lock: LockRef, task: u32) -> Next {
         let s = &mut self.slots[lock.id as usize];
-        match self.kind {
+        let after = match self.kind {
             LockKind::Ticket => {
                 let ticket = s.next_ticket;
                 s.next_ticket = s.next_ticket.wrapping_add(1);
                 if ticket == s.serving {
                     s.holder = task;
-                    Next::Acquired
+                    After::Acquired
                 } else {
-                    Next::Spin(LockWait::Ticket { lock, ticket })
+                    After::Spin(LockWait::Ticket { lock, ticket })
                 }
             }
             LockKind::Queued => {
-                if s.holder == NONE && s.head == NONE && s.queue == NONE {
+                if s.holder == NONE && s.pending == NONE && s.tail == NONE {
                     s.holder = task;
-                    Next::Acquired
-                } else if s.head == NONE && s.queue == NONE {
-                    s.head = task;
-                    Next::Spin(LockWait::Head { lock })
+                    After::Acquired
                 } else {
-                    if s.queue == NONE {
-                        s.queue = match self.free_queues.pop() {
-                            Some(q) => q,
-                            None => {
-                                self.queues.push(VecDeque::new());
-                                self.queues.len() as u32 - 1
-                            }
-                        };
-                    }
-                    self.queues[s.queue as usize].push_back(task);
-                    Next::Spin(LockWait::Queued { lock })
+                    After::Move(LockWait::Slow { lock })
                 }
             }
+        };
+        Next::Do {
+            mem: lock.word,
+            kind: AccessKind::Rmw,
+            posted: false,
+            after,
         }
     }
 
-    /// A waiter read the line it watches again: what it found decides.
-    pub fn recheck(&mut self, wait: LockWait, task: u32) -> Next {
+    /// Whether a read of the watched line made now shows the waiter its
+    /// turn: the ticket being served is its own, the lock word is free for
+    /// the pending waiter or the head, its node says it is the head, or its
+    /// node names a successor. The engine asks at the moment the directory
+    /// serves the read: the value it returns is the one of that moment,
+    /// however late it arrives.
+    #[inline]
+    pub fn sees_turn(&self, wait: LockWait, task: u32) -> bool {
+        match wait {
+            LockWait::Ticket { lock, ticket } => self.slots[lock.id as usize].serving == ticket,
+            LockWait::Pending { lock } => self.slots[lock.id as usize].holder == NONE,
+            LockWait::Head { lock } => {
+                let s = &self.slots[lock.id as usize];
+                s.holder == NONE && s.pending == NONE
+            }
+            LockWait::Queued { .. } => self.node_locked[task as usize],
+            LockWait::AwaitNext { .. } => self.node_next[task as usize] != NONE,
+            LockWait::Slow { .. } | LockWait::Link { .. } | LockWait::HandOn { .. } => true,
+        }
+    }
+
+    /// The lock word's write count at the lock's last release.
+    #[inline]
+    pub fn released_at(&self, id: u32) -> u32 {
+        self.slots[id as usize].released
+    }
+
+    /// The protocol's next move from `wait`: a spinner whose read showed
+    /// its turn ([`Locks::sees_turn`]), or a task whose last access completed.
+    pub fn next(&mut self, wait: LockWait, task: u32) -> Next {
+        let t = task as usize;
         match wait {
             LockWait::Ticket { lock, ticket } => {
                 let s = &mut self.slots[lock.id as usize];
-                if s.serving == ticket && s.holder == NONE {
-                    s.holder = task;
-                    Next::Acquired
+                debug_assert!(s.serving == ticket && s.holder == NONE);
+                s.holder = task;
+                Next::Acquired
+            }
+            LockWait::Slow { lock } => {
+                let s = &mut self.slots[lock.id as usize];
+                if s.pending == NONE && s.tail == NONE {
+                    // fetch_set_pending: the one waiter before any queue.
+                    s.pending = task;
+                    return Next::Do {
+                        mem: lock.word,
+                        kind: AccessKind::Rmw,
+                        posted: false,
+                        after: After::Look(LockWait::Pending { lock }),
+                    };
+                }
+                // xchg_tail: the task's node becomes the queue's tail.
+                let prev = std::mem::replace(&mut s.tail, task);
+                self.node_next[t] = NONE;
+                self.node_locked[t] = false;
+                let after = if prev == NONE {
+                    After::Look(LockWait::Head { lock })
                 } else {
-                    Next::Spin(wait)
+                    After::Move(LockWait::Link { lock, prev })
+                };
+                Next::Do {
+                    mem: lock.word,
+                    kind: AccessKind::Rmw,
+                    posted: false,
+                    after,
                 }
             }
-            LockWait::Head { lock } => {
-                if self.slots[lock.id as usize].holder == NONE {
-                    let hand_off = self
-                        .head_take(lock.id, task)
-                        .map(|next| self.mcs_nodes[next as usize]);
-                    Next::Take {
-                        word: lock.word,
-                        hand_off,
-                    }
-                } else {
-                    Next::Spin(wait)
+            LockWait::Pending { lock } => {
+                // clear_pending_set_locked: one store of the word's low half.
+                let s = &mut self.slots[lock.id as usize];
+                s.pending = NONE;
+                s.holder = task;
+                Next::Do {
+                    mem: lock.word,
+                    kind: AccessKind::Write,
+                    posted: true,
+                    after: After::Acquired,
+                }
+            }
+            LockWait::Link { lock, prev } => {
+                // WRITE_ONCE(prev->next, node).
+                self.node_next[prev as usize] = task;
+                Next::Do {
+                    mem: self.mcs_nodes[prev as usize],
+                    kind: AccessKind::Write,
+                    posted: true,
+                    after: After::Look(LockWait::Queued { lock }),
                 }
             }
             LockWait::Queued { lock } => {
-                if self.slots[lock.id as usize].head == task {
-                    Next::Look(LockWait::Head { lock })
-                } else {
-                    Next::Spin(wait)
+                let head = LockWait::Head { lock };
+                match self.node_next[t] {
+                    NONE => Next::Look(head),
+                    next => Next::Do {
+                        // prefetchw(next): ownership of the successor's node.
+                        mem: self.mcs_nodes[next as usize],
+                        kind: AccessKind::Write,
+                        posted: true,
+                        after: After::Look(head),
+                    },
                 }
             }
+            LockWait::Head { lock } => {
+                let s = &mut self.slots[lock.id as usize];
+                debug_assert!(s.holder == NONE && s.pending == NONE);
+                s.holder = task;
+                if s.tail == task {
+                    // The last in the queue: a cmpxchg clears the tail as it locks.
+                    s.tail = NONE;
+                    return Next::Do {
+                        mem: lock.word,
+                        kind: AccessKind::Rmw,
+                        posted: false,
+                        after: After::Acquired,
+                    };
+                }
+                // set_locked: a store of the locked byte; then hand the queue on.
+                Next::Do {
+                    mem: lock.word,
+                    kind: AccessKind::Write,
+                    posted: true,
+                    after: After::Move(LockWait::HandOn { lock }),
+                }
+            }
+            LockWait::HandOn { lock } | LockWait::AwaitNext { lock } => match self.node_next[t] {
+                NONE => Next::Look(LockWait::AwaitNext { lock }),
+                next => {
+                    // arch_mcs_spin_unlock_contended(&next->locked).
+                    self.node_locked[next as usize] = true;
+                    Next::Do {
+                        mem: self.mcs_nodes[next as usize],
+                        kind: AccessKind::Write,
+                        posted: true,
+                        after: After::Acquired,
+                    }
+                }
+            },
         }
     }
 
-    /// The queue head takes the lock and promotes the next MCS waiter, if
-    /// any, to head; returns that waiter, whose node it must then write.
-    fn head_take(&mut self, id: u32, task: u32) -> Option<u32> {
-        let s = &mut self.slots[id as usize];
-        debug_assert!(s.holder == NONE && s.head == task);
-        s.holder = task;
-        s.head = NONE;
-        if s.queue == NONE {
-            return None;
-        }
-        let q = s.queue;
-        let next = self.queues[q as usize].pop_front();
-        s.head = next.unwrap_or(NONE);
-        if self.queues[q as usize].is_empty() {
-            s.queue = NONE;
-            self.free_queues.push(q);
-        }
-        next
-    }
-
-    /// spin_unlock: the ticket lock serves the next ticket; the queued lock clears its locked byte.
-    pub fn release(&mut self, id: u32, task: u32) {
+    /// spin_unlock: the ticket lock serves the next ticket; the queued
+    /// lock clears its locked byte. `word_writes` is the lock word's write
+    /// count once the release's store is served.
+    pub fn release(&mut self, id: u32, task: u32, word_writes: u32) {
         let s = &mut self.slots[id as usize];
         debug_assert_eq!(
             s.holder, task,
             "unlock by a task that does not hold the lock"
         );
         s.holder = NONE;
+        s.released = word_writes;
         if self.kind == LockKind::Ticket {
             s.serving = s.serving.wrapping_add(1);
         }
@@ -246,73 +383,189 @@ mod tests {
         word: Mem { addr: 0, line: 0 },
     };
 
-    /// Tasks 0..8, each with its own MCS node.
+    /// Tasks 0..8, task n's MCS node at 64 * (n + 1).
     fn locks(kind: LockKind) -> Locks {
         Locks::new(kind, 1, (1..=8).map(|n| word(64 * n)).collect())
+    }
+
+    fn on_word(kind: AccessKind, posted: bool, after: After) -> Next {
+        Next::Do {
+            mem: LOCK.word,
+            kind,
+            posted,
+            after,
+        }
+    }
+
+    fn node_of(task: u64) -> Mem {
+        word(64 * (task + 1))
     }
 
     #[test]
     fn ticket_lock_serves_in_arrival_order() {
         let mut l = locks(LockKind::Ticket);
-        assert_eq!(l.arrive(LOCK, 0), Next::Acquired);
-        let Next::Spin(first) = l.arrive(LOCK, 1) else {
-            panic!("a held lock makes the next task spin")
+        assert_eq!(
+            l.arrive(LOCK, 0),
+            on_word(AccessKind::Rmw, false, After::Acquired)
+        );
+        let first = LockWait::Ticket {
+            lock: LOCK,
+            ticket: 1,
         };
-        let Next::Spin(second) = l.arrive(LOCK, 2) else {
-            panic!("and the one after")
+        let second = LockWait::Ticket {
+            lock: LOCK,
+            ticket: 2,
         };
         assert_eq!(
-            second,
-            LockWait::Ticket {
-                lock: LOCK,
-                ticket: 2
-            }
+            l.arrive(LOCK, 1),
+            on_word(AccessKind::Rmw, false, After::Spin(first))
+        );
+        assert_eq!(
+            l.arrive(LOCK, 2),
+            on_word(AccessKind::Rmw, false, After::Spin(second))
         );
         // Every ticket waiter watches the lock word.
         assert_eq!(
             (l.watched(first, 1), l.watched(second, 2)),
             (LOCK.word, LOCK.word)
         );
-        assert_eq!(l.recheck(second, 2), Next::Spin(second));
-        l.release(0, 0);
-        assert_eq!(l.recheck(second, 2), Next::Spin(second));
-        assert_eq!(l.recheck(first, 1), Next::Acquired);
-        l.release(0, 1);
-        assert_eq!(l.recheck(second, 2), Next::Acquired);
+        assert!(!l.sees_turn(first, 1));
+        l.release(0, 0, 1);
+        assert!(!l.sees_turn(second, 2));
+        assert!(l.sees_turn(first, 1));
+        assert_eq!(l.next(first, 1), Next::Acquired);
+        l.release(0, 1, 2);
+        assert!(l.sees_turn(second, 2));
+        assert_eq!(l.released_at(0), 2);
     }
 
     #[test]
-    fn queued_lock_has_one_spinner_and_a_fifo_behind_it() {
+    fn qspinlock_has_a_pending_waiter_then_an_mcs_queue() {
         let mut l = locks(LockKind::Queued);
-        assert_eq!(l.arrive(LOCK, 1), Next::Acquired);
+        let slow = After::Move(LockWait::Slow { lock: LOCK });
+        let pending = LockWait::Pending { lock: LOCK };
         let head = LockWait::Head { lock: LOCK };
         let queued = LockWait::Queued { lock: LOCK };
-        assert_eq!(l.arrive(LOCK, 2), Next::Spin(head));
-        assert_eq!(l.arrive(LOCK, 3), Next::Spin(queued));
-        assert_eq!(l.arrive(LOCK, 4), Next::Spin(queued));
-        // The head spins on the lock word, the others each on their own node.
-        assert_eq!(l.watched(head, 2), LOCK.word);
-        assert_eq!(l.watched(queued, 3), word(64 * 4));
-        assert_eq!(l.recheck(head, 2), Next::Spin(head));
-        l.release(0, 1);
-        // Taking the lock hands the head on to task 3, through its node.
+        // The fast path's cmpxchg takes a free lock.
         assert_eq!(
-            l.recheck(head, 2),
-            Next::Take {
-                word: LOCK.word,
-                hand_off: Some(word(64 * 4))
+            l.arrive(LOCK, 1),
+            on_word(AccessKind::Rmw, false, After::Acquired)
+        );
+        // The first waiter sets the pending bit and spins on the lock word.
+        assert_eq!(l.arrive(LOCK, 2), on_word(AccessKind::Rmw, false, slow));
+        assert_eq!(
+            l.next(LockWait::Slow { lock: LOCK }, 2),
+            on_word(AccessKind::Rmw, false, After::Look(pending))
+        );
+        // The next exchanges the tail: the queue was empty, so it is the head.
+        assert_eq!(l.arrive(LOCK, 3), on_word(AccessKind::Rmw, false, slow));
+        assert_eq!(
+            l.next(LockWait::Slow { lock: LOCK }, 3),
+            on_word(AccessKind::Rmw, false, After::Look(head))
+        );
+        // The one after links itself behind 3 with a store to 3's node.
+        assert_eq!(l.arrive(LOCK, 4), on_word(AccessKind::Rmw, false, slow));
+        let link = LockWait::Link {
+            lock: LOCK,
+            prev: 3,
+        };
+        assert_eq!(
+            l.next(LockWait::Slow { lock: LOCK }, 4),
+            on_word(AccessKind::Rmw, false, After::Move(link))
+        );
+        assert_eq!(
+            l.next(link, 4),
+            Next::Do {
+                mem: node_of(3),
+                kind: AccessKind::Write,
+                posted: true,
+                after: After::Look(queued)
             }
         );
-        assert_eq!(l.recheck(queued, 3), Next::Look(head));
-        assert_eq!(l.recheck(queued, 4), Next::Spin(queued));
-        // A newcomer while others wait queues behind them, even if the lock is free.
-        l.release(0, 2);
-        assert_eq!(l.arrive(LOCK, 5), Next::Spin(queued));
+        // The pending waiter and the head watch the lock word, 4 its own node.
+        assert_eq!(l.watched(pending, 2), LOCK.word);
+        assert_eq!(l.watched(head, 3), LOCK.word);
+        assert_eq!(l.watched(queued, 4), node_of(4));
+        assert!(!l.sees_turn(pending, 2) && !l.sees_turn(head, 3));
+        // The release lets the pending waiter in with a plain store.
+        l.release(0, 1, 5);
+        assert!(l.sees_turn(pending, 2));
+        assert!(!l.sees_turn(head, 3), "the pending bit still stands");
         assert_eq!(
-            l.recheck(head, 3),
-            Next::Take {
-                word: LOCK.word,
-                hand_off: Some(word(64 * 5))
+            l.next(pending, 2),
+            on_word(AccessKind::Write, true, After::Acquired)
+        );
+        l.release(0, 2, 6);
+        // The head takes it with set_locked, then hands the queue on to 4.
+        assert!(l.sees_turn(head, 3) && !l.sees_turn(queued, 4));
+        let hand_on = LockWait::HandOn { lock: LOCK };
+        assert_eq!(
+            l.next(head, 3),
+            on_word(AccessKind::Write, true, After::Move(hand_on))
+        );
+        assert_eq!(
+            l.next(hand_on, 3),
+            Next::Do {
+                mem: node_of(4),
+                kind: AccessKind::Write,
+                posted: true,
+                after: After::Acquired
+            }
+        );
+        assert!(l.sees_turn(queued, 4));
+        // 4 is the head with nobody behind: it looks at the lock word, and,
+        // being the tail, takes the lock with a cmpxchg.
+        assert_eq!(l.next(queued, 4), Next::Look(head));
+        l.release(0, 3, 7);
+        assert_eq!(
+            l.next(head, 4),
+            on_word(AccessKind::Rmw, false, After::Acquired)
+        );
+        // The lock and its queue are empty again: the fast path works.
+        l.release(0, 4, 8);
+        assert_eq!(
+            l.arrive(LOCK, 5),
+            on_word(AccessKind::Rmw, false, After::Acquired)
+        );
+    }
+
+    #[test]
+    fn a_head_whose_successor_has_not_linked_waits_for_it() {
+        let mut l = locks(LockKind::Queued);
+        let slow = LockWait::Slow { lock: LOCK };
+        l.arrive(LOCK, 0);
+        l.arrive(LOCK, 1);
+        l.next(slow, 1); // pending
+        l.arrive(LOCK, 2);
+        l.next(slow, 2); // head
+        l.arrive(LOCK, 3);
+        let link = LockWait::Link {
+            lock: LOCK,
+            prev: 2,
+        };
+        assert_eq!(
+            l.next(slow, 3),
+            on_word(AccessKind::Rmw, false, After::Move(link))
+        );
+        l.release(0, 0, 1);
+        l.next(LockWait::Pending { lock: LOCK }, 1);
+        l.release(0, 1, 2);
+        // 3 exchanged the tail but has not stored its link yet.
+        let hand_on = LockWait::HandOn { lock: LOCK };
+        l.next(LockWait::Head { lock: LOCK }, 2);
+        let await_next = LockWait::AwaitNext { lock: LOCK };
+        assert_eq!(l.next(hand_on, 2), Next::Look(await_next));
+        assert_eq!(l.watched(await_next, 2), node_of(2));
+        assert!(!l.sees_turn(await_next, 2));
+        l.next(link, 3);
+        assert!(l.sees_turn(await_next, 2));
+        assert_eq!(
+            l.next(await_next, 2),
+            Next::Do {
+                mem: node_of(3),
+                kind: AccessKind::Write,
+                posted: true,
+                after: After::Acquired
             }
         );
     }

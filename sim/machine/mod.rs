@@ -29,7 +29,8 @@ pub fn ns_to_ps(ns: f64) -> Ps {
 pub enum LockKind {
     /// 2.6.25-4.1: every waiter spins on the lock word.
     Ticket,
-    /// 4.2+: only the queue head spins on the lock word, the rest on their own MCS node.
+    /// 4.2+, the qspinlock: a pending waiter, then an MCS queue; only its
+    /// head spins on the lock word, the rest on their own MCS node.
     Queued,
 }
 
@@ -250,6 +251,13 @@ impl Machine {
     }
     pub fn place(&self, cpu: u32) -> CpuPlace {
         self.places[cpu as usize]
+    }
+    /// The core whose caches `cpu` uses, named by its first thread's CPU
+    /// id (Linux numbers one thread of every core first): SMT siblings
+    /// share the core's L1 and L2.
+    #[inline]
+    pub fn core_of(&self, cpu: u32) -> u32 {
+        self.places[cpu as usize].core
     }
     pub fn node_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].node
