@@ -52,6 +52,7 @@ impl From<CampaignError> for CliError {
     fn from(e: CampaignError) -> CliError {
         match e {
             CampaignError::ConfigChanged { .. }
+            | CampaignError::NotACampaign { .. }
             | CampaignError::Config(_)
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
             _ => CliError::Failed(e.to_string()),
