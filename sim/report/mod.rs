@@ -81,21 +81,38 @@ pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> std::io::Result<(
         .iter()
         .filter_map(|f| f.path.split('/').next())
         .collect();
-    for entry in &entries {
+    let old = fs::read_link(dir.join(LIVE)).ok();
+    if let Err(e) = publish(dir, &generation, &entries) {
+        let _ = remove_generation(&staged);
+        return Err(e);
+    }
+    // Only a generation's own name: a link edited to point elsewhere names
+    // nothing futexsim wrote.
+    let old = old
+        .and_then(|o| o.to_str().map(str::to_string))
+        .filter(|o| o.starts_with(GENERATION) && is_plain_relative(o) && *o != generation);
+    match old {
+        Some(old) => remove_generation(&dir.join(old)),
+        None => Ok(()),
+    }
+}
+
+/// Makes `generation` the live report: the names a reader opens link
+/// through `.report`, and one rename points `.report` at it.
+fn publish(dir: &Path, generation: &str, entries: &BTreeSet<&str>) -> std::io::Result<()> {
+    for entry in entries {
         link_entry(dir, entry)?;
     }
-    let old = fs::read_link(dir.join(LIVE)).ok();
     let link = dir.join(unique(".report.new-"));
-    std::os::unix::fs::symlink(&generation, &link).map_err(context("linking", &link))?;
-    fs::rename(&link, dir.join(LIVE)).map_err(context("publishing", &dir.join(LIVE)))?;
+    std::os::unix::fs::symlink(generation, &link).map_err(context("linking", &link))?;
+    if let Err(e) = fs::rename(&link, dir.join(LIVE)) {
+        let _ = fs::remove_file(&link);
+        return Err(context("publishing", &dir.join(LIVE))(e));
+    }
     // Make the swap itself durable.
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(context("syncing", dir))?;
-    if let Some(old) = old.filter(|o| o.as_os_str() != generation.as_str()) {
-        remove_generation(&dir.join(old))?;
-    }
-    Ok(())
+        .map_err(context("syncing", dir))
 }
 
 /// Writes every file into the new generation `staged`, its manifest first,
