@@ -129,7 +129,7 @@ impl WorkloadSpec {
             WorkloadSpec::FeaSolver(w) => w.validate(),
             WorkloadSpec::TimeExit(w) => w.validate(),
             WorkloadSpec::LruLock(w) => w.validate(),
-            WorkloadSpec::Program(w) => w.validate(),
+            WorkloadSpec::Program(w) => w.validate(machine),
         }
     }
 
@@ -162,6 +162,17 @@ impl WorkloadSpec {
 }
 
 /// A time a program spends per op, which a run must be able to repeat.
+/// Counts of objects a workload lays out (mutexes, vmas, sections of a
+/// step): bounded, so a hostile config cannot exhaust memory before it runs.
+pub const MAX_OBJECTS: u64 = 1 << 20;
+
+fn at_most_objects(what: &str, count: u64) -> Result<(), String> {
+    if count > MAX_OBJECTS {
+        return Err(format!("{what} = {count} is more than the {MAX_OBJECTS} futexsim lays out"));
+    }
+    Ok(())
+}
+
 fn within_a_second(what: &str, ns: u64) -> Result<(), String> {
     if ns > 1_000_000_000 {
         return Err(format!(
