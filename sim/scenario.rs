@@ -63,6 +63,9 @@ impl Scenario {
     /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
     /// sizing rule that gives no valid table) without running anything.
     pub fn check(&self, machine: &Machine) -> Result<(), String> {
+        if self.workload.key_population(machine).is_some() {
+            platform(machine).validate()?;
+        }
         self.prepare(machine).map(drop)
     }
 
@@ -150,12 +153,7 @@ impl Scenario {
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
         };
-        let platform = Platform {
-            cpus: machine.cpus().into(),
-            possible_cpus: machine.possible_cpus().into(),
-            nodes: machine.nodes(),
-            line_size: machine.line_size(),
-        };
+        let platform = platform(&machine);
         let load = match self.workload.key_population(&machine) {
             Some(population) => Some(LoadRecord::from_layout(&layout::analyze(
                 &self.design,
@@ -274,6 +272,16 @@ impl Scenario {
             sim_ops_per_sec: ops as f64 / wall_s.max(1e-9),
         };
         Ok((record, speed))
+    }
+}
+
+/// The machine as the layout analysis sees it.
+fn platform(machine: &Machine) -> Platform {
+    Platform {
+        cpus: machine.cpus().into(),
+        possible_cpus: machine.possible_cpus().into(),
+        nodes: machine.nodes(),
+        line_size: machine.line_size(),
     }
 }
 

@@ -557,11 +557,16 @@ impl ProgramSpec {
 /// same lock when their table and key expression are.
 fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
     if steps.iter().all(|s| matches!(s, Step::Compute(0))) {
-        return Err(
-            "program: a pass of the steps takes no simulated time (no steps, or only compute of 0 ns, \
-             or repeats of nothing): the run would never end"
-                .into(),
-        );
+        let what = if program.steps.is_empty() {
+            "steps = []: a pass has no step"
+        } else if steps.is_empty() {
+            "the steps repeat nothing (times = 0, or no steps)"
+        } else {
+            "the steps compute for 0 ns and do nothing else"
+        };
+        return Err(format!(
+            "program: {what}, so a pass takes no simulated time and the run would never end"
+        ));
     }
     let name = |sel: &LockSel| match sel {
         LockSel::Named(l) => format!("lock '{}'", program.locks[*l]),
