@@ -81,6 +81,7 @@ impl Scenario {
                 .chain(hash.private.iter().flatten())
                 .map(|t| t.slots)
                 .sum(),
+            queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),
         })
     }
 

@@ -332,3 +332,67 @@ fn jobs_far_above_the_runs_start_no_more_threads_than_runs() {
     }
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn the_memory_estimate_covers_every_run_that_will_start() {
+    use futexsim::campaign::{Campaign, Shard};
+    use futexsim::config::Config;
+    let config = Config::parse("small.toml", "small", CONFIG, &[]).unwrap();
+    let s = Scratch::new("estimate");
+    let campaign = Campaign::plan(&s.0.join("c"), config, false).unwrap();
+    let all = campaign.missing(Shard::ALL, false).unwrap();
+    // A resume or a shard may hold only later repetitions.
+    let later: Vec<_> = all.into_iter().filter(|r| r.plan.repetition > 0).collect();
+    let (_, bytes) = campaign
+        .largest_run(&later)
+        .unwrap()
+        .expect("later repetitions are estimated too");
+    assert!(bytes > 0);
+
+    // A program's queued steps count: a million steps a pass on 64 threads.
+    let program = CONFIG
+        .replace(
+            "name = \"perf-hash\"\nfutexes = 32",
+            "name = \"program\"\nthreads = 64\nsteps = [{ op = \"repeat\", times = 1000000, \
+             steps = [{ op = \"compute\", ns = 1 }] }]",
+        )
+        .replace("cpus = [2, 8]", "cpus = [64]");
+    let config = Config::parse("program.toml", "program", &program, &[]).unwrap();
+    let campaign = Campaign::plan(&s.0.join("p"), config, false).unwrap();
+    let todo = campaign.missing(Shard::ALL, false).unwrap();
+    let (_, bytes) = campaign.largest_run(&todo).unwrap().unwrap();
+    assert!(
+        bytes > 64 * 1_000_000 * 32,
+        "{bytes} bytes for 64 million queued steps"
+    );
+}
+
+#[test]
+fn report_refuses_an_inconsistent_result_set_and_diff_warns_of_other_windows() {
+    let (s, config) = with_config("inconsistent");
+    let dir = s.0.join("c");
+    succeeded(&run(&config, &dir, &[]));
+    let other = s.0.join("longer.toml");
+    fs::write(&other, CONFIG.replace("duration_us = 20", "duration_us = 30")).unwrap();
+    let longer = s.0.join("l");
+    succeeded(&run(&other, &longer, &[]));
+    let out = futexsim(&["diff", dir.to_str().unwrap(), longer.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning") && stderr.contains("20 us") && stderr.contains("30 us"),
+        "{stderr}"
+    );
+
+    // One run dropped from results.json.
+    let mut set: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    set["runs"].as_array_mut().unwrap().pop();
+    let edited = s.0.join("edited");
+    fs::create_dir(&edited).unwrap();
+    fs::write(edited.join("results.json"), set.to_string()).unwrap();
+    let out = futexsim(&["report", edited.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a consistent result set"), "{stderr}");
+    assert!(!edited.join("report.md").exists());
+}

@@ -258,12 +258,85 @@ pub enum ReadError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    #[error("{path}: not a consistent result set: {why}")]
+    Inconsistent { path: PathBuf, why: String },
+}
+
+/// Why a result set read from a file is not one futexsim writes: every
+/// (point, design, repetition) once, points numbered from 0 with one label
+/// each, designs and the baseline among those named.
+fn check_consistent(set: &ResultSet) -> Result<(), String> {
+    if set.runs.is_empty() {
+        return Err("it holds no runs".into());
+    }
+    if !set.designs.contains(&set.baseline) {
+        return Err(format!("the baseline '{}' is not one of its designs", set.baseline));
+    }
+    let mut seen = BTreeSet::new();
+    let mut labels: Vec<Option<&Vec<String>>> = vec![None; set.points()];
+    for r in &set.runs {
+        if !set.designs.contains(&r.design) {
+            return Err(format!("run {} is of design '{}', which it does not name", r.id, r.design));
+        }
+        if r.axis_values.len() != set.axes.len() {
+            return Err(format!("run {} does not fit its axes", r.id));
+        }
+        if !seen.insert((r.point, r.design.as_str(), r.repetition)) {
+            return Err(format!("run {} repeats another's point, design and repetition", r.id));
+        }
+        match labels[r.point] {
+            Some(l) if l != &r.axis_values => {
+                return Err(format!("point {} has two sets of axis values", r.point))
+            }
+            _ => labels[r.point] = Some(&r.axis_values),
+        }
+    }
+    if labels.iter().any(Option::is_none) {
+        return Err("some points have no runs".into());
+    }
+    // Each point runs every design, repetitions 0 to n - 1 (n may be swept).
+    for point in 0..set.points() {
+        let reps = |design: &str| {
+            (0..)
+                .take_while(|&r| seen.contains(&(point, design, r)))
+                .count()
+        };
+        let n = reps(&set.baseline);
+        let runs = set.runs.iter().filter(|r| r.point == point).count();
+        if n == 0 || set.designs.iter().any(|d| reps(d) != n) || runs != n * set.designs.len() {
+            return Err(format!(
+                "point {point} lacks runs: every design runs its repetitions there"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Why two result sets' figures do not compare like with like (another
+/// window or another number of repetitions); None when they do.
+pub fn incomparable(a: &ResultSet, b: &ResultSet) -> Option<String> {
+    let window = |set: &ResultSet| {
+        let doc: toml::Table = toml::from_str(&set.provenance.resolved_config).unwrap_or_default();
+        let run = doc.get("run").and_then(toml::Value::as_table).cloned().unwrap_or_default();
+        let us = |key: &str| run.get(key).and_then(toml::Value::as_integer);
+        (us("duration_us"), us("warmup_us"), set.provenance.repetitions)
+    };
+    let (wa, wb) = (window(a), window(b));
+    (wa != wb).then(|| {
+        let show = |(d, w, r): (Option<i64>, Option<i64>, u32)| {
+            let us = |v: Option<i64>| v.map_or("?".into(), |v| v.to_string());
+            format!("{} us after {} us of warmup, {r} repetitions", us(d), us(w))
+        };
+        format!("A runs {}, B {}", show(wa), show(wb))
+    })
 }
 
 /// The result set and speed log of a report directory. A missing speed.json
 /// (results copied without it) reads as an empty log.
 pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
-    let set = read_json(&dir.join(RESULTS_JSON))?;
+    let path = dir.join(RESULTS_JSON);
+    let set: ResultSet = read_json(&path)?;
+    check_consistent(&set).map_err(|why| ReadError::Inconsistent { path, why })?;
     let speed_path = dir.join(SPEED_JSON);
     let speed = if speed_path.exists() {
         read_json(&speed_path)?
