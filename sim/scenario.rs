@@ -187,6 +187,14 @@ impl Scenario {
         let started = Instant::now();
         let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
         let wall_s = started.elapsed().as_secs_f64();
+        if let Some(t) = out.stalled_at {
+            return Err(format!(
+                "stopped at {} ns of simulated time: {} events there without time advancing \
+                 (every step takes 0 ns?); the run would never end",
+                t / 1000,
+                crate::engine::STALL_EVENTS
+            ));
+        }
 
         let m = &out.metrics;
         let ops: u64 = m.ops_per_task.iter().sum();

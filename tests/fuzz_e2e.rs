@@ -436,7 +436,10 @@ fn generated_configs_end_in_a_result_or_a_refusal() {
     );
     // The generator is worth its time only if it reaches both outcomes.
     if cases >= 100 {
-        assert!(refused > 0 && refused < cases, "{refused} of {cases} refused");
+        assert!(
+            refused > 0 && refused < cases,
+            "{refused} of {cases} refused"
+        );
     }
 }
 
@@ -450,7 +453,11 @@ fn every_input_that_ever_failed_now_ends_in_a_result_or_a_refusal() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     paths.sort();
-    assert!(!paths.is_empty(), "no regression inputs in {}", dir.display());
+    assert!(
+        !paths.is_empty(),
+        "no regression inputs in {}",
+        dir.display()
+    );
     let failures: Vec<String> = paths
         .iter()
         .filter_map(|path| {

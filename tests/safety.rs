@@ -44,7 +44,12 @@ fn with_config(name: &str) -> (Scratch, PathBuf) {
 }
 
 fn run(config: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["run", config.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let mut args = vec![
+        "run",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     futexsim(&args)
 }
@@ -287,7 +292,12 @@ fn a_second_futexsim_waits_for_the_one_working_in_the_directory() {
         .expect("a campaign has its lock file");
     lock.lock().unwrap();
     let mut second = Command::new(env!("CARGO_BIN_EXE_futexsim"))
-        .args(["run", config.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+        .args([
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ])
         .args(["--rule", "64", "--overwrite"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -373,7 +383,11 @@ fn report_refuses_an_inconsistent_result_set_and_diff_warns_of_other_windows() {
     let dir = s.0.join("c");
     succeeded(&run(&config, &dir, &[]));
     let other = s.0.join("longer.toml");
-    fs::write(&other, CONFIG.replace("duration_us = 20", "duration_us = 30")).unwrap();
+    fs::write(
+        &other,
+        CONFIG.replace("duration_us = 20", "duration_us = 30"),
+    )
+    .unwrap();
     let longer = s.0.join("l");
     succeeded(&run(&other, &longer, &[]));
     let out = futexsim(&["diff", dir.to_str().unwrap(), longer.to_str().unwrap()]);
@@ -395,4 +409,46 @@ fn report_refuses_an_inconsistent_result_set_and_diff_warns_of_other_windows() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a consistent result set"), "{stderr}");
     assert!(!edited.join("report.md").exists());
+}
+
+#[test]
+fn a_run_whose_events_never_advance_time_is_stopped_with_an_error() {
+    let s = Scratch::new("stall");
+    let config = s.0.join("stall.toml");
+    // Every cost 0 ns: the wakes follow each other at one instant forever.
+    let zero_costs = "topology.nr_cpus = 2\n\
+        latency = { l1_hit = 0.0, smt = 0.0, llc = 0.0, node = 0.0, remote = [[0.0, 0.0], [0.0, 0.0]], \
+        dram_local = 0.0, rmw = 0.0 }\n\
+        kernel = { syscall = 0.0, futex_key_private = 0.0, futex_key_shared = 0.0, jhash2 = 0.0, \
+        wakeup = 0.0, schedule = 0.0 }\n";
+    let text = CONFIG
+        .replace(
+            "preset = \"icx-2s\"\n",
+            &format!("preset = \"icx-2s\"\n{zero_costs}"),
+        )
+        .replace(
+            "name = \"perf-hash\"\nfutexes = 32",
+            "name = \"program\"\nthreads = 2\nsteps = [{ op = \"futex-wake\", addr = \"0\" }]",
+        )
+        .replace("[sweep]\ncpus = [2, 8]", "");
+    fs::write(&config, text).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .args(["run", config.to_str().unwrap(), "--out"])
+        .arg(s.0.join("c"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(120) {
+            child.kill().unwrap();
+            panic!("a run of 0 ns steps did not end in 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("without time advancing"), "{stderr}");
 }

@@ -29,8 +29,8 @@ use crate::machine::Machine;
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use crate::scenario::Scenario;
-use serde::{Deserialize, Serialize};
 use run_file::{hash64, RunFile};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -505,7 +505,10 @@ pub fn check_dir_name(name: &str) -> Result<(), String> {
     if name.starts_with('.') {
         return Err("it starts with '.'".into());
     }
-    if let Some(c) = name.chars().find(|c| c.is_control() || matches!(c, '/' | '\\')) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '/' | '\\'))
+    {
         return Err(format!("it holds {:?}", c));
     }
     if name.len() > 200 {

@@ -29,7 +29,9 @@ const CHECKSUM_KEY: &str = ",\"checksum\":\"";
 /// The file's text: the run as JSON with its checksum appended.
 pub fn encode(file: &RunFile) -> String {
     let body = serde_json::to_string(file).expect("a run serializes");
-    let open = body.strip_suffix('}').expect("a struct serializes to an object");
+    let open = body
+        .strip_suffix('}')
+        .expect("a struct serializes to an object");
     format!("{open}{CHECKSUM_KEY}{}\"}}", hash64(open.as_bytes()))
 }
 
@@ -69,7 +71,10 @@ pub fn is_run_file_name(name: &str) -> bool {
 /// futexsim wrote: named for the run it holds, with a checksum that matches,
 /// or (written before run files had one) a run's id, record and speed.
 pub fn is_futexsims(name: &str, text: &str) -> bool {
-    let Some(id) = name.strip_suffix(".json").filter(|_| is_run_file_name(name)) else {
+    let Some(id) = name
+        .strip_suffix(".json")
+        .filter(|_| is_run_file_name(name))
+    else {
         return false;
     };
     if decode(text, id).is_ok() {
@@ -92,7 +97,9 @@ mod tests {
         let open = text.strip_suffix('}').unwrap();
         let signed = format!("{open}{CHECKSUM_KEY}{}\"}}", hash64(open.as_bytes()));
         // The body is no RunFile, but every check before parsing passes.
-        let err = decode(&signed, "00000000000000ab").err().unwrap_or_default();
+        let err = decode(&signed, "00000000000000ab")
+            .err()
+            .unwrap_or_default();
         assert!(err.contains("does not parse"), "{err}");
         let edited = signed.replace("\"x\":1", "\"x\":2");
         assert!(decode(&edited, "00000000000000ab")

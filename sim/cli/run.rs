@@ -88,7 +88,12 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         let campaign = Campaign::plan(&dir, config, args.overwrite)?;
         // Checked before anything is written, then again under the lock,
         // where another futexsim may have finished some runs meanwhile.
-        let estimate = check_memory(&campaign, &campaign.missing(shard, false)?, jobs, args.force)?;
+        let estimate = check_memory(
+            &campaign,
+            &campaign.missing(shard, false)?,
+            jobs,
+            args.force,
+        )?;
         let _lock = campaign.create(args.overwrite)?;
         let todo = campaign.missing(shard, true)?;
         futexsim::campaign::reset_peak_rss();

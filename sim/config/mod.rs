@@ -157,7 +157,10 @@ impl Config {
         if base_run.max_points > MAX_POINTS {
             return Err(src.error_at_path(
                 &["run".into(), "max_points".into()],
-                format!("run.max_points = {} is more than the {MAX_POINTS} futexsim takes", base_run.max_points),
+                format!(
+                    "run.max_points = {} is more than the {MAX_POINTS} futexsim takes",
+                    base_run.max_points
+                ),
             ));
         }
         let count = sweep::count(&axes);
@@ -341,7 +344,10 @@ pub const MAX_NAME_BYTES: usize = 100;
 
 /// The run window in picoseconds must fit: the key and why when it does not.
 fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {
-    for (key, us) in [("duration_us", run.duration_us), ("warmup_us", run.warmup_us)] {
+    for (key, us) in [
+        ("duration_us", run.duration_us),
+        ("warmup_us", run.warmup_us),
+    ] {
         if us > MAX_WINDOW_US {
             return Err((
                 key,

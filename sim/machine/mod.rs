@@ -128,7 +128,8 @@ impl Machine {
         }
         // In u64 first: sockets x cores x threads overflows u32 long
         // before it is refused.
-        let cpus = u64::from(t.sockets) * u64::from(t.cores_per_socket) * u64::from(t.threads_per_core);
+        let cpus =
+            u64::from(t.sockets) * u64::from(t.cores_per_socket) * u64::from(t.threads_per_core);
         if cpus > 65_536 {
             return Err(err(format!(
                 "{cpus} CPUs is more than the 65536 futexsim supports"

@@ -150,7 +150,9 @@ impl RemoteSpec {
                 .try_for_each(|&ns| check_ns(&format!("{what} (an entry)"), ns)),
             RemoteSpec::Groups(groups) => groups.iter().try_for_each(|g| {
                 if g.nodes == 0 {
-                    return Err(format!("{what}: a group of nodes = 0; it must be at least 1"));
+                    return Err(format!(
+                        "{what}: a group of nodes = 0; it must be at least 1"
+                    ));
                 }
                 check_ns(&format!("{what} (a group's ns)"), g.ns)
             }),

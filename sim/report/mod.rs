@@ -270,19 +270,28 @@ fn check_consistent(set: &ResultSet) -> Result<(), String> {
         return Err("it holds no runs".into());
     }
     if !set.designs.contains(&set.baseline) {
-        return Err(format!("the baseline '{}' is not one of its designs", set.baseline));
+        return Err(format!(
+            "the baseline '{}' is not one of its designs",
+            set.baseline
+        ));
     }
     let mut seen = BTreeSet::new();
     let mut labels: Vec<Option<&Vec<String>>> = vec![None; set.points()];
     for r in &set.runs {
         if !set.designs.contains(&r.design) {
-            return Err(format!("run {} is of design '{}', which it does not name", r.id, r.design));
+            return Err(format!(
+                "run {} is of design '{}', which it does not name",
+                r.id, r.design
+            ));
         }
         if r.axis_values.len() != set.axes.len() {
             return Err(format!("run {} does not fit its axes", r.id));
         }
         if !seen.insert((r.point, r.design.as_str(), r.repetition)) {
-            return Err(format!("run {} repeats another's point, design and repetition", r.id));
+            return Err(format!(
+                "run {} repeats another's point, design and repetition",
+                r.id
+            ));
         }
         match labels[r.point] {
             Some(l) if l != &r.axis_values => {
@@ -317,9 +326,17 @@ fn check_consistent(set: &ResultSet) -> Result<(), String> {
 pub fn incomparable(a: &ResultSet, b: &ResultSet) -> Option<String> {
     let window = |set: &ResultSet| {
         let doc: toml::Table = toml::from_str(&set.provenance.resolved_config).unwrap_or_default();
-        let run = doc.get("run").and_then(toml::Value::as_table).cloned().unwrap_or_default();
+        let run = doc
+            .get("run")
+            .and_then(toml::Value::as_table)
+            .cloned()
+            .unwrap_or_default();
         let us = |key: &str| run.get(key).and_then(toml::Value::as_integer);
-        (us("duration_us"), us("warmup_us"), set.provenance.repetitions)
+        (
+            us("duration_us"),
+            us("warmup_us"),
+            set.provenance.repetitions,
+        )
     };
     let (wa, wb) = (window(a), window(b));
     (wa != wb).then(|| {

@@ -126,7 +126,10 @@ impl FeaSolver {
             }
         }
         super::at_most_objects("fea-solver: mutexes", self.mutexes.into())?;
-        super::at_most_objects("fea-solver: sections_per_step", self.sections_per_step.into())?;
+        super::at_most_objects(
+            "fea-solver: sections_per_step",
+            self.sections_per_step.into(),
+        )?;
         super::within_a_second("fea-solver: step_ns", self.step_ns)?;
         super::within_a_second("fea-solver: section_ns", self.section_ns)
     }

@@ -168,7 +168,9 @@ pub const MAX_OBJECTS: u64 = 1 << 20;
 
 fn at_most_objects(what: &str, count: u64) -> Result<(), String> {
     if count > MAX_OBJECTS {
-        return Err(format!("{what} = {count} is more than the {MAX_OBJECTS} futexsim lays out"));
+        return Err(format!(
+            "{what} = {count} is more than the {MAX_OBJECTS} futexsim lays out"
+        ));
     }
     Ok(())
 }

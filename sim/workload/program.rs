@@ -295,7 +295,8 @@ impl ProgramSpec {
             }
         }
         let last = self.iterations.map_or(1, |n| n.saturating_sub(1));
-        let threads = (0..self.threads.min(64)).chain(self.threads.saturating_sub(64)..self.threads);
+        let threads =
+            (0..self.threads.min(64)).chain(self.threads.saturating_sub(64)..self.threads);
         for t in threads {
             let cpu = t % machine.cpus();
             let p = (u64::from(t) * u64::from(self.processes) / u64::from(self.threads)) as u32;
@@ -309,7 +310,8 @@ impl ProgramSpec {
                     u64::from(self.processes),
                     iteration,
                 ];
-                let lookup = |name: &str| VARIABLES.iter().position(|&v| v == name).map(|i| vars[i]);
+                let lookup =
+                    |name: &str| VARIABLES.iter().position(|&v| v == name).map(|i| vars[i]);
                 for (what, e) in &exprs {
                     if let Err(err) = e.eval(&lookup) {
                         return Err(format!(
