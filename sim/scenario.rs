@@ -41,6 +41,9 @@ pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32,
         p.check_words(machine)?;
     }
     let threads = workload.threads(machine);
+    if threads == 0 {
+        return Err("the workload has no threads".into());
+    }
     if threads > machine.cpus() {
         return Err(format!(
             "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
