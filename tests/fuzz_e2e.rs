@@ -12,7 +12,8 @@
 //! generating cases for that long and FUTEXSIM_E2E_SEED picks where to start:
 //! `FUTEXSIM_E2E_SECONDS=1800 cargo test --release --test fuzz_e2e -- --nocapture`.
 //! A failing case is written under the target directory, to be kept as a
-//! regression file.
+//! regression file; one that fails only by taking minutes is kept as
+//! `*.toml.slow`, outside CI's replay.
 
 use futexsim::kernel::table::{self, TableDesign};
 use futexsim::machine::{presets, MachineSpec};
@@ -182,14 +183,20 @@ fn generate(seed: u64) -> String {
     let machine_name = names.choose(&mut rng).unwrap();
     let spec: MachineSpec = presets::preset(machine_name).unwrap();
     let mut machine = as_table(&spec);
-    // Big machines run small: most cases boot a few CPUs only.
-    if let Some(Value::Table(topology)) = machine.get_mut("topology") {
-        if rng.gen_bool(0.85) {
-            topology.insert("nr_cpus".into(), Value::Integer(rng.gen_range(1..=8)));
-        }
-    }
     mutate(&mut rng, &mut machine, p);
     add_optional(&mut rng, &mut machine, p);
+    // Big machines run small, so that a case takes a second: a few CPUs
+    // boot, or a number of them that is refused. (A uv-4096 run whole takes
+    // minutes: tests/e2e_regressions/*.slow.)
+    if let Some(Value::Table(topology)) = machine.get_mut("topology") {
+        let refused = |n: i64| n <= 0 || n > 65536;
+        match topology.get("nr_cpus").and_then(Value::as_integer) {
+            Some(n) if n <= 64 || refused(n) => {}
+            _ => {
+                topology.insert("nr_cpus".into(), Value::Integer(rng.gen_range(1..=8)));
+            }
+        }
+    }
 
     let workload_text = WORKLOADS.choose(&mut rng).unwrap();
     let workload: WorkloadSpec = toml::from_str(workload_text).unwrap();
