@@ -30,8 +30,8 @@ fn records(campaign: &Campaign) -> Vec<RunRecord> {
 fn bench(c: &mut Criterion) {
     let config = Config::load(Path::new("benches/configs/sweep-32.toml"), &[]).unwrap();
     let dir = std::env::temp_dir().join(format!("futexsim-sweep-bench-{}", std::process::id()));
-    let campaign = Campaign::open(&dir, config, true).unwrap();
-    let todo = campaign.missing(Shard::ALL);
+    let (campaign, _lock) = Campaign::open(&dir, config, true).unwrap();
+    let todo = campaign.missing(Shard::ALL, false).unwrap();
     assert_eq!(todo.len(), 32);
 
     let mut seconds = Vec::new();

@@ -5,6 +5,8 @@
 
 use crate::coherence::BYTES_PER_LINE;
 use crate::kernel::spinlock::BYTES_PER_LOCK;
+use crate::workload::program::StepSpec;
+use crate::workload::WorkloadSpec;
 
 /// What a run lays out, counted when its scenario is prepared.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -14,6 +16,33 @@ pub struct Footprint {
     pub lines: u64,
     /// Spinlocks of the tables' buckets.
     pub locks: u64,
+    /// Steps the workload's threads queue for one pass, all threads together
+    /// (a program's steps, repeats unrolled; a solver's sections).
+    pub queued_steps: u64,
+}
+
+/// Bytes of one queued step (an action and its operation).
+const BYTES_PER_STEP: u64 = 64;
+
+/// The steps all of `workload`'s `threads` queue at once, one pass each.
+pub fn queued_steps(workload: &WorkloadSpec, threads: u32) -> u64 {
+    let per_thread = match workload {
+        WorkloadSpec::Program(p) => steps_of(&p.steps),
+        // Each section is a lock, its work and an unlock, between computes.
+        WorkloadSpec::FeaSolver(f) => 4 * u64::from(f.sections_per_step) + 2,
+        _ => 0,
+    };
+    per_thread.saturating_mul(threads.into())
+}
+
+fn steps_of(steps: &[StepSpec]) -> u64 {
+    steps
+        .iter()
+        .map(|s| match s {
+            StepSpec::Repeat { times, steps } => u64::from(*times).saturating_mul(steps_of(steps)),
+            _ => 1,
+        })
+        .fold(0, u64::saturating_add)
 }
 
 /// Bytes of this process before any run (the binary, its heap, the config)
@@ -29,7 +58,9 @@ impl Footprint {
     /// after 1200 us against 532 MiB estimated, 148 MiB after 120 us; on
     /// uv-512, 512 threads x 32768 futexes, 78 MiB after 120 us.
     pub fn bytes(&self) -> u64 {
-        BASE + BYTES_PER_LINE * self.lines + BYTES_PER_LOCK * self.locks
+        BASE + BYTES_PER_LINE * self.lines
+            + BYTES_PER_LOCK * self.locks
+            + BYTES_PER_STEP * self.queued_steps
     }
 }
 
@@ -53,6 +84,7 @@ mod tests {
         let small = Footprint {
             lines: 1000,
             locks: 1000,
+            queued_steps: 1000,
         };
         for bigger in [
             Footprint {
@@ -61,6 +93,10 @@ mod tests {
             },
             Footprint {
                 locks: 2000,
+                ..small
+            },
+            Footprint {
+                queued_steps: 2000,
                 ..small
             },
         ] {

@@ -8,7 +8,7 @@ use crate::footprint::Footprint;
 use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::table::{DesignError, SizingVars, TableDesign};
-use crate::machine::{Machine, MachineSpec};
+use crate::machine::{Machine, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
 use crate::record::{
     BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
@@ -40,6 +40,9 @@ pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32,
     let workload = workload.workload();
     workload.validate(machine)?;
     let threads = workload.threads(machine);
+    if threads == 0 {
+        return Err("the workload has no threads".into());
+    }
     if threads > machine.cpus() {
         return Err(WorkloadError::at("threads", format!(
             "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
@@ -57,6 +60,9 @@ pub enum ScenarioError {
     Design { design: String, error: DesignError },
     #[error("workload: {0}")]
     Workload(#[from] WorkloadError),
+    /// The machine is one the layout analysis of the run's keys cannot take.
+    #[error("machine: {0}")]
+    Platform(#[from] PlatformError),
 }
 
 /// A scenario laid out in memory, ready for the engine.
@@ -72,7 +78,12 @@ impl Scenario {
     /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
     /// sizing rule that gives no valid table) without running anything.
     pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
-        self.prepare(machine).map(drop)
+        let prepared = self.prepare(machine)?;
+        // The load record analyses the run's own keys on this machine.
+        if prepared.setup.keys.is_some() {
+            machine.platform().validate()?;
+        }
+        Ok(())
     }
 
     /// What a run of it lays out, to estimate its memory before it runs.
@@ -87,6 +98,7 @@ impl Scenario {
                 .chain(hash.private.iter().flatten())
                 .map(|t| t.slots)
                 .sum(),
+            queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),
         })
     }
 
@@ -191,6 +203,14 @@ impl Scenario {
         let started = Instant::now();
         let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
         let wall_s = started.elapsed().as_secs_f64();
+        if let Some(t) = out.stalled_at {
+            return Err(format!(
+                "stopped at {} ns of simulated time: {} events there without time advancing \
+                 (every step takes 0 ns?); the run would never end",
+                t / 1000,
+                crate::engine::STALL_EVENTS
+            ));
+        }
 
         let m = &out.metrics;
         let ops: u64 = m.ops_per_task.iter().sum();

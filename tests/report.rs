@@ -5,7 +5,7 @@ use futexsim::kernel::table;
 use futexsim::machine::presets;
 use futexsim::record::{BucketRef, RunRecord};
 use futexsim::report::summary::{duration_ns, figure};
-use futexsim::report::{self, REPORT_MD, RESULTS_JSON, TEMP_DIR};
+use futexsim::report::{self, GENERATION, REPORT_MD, RESULTS_JSON};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
 use futexsim::task::RunWindow;
@@ -241,7 +241,7 @@ fn report_rebuilds_from_results_json_byte_for_byte() {
     assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
     assert_eq!(std::fs::read(dir.join(RESULTS_JSON)).unwrap(), json);
     assert_eq!(std::fs::read(dir.join("results.csv")).unwrap(), csv);
-    assert!(!dir.join(TEMP_DIR).exists());
+    assert_eq!(generations(&dir), 1, "the old report is gone");
 
     // The command does the same, and says where the report is.
     std::fs::remove_file(dir.join(REPORT_MD)).unwrap();
@@ -258,20 +258,43 @@ fn report_rebuilds_from_results_json_byte_for_byte() {
     assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
 }
 
+/// Report generations in `dir`, live or not.
+fn generations(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with(GENERATION)
+        })
+        .count()
+}
+
 #[test]
 fn a_failed_write_leaves_the_previous_report() {
     let (dir, md) = rendered("interrupted");
-    // Something in the way of the temporary directory stops the write
-    // before anything is moved into place.
-    std::fs::write(dir.join(TEMP_DIR), "in the way").unwrap();
+    // A killed writer's generation is cleared; one of a user's files in the
+    // way of a report's name stops the write before the swap.
+    let dead = dir.join(format!("{GENERATION}99999999-1"));
+    std::fs::create_dir(&dead).unwrap();
+    std::fs::write(dead.join("manifest"), "report.md\n").unwrap();
+    std::fs::write(dead.join(REPORT_MD), "half").unwrap();
+    std::fs::remove_file(dir.join("results.csv")).unwrap();
+    std::fs::create_dir(dir.join("results.csv")).unwrap();
+    std::fs::write(dir.join("results.csv").join("mine"), "mine").unwrap();
     let (set, speed) = campaign();
     let mut changed = set.clone();
     changed.provenance.config_name = "changed".into();
     let err = report::write(&dir, &changed, speed).unwrap_err();
-    assert!(err.to_string().contains(TEMP_DIR), "{err}");
+    assert!(err.to_string().contains("results.csv"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
     let (kept, _) = report::read(&dir).unwrap();
     assert_eq!(kept.provenance.config_name, "report-test");
+    assert!(!dead.exists());
+    assert_eq!(generations(&dir), 1, "only the live report");
+    assert_eq!(
+        std::fs::read(dir.join("results.csv").join("mine")).unwrap(),
+        b"mine"
+    );
 }
 
 #[test]

@@ -4,27 +4,34 @@
 //!
 //! ```text
 //! DIR/campaign.json      the config resolved, and the build that ran it
-//! DIR/runs/<id>.json     one finished run: its record and how fast it went
+//! DIR/runs/<id>.json     one finished run: its record, its id and a checksum
+//! DIR/.futexsim.lock     held by the futexsim working in DIR
 //! ```
 //!
 //! A run's id hashes its scenario with the futexsim version and a hash of
 //! the source and compiler it was built from, so a run file is valid for
-//! exactly one (scenario, build) and never reused by another. Every file is written whole or not at all.
+//! exactly one (scenario, build) and never reused by another. Every file is
+//! written whole or not at all. futexsim writes only into an empty directory
+//! or a campaign (campaign.json is the mark), and removes only files it can
+//! tell are its own.
 
+mod lock;
+mod run_file;
 pub mod shard;
 mod store;
 
+pub use lock::{lock, DirLock, LOCK_FILE};
 pub use shard::Shard;
 pub use store::{now_utc, peak_rss_bytes, reset_peak_rss, write_atomic};
 
 use crate::config::{Config, ConfigError, PlannedRun};
-use crate::hash::lookup3::hashlittle2;
 use crate::machine::Machine;
-use crate::record::{RunRecord, Speed};
+use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use crate::scenario::Scenario;
+use run_file::{hash64, RunFile};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -43,6 +50,11 @@ pub enum CampaignError {
          or choose another --out"
     )]
     ConfigChanged { dir: String, what: String },
+    #[error(
+        "{dir} is not a futexsim campaign and is not empty (it holds {first}); futexsim \
+         writes only into an empty directory or its own campaign: choose another --out"
+    )]
+    NotACampaign { dir: String, first: String },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -78,21 +90,6 @@ struct Identity {
     resolved_config: String,
 }
 
-#[derive(Serialize, Deserialize)]
-struct RunFile {
-    id: String,
-    record: RunRecord,
-    speed: Speed,
-    /// When the run finished, RFC 3339 UTC, and the peak resident memory of
-    /// the process that ran it by then (since its campaign started): a
-    /// campaign resumed or reused later still reports when and in how much
-    /// memory its runs were simulated.
-    #[serde(default)]
-    finished: String,
-    #[serde(default)]
-    peak_rss_bytes: u64,
-}
-
 /// A planned run with its id.
 pub struct Run {
     pub id: String,
@@ -122,32 +119,23 @@ pub struct Campaign {
 }
 
 impl Campaign {
-    /// Opens `dir` for `config`, creating it if needed. A directory holding
-    /// another config's campaign is refused unless `overwrite`.
-    pub fn open(dir: &Path, config: Config, overwrite: bool) -> Result<Campaign, CampaignError> {
+    /// Opens `dir` for `config`, creating it if needed, locked while the
+    /// lock lives. A directory holding another config's campaign is refused
+    /// unless `overwrite`; one holding anything else is refused.
+    pub fn open(
+        dir: &Path,
+        config: Config,
+        overwrite: bool,
+    ) -> Result<(Campaign, DirLock), CampaignError> {
         let campaign = Campaign::plan(dir, config, overwrite)?;
-        campaign.create()?;
-        Ok(campaign)
+        let lock = campaign.create(overwrite)?;
+        Ok((campaign, lock))
     }
 
     /// The campaign `open` would give, without writing anything: a run that
     /// is refused before it starts leaves the directory as it was.
     pub fn plan(dir: &Path, config: Config, overwrite: bool) -> Result<Campaign, CampaignError> {
-        if let Some(old) = read_identity(&dir.join(CAMPAIGN_FILE))? {
-            let what = if old.config_name != config.name {
-                Some(format!("config '{}'", old.config_name))
-            } else if old.resolved_config != config.resolved {
-                Some(first_difference(&old.resolved_config, &config.resolved))
-            } else {
-                None
-            };
-            if let (Some(what), false) = (what, overwrite) {
-                return Err(CampaignError::ConfigChanged {
-                    dir: dir.display().to_string(),
-                    what,
-                });
-            }
-        }
+        check_identity(dir, &config, overwrite)?;
         let runs = config
             .runs()
             .into_iter()
@@ -163,9 +151,14 @@ impl Campaign {
         })
     }
 
-    /// Creates the directory, clears what a killed run left, and records
-    /// which config and build the campaign belongs to.
-    pub fn create(&self) -> Result<(), CampaignError> {
+    /// Creates the directory and locks it (waiting for a futexsim already
+    /// working there), checks again under the lock that it may be written,
+    /// clears what a killed run left, and records which config and build the
+    /// campaign belongs to. The directory stays locked while the lock lives.
+    pub fn create(&self, overwrite: bool) -> Result<DirLock, CampaignError> {
+        fs::create_dir_all(&self.dir).map_err(io_error(&self.dir))?;
+        let held = lock(&self.dir).map_err(io_error(&self.dir))?;
+        check_identity(&self.dir, &self.config, overwrite)?;
         let runs_dir = self.dir.join(RUNS_DIR);
         fs::create_dir_all(&runs_dir).map_err(io_error(&runs_dir))?;
         for d in [self.dir.as_path(), runs_dir.as_path()] {
@@ -179,10 +172,11 @@ impl Campaign {
         };
         let path = self.dir.join(CAMPAIGN_FILE);
         let json = serde_json::to_string_pretty(&identity).expect("an identity serializes") + "\n";
-        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))
+        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
+        Ok(held)
     }
 
-    /// Opens a campaign directory with the config it was made from.
+    /// A campaign directory with the config it was made from, read only.
     pub fn reopen(dir: &Path) -> Result<Campaign, CampaignError> {
         let path = dir.join(CAMPAIGN_FILE);
         let identity = read_identity(&path)?.ok_or_else(|| CampaignError::Io {
@@ -195,37 +189,77 @@ impl Campaign {
             &identity.resolved_config,
             &[],
         )?;
-        Campaign::open(dir, config, false)
+        Campaign::plan(dir, config, false)
     }
 
     fn run_path(&self, id: &str) -> PathBuf {
         self.dir.join(RUNS_DIR).join(format!("{id}.json"))
     }
 
-    /// The runs of `shard` that have no file yet, most expensive first so
-    /// that parallel workers finish together.
-    pub fn missing(&self, shard: Shard) -> Vec<&Run> {
-        let mut todo: Vec<&Run> = self
-            .runs
-            .iter()
-            .filter(|r| shard.holds(&r.id) && !self.run_path(&r.id).exists())
-            .collect();
+    /// The run file of `run` when it is whole and that run's; else why not
+    /// (None when there is no file).
+    fn read_run(&self, run: &Run) -> Result<Result<RunFile, String>, CampaignError> {
+        let path = self.run_path(&run.id);
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(run_file::decode(&text, &run.id)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Err(String::new())),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Ok(Err("it is not text".into()))
+            }
+            Err(e) => Err(io_error(&path)(e)),
+        }
+    }
+
+    /// The runs of `shard` that have no valid file yet, most expensive first
+    /// so that parallel workers finish together. A file that is not its
+    /// run's (edited, cut, another run's) counts as missing: it is simulated
+    /// again, and replaced. `warn` says so, one line per file, on stderr.
+    pub fn missing(&self, shard: Shard, warn: bool) -> Result<Vec<&Run>, CampaignError> {
+        let mut todo: Vec<&Run> = Vec::new();
+        for run in self.runs.iter().filter(|r| shard.holds(&r.id)) {
+            match self.read_run(run)? {
+                Ok(_) => {}
+                Err(why) => {
+                    if warn && !why.is_empty() {
+                        eprintln!(
+                            "futexsim: warning: {} is not run {} ({why}); simulating it again",
+                            self.run_path(&run.id).display(),
+                            run.describe(&self.config)
+                        );
+                    }
+                    todo.push(run);
+                }
+            }
+        }
         let mut seen = BTreeSet::new();
         todo.retain(|r| seen.insert(r.id.clone()));
         todo.sort_by_cached_key(|r| std::cmp::Reverse(r.plan.scenario.cost_estimate()));
-        todo
+        Ok(todo)
     }
 
-    /// The run of `todo` estimated to take the most memory, with its estimate.
+    /// The run of `todo` estimated to take the most memory, with its
+    /// estimate. Repetitions differ only in their seed, so each (point,
+    /// design) is estimated once, from whichever of its runs is in `todo`.
     pub fn largest_run<'a>(
         &self,
         todo: &[&'a Run],
     ) -> Result<Option<(&'a Run, u64)>, CampaignError> {
         let mut largest: Option<(&Run, u64)> = None;
-        for run in todo.iter().filter(|r| r.plan.repetition == 0) {
+        let mut seen = BTreeSet::new();
+        let mut machines: BTreeMap<usize, Machine> = BTreeMap::new();
+        for run in todo
+            .iter()
+            .filter(|r| seen.insert((r.plan.point, r.plan.design)))
+        {
             let scenario = &run.plan.scenario;
-            let bytes = Machine::new(scenario.machine.clone())
-                .map_err(|e| e.to_string())
+            let machine = match machines.get(&run.plan.point) {
+                Some(m) => Ok(m.clone()),
+                None => Machine::new(scenario.machine.clone()).map_err(|e| e.to_string()),
+            };
+            if let Ok(m) = &machine {
+                machines.insert(run.plan.point, m.clone());
+            }
+            let bytes = machine
                 .and_then(|m| scenario.footprint(&m))
                 .map_err(|message| CampaignError::Run {
                     id: run.id.clone(),
@@ -250,8 +284,9 @@ impl Campaign {
         stop: &AtomicBool,
         done: &(dyn Fn(&Speed, u64) + Sync),
     ) -> Result<(), CampaignError> {
+        // No more threads than runs: `--jobs 100000` on 12 runs starts 12.
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs)
+            .num_threads(jobs.clamp(1, todo.len().max(1)))
             .build()
             .expect("a thread pool of a positive size builds");
         let first_error = Mutex::new(None);
@@ -302,8 +337,7 @@ impl Campaign {
             peak_rss_bytes: peak_rss_bytes(),
         };
         let path = self.run_path(&run.id);
-        let json = serde_json::to_string(&file).expect("a run serializes");
-        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
+        write_atomic(&path, run_file::encode(&file).as_bytes()).map_err(io_error(&path))?;
         done(&file.speed, ops);
         Ok(())
     }
@@ -314,17 +348,16 @@ impl Campaign {
         let mut speeds = Vec::with_capacity(self.runs.len());
         let (mut last_finished, mut peak) = (String::new(), 0);
         for run in &self.runs {
-            let path = self.run_path(&run.id);
-            let text = match fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(io_error(&path)(e)),
+            let file = match self.read_run(run)? {
+                Ok(file) => file,
+                Err(why) if why.is_empty() => return Ok(None),
+                Err(why) => {
+                    return Err(CampaignError::Corrupt {
+                        path: self.run_path(&run.id).display().to_string(),
+                        message: why,
+                    })
+                }
             };
-            let file: RunFile =
-                serde_json::from_str(&text).map_err(|e| CampaignError::Corrupt {
-                    path: path.display().to_string(),
-                    message: e.to_string(),
-                })?;
             let p = &run.plan;
             runs.push(RunResult {
                 point: p.point,
@@ -371,8 +404,10 @@ impl Campaign {
         Ok(Some((set, speed)))
     }
 
-    /// Removes run files no planned run names (left by an earlier build or
-    /// config), once the new results are safely written.
+    /// Removes the run files no planned run names (left by an earlier build
+    /// or config), once the new results are safely written: only files that
+    /// are futexsim's run files, named for the run they hold. Anything else
+    /// in runs/ is left where it is.
     pub fn remove_stale_runs(&self) -> Result<usize, CampaignError> {
         let planned: BTreeSet<String> =
             self.runs.iter().map(|r| format!("{}.json", r.id)).collect();
@@ -381,7 +416,12 @@ impl Campaign {
         for entry in fs::read_dir(&dir).map_err(io_error(&dir))? {
             let entry = entry.map_err(io_error(&dir))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !planned.contains(&name) {
+            if planned.contains(&name) || !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let ours = fs::read_to_string(entry.path())
+                .is_ok_and(|text| run_file::is_futexsims(&name, &text));
+            if ours {
                 fs::remove_file(entry.path()).map_err(io_error(&entry.path()))?;
                 removed += 1;
             }
@@ -389,8 +429,10 @@ impl Campaign {
         Ok(removed)
     }
 
-    /// Copies into this campaign the run files it lacks from `other`, a
-    /// campaign of the same config and build (a shard's output).
+    /// Copies into this campaign the run files it lacks (or holds damaged)
+    /// from `other`, a campaign of the same config and build (a shard's
+    /// output). A shard's file that is not its run's is never copied: it is
+    /// named in a one-line warning and the run counts as missing.
     pub fn absorb(&self, other: &Path) -> Result<usize, CampaignError> {
         let path = other.join(CAMPAIGN_FILE);
         let theirs = read_identity(&path)?.ok_or_else(|| {
@@ -399,7 +441,11 @@ impl Campaign {
                 other.display()
             ))
         })?;
-        let ours = read_identity(&self.dir.join(CAMPAIGN_FILE))?.expect("open wrote it");
+        let here = self.dir.join(CAMPAIGN_FILE);
+        let ours = read_identity(&here)?.ok_or_else(|| CampaignError::Corrupt {
+            path: here.display().to_string(),
+            message: "the merged campaign lost its campaign.json".into(),
+        })?;
         if theirs != ours {
             let what = if theirs.resolved_config != ours.resolved_config {
                 first_difference(&ours.resolved_config, &theirs.resolved_config)
@@ -423,15 +469,102 @@ impl Campaign {
                 other.join(RUNS_DIR).join(format!("{}.json", run.id)),
                 self.run_path(&run.id),
             );
-            if from == to || to.exists() || !from.exists() {
+            if same_file(&from, &to) || self.read_run(run)?.is_ok() {
                 continue;
             }
-            let bytes = fs::read(&from).map_err(io_error(&from))?;
-            write_atomic(&to, &bytes).map_err(io_error(&to))?;
+            let text = match fs::read_to_string(&from) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => String::new(),
+                Err(e) => return Err(io_error(&from)(e)),
+            };
+            if let Err(why) = run_file::decode(&text, &run.id) {
+                eprintln!(
+                    "futexsim: warning: {} is not run {} ({why}); not merged",
+                    from.display(),
+                    run.describe(&self.config)
+                );
+                continue;
+            }
+            write_atomic(&to, text.as_bytes()).map_err(io_error(&to))?;
             copied += 1;
         }
         Ok(copied)
     }
+}
+
+/// Why `name` (a config's) cannot be one directory under a campaigns'
+/// root: it must be a plain file name, so that the campaign stays under it.
+pub fn check_dir_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("it is empty".into());
+    }
+    if name == "." || name == ".." {
+        return Err(format!("'{name}' names a directory at or above the root"));
+    }
+    if name.starts_with('.') {
+        return Err("it starts with '.'".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '/' | '\\'))
+    {
+        return Err(format!("it holds {:?}", c));
+    }
+    if name.len() > 200 {
+        return Err(format!("it is {} bytes long, more than 200", name.len()));
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file (a shard merged into itself).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Whether `dir` may hold `config`'s campaign: it does not exist, is empty,
+/// or holds a campaign of this config (of any config with `overwrite`).
+fn check_identity(dir: &Path, config: &Config, overwrite: bool) -> Result<(), CampaignError> {
+    let Some(old) = read_identity(&dir.join(CAMPAIGN_FILE))? else {
+        return check_empty(dir);
+    };
+    let what = if old.config_name != config.name {
+        Some(format!("config '{}'", old.config_name))
+    } else if old.resolved_config != config.resolved {
+        Some(first_difference(&old.resolved_config, &config.resolved))
+    } else {
+        None
+    };
+    match (what, overwrite) {
+        (Some(what), false) => Err(CampaignError::ConfigChanged {
+            dir: dir.display().to_string(),
+            what,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A directory without a campaign may be used only when it holds nothing
+/// (but the lock of a futexsim that made it and was killed at once).
+fn check_empty(dir: &Path) -> Result<(), CampaignError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_error(dir)(e)),
+    };
+    for entry in entries {
+        let name = entry.map_err(io_error(dir))?.file_name();
+        if name != LOCK_FILE {
+            return Err(CampaignError::NotACampaign {
+                dir: dir.display().to_string(),
+                first: name.to_string_lossy().into_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn read_identity(path: &Path) -> Result<Option<Identity>, CampaignError> {
@@ -465,11 +598,6 @@ pub fn run_id(scenario: &Scenario) -> String {
     let canonical =
         serde_json::to_string(&(VERSION, build(), scenario)).expect("a scenario serializes");
     hash64(canonical.as_bytes())
-}
-
-fn hash64(bytes: &[u8]) -> String {
-    let (c, b) = hashlittle2(bytes, 0, 0);
-    format!("{:016x}", (u64::from(c) << 32) | u64::from(b))
 }
 
 /// The build: a hash of the source it was built from and the compiler

@@ -49,6 +49,9 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
     let read = |dir: &PathBuf| report::read(dir).map_err(|e| CliError::Input(e.to_string()));
     let (a, _) = read(&args.a)?;
     let (b, _) = read(&args.b)?;
+    if let Some(why) = report::incomparable(&a, &b) {
+        eprintln!("futexsim: warning: the sets do not compare like with like: {why}");
+    }
     let (cells_a, cells_b) = (summary::cells(&a), summary::cells(&b));
     writeln!(
         out,

@@ -19,11 +19,11 @@ pub struct MergeArgs {
 
 pub fn run(args: &MergeArgs) -> Result<(), CliError> {
     let campaign = Campaign::reopen(&args.shards[0])?;
-    let merged = Campaign::open(&args.out, campaign.config, false)?;
+    let (merged, _lock) = Campaign::open(&args.out, campaign.config, false)?;
     for shard in &args.shards {
         merged.absorb(shard)?;
     }
-    let missing = merged.missing(futexsim::campaign::Shard::ALL);
+    let missing = merged.missing(futexsim::campaign::Shard::ALL, true)?;
     if let Some(first) = missing.first() {
         return Err(CliError::Input(format!(
             "{} of {} runs are in none of the shards (the first: {}); run the missing shards and merge again",

@@ -52,6 +52,9 @@ impl From<CampaignError> for CliError {
     fn from(e: CampaignError) -> CliError {
         match e {
             CampaignError::ConfigChanged { .. }
+            | CampaignError::NotACampaign { .. }
+            // A run fails only for what its config asks (a run that stalls).
+            | CampaignError::Run { .. }
             | CampaignError::Config(_)
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
             _ => CliError::Failed(e.to_string()),

@@ -15,6 +15,8 @@ pub struct ReportArgs {
 
 pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<(), CliError> {
     let (set, speed) = report::read(&args.dir).map_err(|e| CliError::Input(e.to_string()))?;
+    let _lock = futexsim::campaign::lock(&args.dir)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.dir.display())))?;
     report::write(&args.dir, &set, &speed)?;
     writeln!(out, "{}", args.dir.join(report::REPORT_MD).display())?;
     Ok(())

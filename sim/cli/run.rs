@@ -90,7 +90,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
             .map(|path| Config::load(path, &args.rules))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let dirs = campaign_dirs(&configs, args.out.as_deref())?;
+    let dirs = campaign_dirs(&configs, &args.configs, args.out.as_deref())?;
     let jobs = match args.jobs {
         Some(0) => return Err(CliError::Input("--jobs must be at least 1".into())),
         Some(n) => n,
@@ -102,13 +102,20 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
     let mut sets = Vec::new();
     for (config, dir) in configs.into_iter().zip(dirs) {
         let campaign = Campaign::plan(&dir, config, args.overwrite)?;
-        let todo = campaign.missing(shard);
-        let estimate = check_memory(&campaign, &todo, jobs, args.force)?;
-        campaign.create()?;
+        // Checked before anything is written, then again under the lock,
+        // where another futexsim may have finished some runs meanwhile.
+        let estimate = check_memory(
+            &campaign,
+            &campaign.missing(shard, false)?,
+            jobs,
+            args.force,
+        )?;
+        let _lock = campaign.create(args.overwrite)?;
+        let todo = campaign.missing(shard, true)?;
         futexsim::campaign::reset_peak_rss();
         let measured = simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {
-            let left = campaign.missing(shard).len();
+            let left = campaign.missing(shard, false)?.len();
             return Err(CliError::Interrupted(format!(
                 "stopped with {left} of {} runs to go; {} holds every finished run; \
                  run the same command again to resume",
@@ -153,8 +160,27 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
 /// simulates rather than finds another build's runs there.
 const DEFAULT_ROOT: &str = "out";
 
-/// out/<name>, or --out; one subdirectory per config when there are several.
-fn campaign_dirs(configs: &[Config], out: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
+/// out/<name>, or --out; one subdirectory per config when there are
+/// several. A config's name is its file's stem, so it is checked to be one
+/// plain directory name: `...toml` (stem `..`) must not write its campaign
+/// above the directory it belongs in.
+fn campaign_dirs(
+    configs: &[Config],
+    paths: &[PathBuf],
+    out: Option<&Path>,
+) -> Result<Vec<PathBuf>, CliError> {
+    for (i, c) in configs.iter().enumerate() {
+        if let Err(why) = futexsim::campaign::check_dir_name(&c.name) {
+            let file = paths
+                .get(i)
+                .map_or("the config".into(), |p| p.display().to_string());
+            return Err(CliError::Input(format!(
+                "{file}:0:0: the config's name '{}' (its file name) cannot name its campaign \
+                 directory: {why}; rename the file",
+                c.name.escape_debug()
+            )));
+        }
+    }
     if configs.len() == 1 {
         let default = Path::new(DEFAULT_ROOT).join(&configs[0].name);
         return Ok(vec![out.map_or(default, Path::to_path_buf)]);
@@ -275,7 +301,7 @@ struct Measured {
     peak_rss_bytes: u64,
 }
 
-/// Writes the result set and the speed log beside it.
+/// Writes the result set and the speed log beside it (the caller holds the lock).
 fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError> {
     futexsim::report::write(dir, set, speed)
         .map_err(|e| CliError::Failed(format!("writing the report in {}: {e}", dir.display())))

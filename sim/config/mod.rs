@@ -154,6 +154,15 @@ impl Config {
         let axes = sweep::axes(&src, written.sweep.as_ref())?;
 
         let base_run: RunSettings = typed(&src, &doc, "run", &Here::nowhere())?;
+        if base_run.max_points > MAX_POINTS {
+            return Err(src.error_at_path(
+                &["run".into(), "max_points".into()],
+                format!(
+                    "run.max_points = {} is more than the {MAX_POINTS} futexsim takes",
+                    base_run.max_points
+                ),
+            ));
+        }
         let count = sweep::count(&axes);
         if count > base_run.max_points {
             return Err(src.error_at(
@@ -168,7 +177,9 @@ impl Config {
         let points = (0..count as usize)
             .map(|i| resolve_point(&src, &doc, &axes, i))
             .collect::<Result<Vec<_>, _>>()?;
+        check_run_count(&src, &points)?;
         let designs: Vec<String> = points[0].designs.iter().map(|d| d.name.clone()).collect();
+        check_chart_names(&src, &designs)?;
         let resolved = resolved_toml(&doc, &axes, &baseline);
         Ok(Config {
             name: name.to_string(),
@@ -291,6 +302,7 @@ fn resolve_tables(
                 ))
             }
         };
+        check_design_name(&name).map_err(|e| src.error_at_path(&path("name"), e))?;
         if tables
             .iter()
             .any(|d: &Value| d.get("name").and_then(Value::as_str) == Some(&name))
@@ -319,6 +331,93 @@ fn resolve_tables(
         tables.push(Value::Table(candidate(&tables, &baseline, rule)?));
     }
     Ok((tables, baseline))
+}
+
+/// The most sweep points a config may allow itself (run.max_points).
+pub const MAX_POINTS: u64 = 1_000_000;
+/// The most runs (points x designs x repetitions) one campaign plans.
+pub const MAX_RUNS: u64 = 100_000;
+/// The longest window: 1000 s simulated, far inside u64 picoseconds.
+pub const MAX_WINDOW_US: u64 = 1_000_000_000;
+/// Design names end up in chart file names; a file name has 255 bytes.
+pub const MAX_NAME_BYTES: usize = 100;
+
+/// The run window in picoseconds must fit: the key and why when it does not.
+fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {
+    for (key, us) in [
+        ("duration_us", run.duration_us),
+        ("warmup_us", run.warmup_us),
+    ] {
+        if us > MAX_WINDOW_US {
+            return Err((
+                key,
+                format!("run.{key} = {us} is more than {MAX_WINDOW_US} (1000 s of simulated time)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A design's name labels its column, its runs and its charts' files, and
+/// a sweep path names it: it must be printable, not a number (a sweep's
+/// `table.0` is the first table), not `*`, and short enough for a file name.
+fn check_design_name(name: &str) -> Result<(), String> {
+    let why = if name.trim().is_empty() {
+        "is empty"
+    } else if name.chars().any(char::is_control) {
+        "holds a control character"
+    } else if name.parse::<u64>().is_ok() {
+        "is a number, which a sweep path reads as a table's index"
+    } else if name == "*" {
+        "is what a sweep path writes for every table"
+    } else if name.len() > MAX_NAME_BYTES {
+        "is too long for a chart's file name"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "a table named {:?} {why}: name it with at most {MAX_NAME_BYTES} printable characters",
+        name
+    ))
+}
+
+/// Designs whose names differ only in what a file name cannot hold would
+/// write one chart file.
+fn check_chart_names(src: &Source, designs: &[String]) -> Result<(), ConfigError> {
+    for (i, a) in designs.iter().enumerate() {
+        if let Some(b) = designs[..i]
+            .iter()
+            .find(|b| crate::report::charts::file_part(b) == crate::report::charts::file_part(a))
+        {
+            return Err(src.error_at_path(
+                &["table".into(), i.to_string(), "name".into()],
+                format!(
+                    "tables '{b}' and '{a}' would share chart files ({}); name them apart in letters, digits, '-', '_' or '.'",
+                    crate::report::charts::file_part(a)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every run is planned (its scenario held in memory) before any starts:
+/// their number is bounded.
+fn check_run_count(src: &Source, points: &[Point]) -> Result<(), ConfigError> {
+    let runs: u64 = points
+        .iter()
+        .map(|p| p.designs.len() as u64 * u64::from(p.run.repetitions))
+        .sum();
+    if runs > MAX_RUNS {
+        return Err(src.error_at_path(
+            &["run".into(), "repetitions".into()],
+            format!(
+                "the config plans {runs} runs (points x designs x repetitions), more than the \
+                 {MAX_RUNS} futexsim takes in one campaign; split it"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A `--rule [DESIGN:]EXPR` candidate: DESIGN (the baseline by default) with
@@ -354,7 +453,9 @@ fn candidate(tables: &[Value], baseline: &str, rule: &str) -> Result<Table, Conf
         }
     }
     let name = format!("{base} slots={expr}");
-    if names.contains(&name.as_str()) {
+    // `2*cpus` and `2 * cpus` are one rule.
+    let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+    if names.iter().any(|n| squeeze(n) == squeeze(&name)) {
         return Err(error(1, "the same rule is given twice".into()));
     }
     design.insert("name".into(), Value::String(name));
@@ -421,6 +522,7 @@ fn resolve_point(
             ));
         }
     }
+    check_window(&run).map_err(|(key, e)| here.locate(src, &["run".into(), key.into()], e))?;
     let m = Machine::new(machine.clone())
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
     let point = Point {
@@ -438,6 +540,7 @@ fn resolve_point(
     for (i, design) in point.designs.iter().enumerate() {
         point.scenario(design, 0).check(&m).map_err(|e| match e {
             ScenarioError::Workload(w) => workload_error(src, &here, &point.workload, w),
+            ScenarioError::Platform(p) => here.locate(src, &["machine".into()], p.to_string()),
             table => here.locate(src, &["table".into(), i.to_string()], table.to_string()),
         })?;
     }

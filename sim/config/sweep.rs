@@ -70,6 +70,15 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
                 ))
             }
         };
+        if path[0] == "table" && path.last().is_some_and(|k| k == "name") {
+            return Err(src.error_at(
+                key_span,
+                format!(
+                    "sweep axis '{name}' sets a design's name, which labels its runs: \
+                     add a [[table]] per name instead"
+                ),
+            ));
+        }
         if let Some(other) = out.iter().find(|a: &&Axis| overlap(&a.path, &path)) {
             return Err(src.error_at(
                 key_span,

@@ -89,7 +89,14 @@ pub struct Outcome {
     pub window: RunWindow,
     pub asleep_at_end: usize,
     pub timeline: Timeline,
+    /// Where the watchdog ended a run whose events stopped advancing
+    /// simulated time (it would never have reached the window's end).
+    pub stalled_at: Option<Ps>,
 }
+
+/// Events at one simulated instant past which a run counts as stalled:
+/// far more than any run's tasks make at once.
+pub const STALL_EVENTS: u64 = 10_000_000;
 
 pub struct Engine<'a> {
     m: &'a Machine,
@@ -191,10 +198,20 @@ impl<'a> Engine<'a> {
             self.queue.push(0, t);
         }
         let mut progress = crate::progress::RunProgress::default();
+        let (mut instant, mut at_instant, mut stalled_at) = (0, 0u64, None);
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
             if self.events.is_multiple_of(crate::progress::EVERY_EVENTS) {
                 progress.reached(now, self.window.end());
+            }
+            (at_instant, instant) = if now == instant {
+                (at_instant + 1, now)
+            } else {
+                (0, now)
+            };
+            if at_instant > STALL_EVENTS {
+                stalled_at = Some(now);
+                break;
             }
             self.prefetch_next_task();
             if task == WARMUP_DONE {
@@ -211,6 +228,7 @@ impl<'a> Engine<'a> {
             window: self.window,
             asleep_at_end: self.futex.sleeping(),
             timeline: self.timeline,
+            stalled_at,
         }
     }
 

@@ -56,6 +56,24 @@ pub struct FutexHash {
     global_shift: u32,
 }
 
+/// The most bytes all of a design's tables may take together: far beyond
+/// any kernel's (2^24 slots of 64-byte buckets), and well inside the
+/// kernel address areas they are placed in.
+pub const MAX_TABLE_BYTES: u64 = 1 << 30;
+
+/// Counts `bytes` more of tables, refusing a design whose tables overflow
+/// [`MAX_TABLE_BYTES`].
+fn add_table_bytes(total: &mut u64, bytes: u64) -> Result<(), DesignError> {
+    *total = total.saturating_add(bytes);
+    if *total > MAX_TABLE_BYTES {
+        return Err(DesignError::TooLarge {
+            bytes: *total,
+            limit: MAX_TABLE_BYTES,
+        });
+    }
+    Ok(())
+}
+
 /// Kernel virtual address areas: static .bss, and the vmalloc/direct map.
 const KERNEL_STATIC: u64 = 0xffff_ffff_8260_0000;
 const KERNEL_DYNAMIC: u64 = 0xffff_c900_0000_0000;
@@ -71,6 +89,12 @@ impl FutexHash {
     ) -> Result<FutexHash, DesignError> {
         let global_slots = eval_slots(&design.slots, &vars)?;
         let bucket = u64::from(design.bucket.size);
+        let global_count = match design.placement {
+            Placement::PerNode => u64::from(nodes),
+            _ => 1,
+        };
+        let mut table_bytes = 0;
+        add_table_bytes(&mut table_bytes, global_count * global_slots * bucket)?;
         let mut statics = Arena::new(KERNEL_STATIC);
         let mut dynamic = Arena::new(KERNEL_DYNAMIC);
         let mut instance =
@@ -128,6 +152,10 @@ impl FutexHash {
                 Some(ph) if info.threads >= u64::from(ph.min_threads) => {
                     let v = vars.for_process(info.threads, global_slots);
                     let slots = eval_slots(&ph.slots, &v)?;
+                    add_table_bytes(
+                        &mut table_bytes,
+                        u64::from(ph.header_bytes) + slots * bucket,
+                    )?;
                     let name = format!("process {p} private hash");
                     Ok(Some(instance(
                         name,

@@ -285,6 +285,8 @@ pub enum DesignError {
     BeyondHash { rule: String, slots: u64 },
     #[error("sizing rule '{rule}' gives {slots} slots; the kernel masks the hash, so it must be a power of two (wrap it in roundup_pow_of_two)")]
     NotPowerOfTwo { rule: String, slots: u64 },
+    #[error("its tables take {bytes} bytes or more, beyond the {limit} futexsim lays out")]
+    TooLarge { bytes: u64, limit: u64 },
 }
 
 fn layout(size: u32, fields: &[(FieldName, u32, u32)]) -> BucketLayout {

@@ -127,13 +127,16 @@ impl Machine {
                 t.sockets
             )));
         }
-        let cores = t.sockets * t.cores_per_socket;
-        let cpus = cores as u64 * t.threads_per_core as u64;
+        // In u64 first: sockets x cores x threads overflows u32 long
+        // before it is refused.
+        let cpus =
+            u64::from(t.sockets) * u64::from(t.cores_per_socket) * u64::from(t.threads_per_core);
         if cpus > MAX_CPUS {
             return Err(err(format!(
                 "{cpus} CPUs is more than the {MAX_CPUS} futexsim supports"
             )));
         }
+        let cores = t.sockets * t.cores_per_socket;
         let cores_per_node = t.cores_per_socket / t.nodes_per_socket;
         if !cores_per_node.is_multiple_of(t.numa_fake) {
             return Err(err(format!(
@@ -142,6 +145,15 @@ impl Machine {
             )));
         }
         let phys_nodes = t.sockets * t.nodes_per_socket;
+        // Linux's MAX_NUMNODES (NODES_SHIFT = 10); the latency matrices
+        // have a row and a column per node, so this bounds them too.
+        if u64::from(phys_nodes) * u64::from(t.numa_fake) > u64::from(MAX_NODES) {
+            return Err(err(format!(
+                "{phys_nodes} nodes x numa_fake = {} is more than the {MAX_NODES} nodes Linux supports",
+                t.numa_fake
+            )));
+        }
+        spec.check_times().map_err(err)?;
         let booted = match t.nr_cpus {
             None => cpus as u32,
             Some(n) if n >= 1 && u64::from(n) <= cpus => n,
@@ -189,17 +201,20 @@ impl Machine {
                 .collect(),
         };
         let line = spec.coherence.line;
-        if !line.is_power_of_two() || !(8..=65_536).contains(&line) {
+        // Allocations are kept a page apart, so no two share a line of up to a page.
+        if !line.is_power_of_two() || !(8..=4096).contains(&line) {
             return Err(err(format!(
-                "coherence.line = {line} must be a power of two from 8 to 65536"
+                "coherence.line = {line} must be a power of two from 8 to 4096 (a page)"
             )));
         }
         let board_line_shift = match (t.sockets / sockets_per_board, spec.coherence.board_line) {
             (1, _) | (_, None) => None,
-            (_, Some(b)) if b.is_power_of_two() && b >= line => Some(b.trailing_zeros()),
+            (_, Some(b)) if b.is_power_of_two() && b >= line && b <= 4096 => {
+                Some(b.trailing_zeros())
+            }
             (_, Some(b)) => {
                 return Err(err(format!(
-                "coherence.board_line = {b} must be a power of two no smaller than line ({line})"
+                "coherence.board_line = {b} must be a power of two from line ({line}) to 4096 (a page)"
             )))
             }
         };

@@ -99,7 +99,75 @@ pub enum LatencyShapeError {
     Groups { nodes: u32 },
 }
 
+/// The longest time one step may be written to take: 10 ms, far beyond any
+/// cache, memory or kernel path, and short enough that sums of many stay
+/// far inside u64 picoseconds.
+pub const MAX_NS: f64 = 1e7;
+
+/// Why `ns` (the time `what` takes) is not a duration futexsim can use.
+fn check_ns(what: &str, ns: f64) -> Result<(), String> {
+    if ns.is_finite() && (0.0..=MAX_NS).contains(&ns) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what} = {ns} must be a number of nanoseconds from 0 to {MAX_NS:e}"
+        ))
+    }
+}
+
+impl MachineSpec {
+    /// Every latency and kernel cost is a finite, non-negative, sane number
+    /// of nanoseconds.
+    pub(super) fn check_times(&self) -> Result<(), String> {
+        let l = &self.latency;
+        for (what, ns) in [
+            ("latency.l1_hit", l.l1_hit),
+            ("latency.smt", l.smt),
+            ("latency.llc", l.llc),
+            ("latency.node", l.node),
+            ("latency.dram_local", l.dram_local),
+            ("latency.rmw", l.rmw),
+            ("latency.board", l.board.unwrap_or(0.0)),
+        ] {
+            check_ns(what, ns)?;
+        }
+        l.remote.check("latency.remote")?;
+        if let Some(d) = &l.dram_remote {
+            d.check("latency.dram_remote")?;
+        }
+        let k = &self.kernel;
+        for (what, ns) in [
+            ("kernel.syscall", k.syscall),
+            ("kernel.futex_key_private", k.futex_key_private),
+            ("kernel.futex_key_shared", k.futex_key_shared),
+            ("kernel.jhash2", k.jhash2),
+            ("kernel.wakeup", k.wakeup),
+            ("kernel.schedule", k.schedule),
+        ] {
+            check_ns(what, ns)?;
+        }
+        Ok(())
+    }
+}
+
 impl RemoteSpec {
+    fn check(&self, what: &str) -> Result<(), String> {
+        match self {
+            RemoteSpec::Matrix(rows) => rows
+                .iter()
+                .flatten()
+                .try_for_each(|&ns| check_ns(&format!("{what} (an entry)"), ns)),
+            RemoteSpec::Groups(groups) => groups.iter().try_for_each(|g| {
+                if g.nodes == 0 {
+                    return Err(format!(
+                        "{what}: a group of nodes = 0; it must be at least 1"
+                    ));
+                }
+                check_ns(&format!("{what} (a group's ns)"), g.ns)
+            }),
+        }
+    }
+
     /// The full row-major matrix; `diagonal_ns` fills same-node entries.
     pub(super) fn matrix(
         &self,
@@ -107,12 +175,14 @@ impl RemoteSpec {
         diagonal_ns: f64,
     ) -> Result<Vec<Ps>, LatencyShapeError> {
         let n = nodes as usize;
+        if let RemoteSpec::Matrix(rows) = self {
+            if rows.len() != n || rows.iter().any(|r| r.len() != n) {
+                return Err(LatencyShapeError::Matrix { nodes });
+            }
+        }
         let mut out = vec![0; n * n];
         match self {
             RemoteSpec::Matrix(rows) => {
-                if rows.len() != n || rows.iter().any(|r| r.len() != n) {
-                    return Err(LatencyShapeError::Matrix { nodes });
-                }
                 for (i, row) in rows.iter().enumerate() {
                     for (j, &ns) in row.iter().enumerate() {
                         out[i * n + j] = ns_to_ps(if i == j { diagonal_ns } else { ns });

@@ -36,7 +36,7 @@ pub fn nodes_chart(design: &str) -> String {
 }
 
 /// A design name made safe for a file name.
-fn file_part(name: &str) -> String {
+pub fn file_part(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {

@@ -123,7 +123,13 @@ impl Workload for FeaSolver {
                 return Err(format!("fea-solver: {what} must be at least 1").into());
             }
         }
-        Ok(())
+        super::at_most_objects("fea-solver: mutexes", self.mutexes.into())?;
+        super::at_most_objects(
+            "fea-solver: sections_per_step",
+            self.sections_per_step.into(),
+        )?;
+        super::within_a_second("fea-solver: step_ns", self.step_ns)?;
+        super::within_a_second("fea-solver: section_ns", self.section_ns)
     }
 
     fn setup(

@@ -130,6 +130,19 @@ pub struct Setup {
 /// real benchmark prints.
 pub type Readout = Box<dyn FnOnce(&RunWindow, &Timeline) -> Vec<Metric>>;
 
+/// Counts of objects a workload lays out (mutexes, vmas, sections of a
+/// step): bounded, so a hostile config cannot exhaust memory before it runs.
+pub const MAX_OBJECTS: u64 = 1 << 20;
+
+fn at_most_objects(what: &str, count: u64) -> Result<(), WorkloadError> {
+    if count > MAX_OBJECTS {
+        return Err(
+            format!("{what} = {count} is more than the {MAX_OBJECTS} futexsim lays out").into(),
+        );
+    }
+    Ok(())
+}
+
 /// A time a program spends per op, which a run must be able to repeat.
 fn within_a_second(what: &str, ns: u64) -> Result<(), WorkloadError> {
     if ns > 1_000_000_000 {

@@ -205,6 +205,74 @@ fn expr(what: &str, src: &str) -> Result<Expr, String> {
 }
 
 impl ProgramSpec {
+    /// Lock and table names are each one lock or table.
+    fn check_names(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for name in &self.locks {
+            if !seen.insert(name) {
+                return Err(format!("program: two locks are named '{name}'"));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for t in &self.tables {
+            if !seen.insert(&t.name) {
+                return Err(format!("program: two tables are named '{}'", t.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every address and key expression evaluates (no division by zero, no
+    /// overflow) for the first and last threads at the first iterations and
+    /// the last one: one that fails there is refused rather than read as 0.
+    fn check_expressions(&self, steps: &[Step], machine: &Machine) -> Result<(), String> {
+        let mut exprs: Vec<(String, &Expr)> = Vec::new();
+        let words: Vec<(String, Expr)> = self
+            .words
+            .iter()
+            .map(|(name, src)| Ok((format!("word '{name}'"), expr(name, src)?)))
+            .collect::<Result<_, String>>()?;
+        exprs.extend(words.iter().map(|(what, e)| (what.clone(), e)));
+        for step in steps {
+            match step {
+                Step::FutexWait(e, _) => exprs.push(("a futex-wait addr".into(), e)),
+                Step::FutexWake(e, _) => exprs.push(("a futex-wake addr".into(), e)),
+                Step::Lock(LockSel::Bucket(_, e)) | Step::Unlock(LockSel::Bucket(_, e)) => {
+                    exprs.push(("a lock key".into(), e))
+                }
+                _ => {}
+            }
+        }
+        let last = self.iterations.map_or(1, |n| n.saturating_sub(1));
+        let threads =
+            (0..self.threads.min(64)).chain(self.threads.saturating_sub(64)..self.threads);
+        for t in threads {
+            let cpu = t % machine.cpus();
+            let p = (u64::from(t) * u64::from(self.processes) / u64::from(self.threads)) as u32;
+            for iteration in [0, 1, last] {
+                let vars = [
+                    u64::from(t),
+                    u64::from(p),
+                    u64::from(cpu),
+                    u64::from(machine.node_of(cpu)),
+                    u64::from(self.threads),
+                    u64::from(self.processes),
+                    iteration,
+                ];
+                let lookup =
+                    |name: &str| VARIABLES.iter().position(|&v| v == name).map(|i| vars[i]);
+                for (what, e) in &exprs {
+                    if let Err(err) = e.eval(&lookup) {
+                        return Err(format!(
+                            "program: {what} '{e}' fails for thread {t} at iteration {iteration}: {err}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The steps of one pass, repeats unrolled, names resolved.
     fn compile(&self) -> Result<Vec<Step>, String> {
         let mut out = Vec::new();
@@ -316,7 +384,7 @@ impl Workload for ProgramSpec {
         self.threads
     }
 
-    fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
+    fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
         if self.threads == 0 || self.processes == 0 || self.processes > self.threads {
             return Err(
                 "program: threads and processes must be at least 1, with no more processes than threads"
@@ -335,11 +403,22 @@ impl Workload for ProgramSpec {
                     t.name
                 ).into());
             }
+            // A lock word is 4 bytes at the bucket's start: on a multiple of
+            // 4 it never straddles a line.
+            if !t.stride.is_multiple_of(4) {
+                return Err(format!(
+                    "program: table '{}': stride = {} must be a multiple of 4, or lock words straddle lines",
+                    t.name, t.stride
+                ).into());
+            }
         }
+        self.check_names()?;
         for (name, src) in &self.words {
             expr(&format!("program: word '{name}'"), src)?;
         }
-        self.compile().map(|_| ()).map_err(WorkloadError::from)
+        let steps = self.compile()?;
+        check_pass(&steps, self)?;
+        Ok(self.check_expressions(&steps, machine)?)
     }
 
     fn setup(
@@ -472,6 +551,60 @@ impl Workload for ProgramSpec {
             readout: Some(Box::new(time_until_all_exited)),
             keys: None,
         }
+    }
+}
+
+/// What a pass does with its locks, checked before it runs: it takes no lock
+/// it holds (a spinlock taken twice never comes free), releases only locks
+/// it holds, and ends holding none (the next pass takes them again); and it
+/// advances simulated time, or a run of it never ends. Bucket locks are the
+/// same lock when their table and key expression are.
+fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
+    if steps.iter().all(|s| matches!(s, Step::Compute(0))) {
+        let what = if program.steps.is_empty() {
+            "steps = []: a pass has no step"
+        } else if steps.is_empty() {
+            "the steps repeat nothing (times = 0, or no steps)"
+        } else {
+            "the steps compute for 0 ns and do nothing else"
+        };
+        return Err(format!(
+            "program: {what}, so a pass takes no simulated time and the run would never end"
+        ));
+    }
+    let name = |sel: &LockSel| match sel {
+        LockSel::Named(l) => format!("lock '{}'", program.locks[*l]),
+        LockSel::Bucket(t, key) => format!("table '{}' key '{key}'", program.tables[*t].name),
+    };
+    let mut held: Vec<String> = Vec::new();
+    for step in steps {
+        match step {
+            Step::Lock(sel) => {
+                let lock = name(sel);
+                if held.contains(&lock) {
+                    return Err(format!(
+                        "program: the steps take {lock} while holding it: the thread would wait for itself"
+                    ));
+                }
+                held.push(lock);
+            }
+            Step::Unlock(sel) => {
+                let lock = name(sel);
+                let Some(at) = held.iter().position(|h| *h == lock) else {
+                    return Err(format!(
+                        "program: the steps unlock {lock}, which they do not hold there"
+                    ));
+                };
+                held.remove(at);
+            }
+            _ => {}
+        }
+    }
+    match held.first() {
+        Some(lock) => Err(format!(
+            "program: a pass of the steps ends holding {lock}; unlock it in the same pass"
+        )),
+        None => Ok(()),
     }
 }
 

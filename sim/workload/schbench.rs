@@ -264,7 +264,10 @@ impl Workload for Schbench {
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
-        self.message_threads.max(1) * (1 + self.workers(machine))
+        // Saturating: a huge worker count is refused as more threads than CPUs.
+        self.message_threads
+            .max(1)
+            .saturating_mul(self.workers(machine).saturating_add(1))
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {

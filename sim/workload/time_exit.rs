@@ -310,7 +310,7 @@ impl Workload for TimeExit {
         if self.children == Some(0) {
             return Err("time-exit: children must be at least 1".into());
         }
-        Ok(())
+        super::at_most_objects("time-exit: anon_vmas", self.anon_vmas.into())
     }
 
     fn setup(

@@ -1,0 +1,115 @@
+//! A finished run on disk: its record, the id of the run it belongs to, and
+//! a checksum of its bytes. A file renamed, copied over another run's, or
+//! edited is caught when it is read, never used in place of the run it is
+//! named for.
+//!
+//! The checksum is the last field and covers the text before it, so it is
+//! checked on the bytes as written, independent of how they parse.
+
+use crate::hash::lookup3::hashlittle2;
+use crate::record::{RunRecord, Speed};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize)]
+pub struct RunFile {
+    pub id: String,
+    pub record: RunRecord,
+    pub speed: Speed,
+    /// When the run finished, RFC 3339 UTC, and the peak resident memory of
+    /// the process that ran it by then (since its campaign started): a
+    /// campaign resumed or reused later still reports when and in how much
+    /// memory its runs were simulated.
+    pub finished: String,
+    pub peak_rss_bytes: u64,
+}
+
+/// Joins the body and its checksum: `{...,"checksum":"<16 hex>"}`.
+const CHECKSUM_KEY: &str = ",\"checksum\":\"";
+
+/// The file's text: the run as JSON with its checksum appended.
+pub fn encode(file: &RunFile) -> String {
+    let body = serde_json::to_string(file).expect("a run serializes");
+    let open = body
+        .strip_suffix('}')
+        .expect("a struct serializes to an object");
+    format!("{open}{CHECKSUM_KEY}{}\"}}", hash64(open.as_bytes()))
+}
+
+/// The run file `text` holds when it is whole and the run `id`'s, else why not.
+pub fn decode(text: &str, id: &str) -> Result<RunFile, String> {
+    let open = text
+        .trim_end()
+        .strip_suffix("\"}")
+        .ok_or("it does not end with a checksum")?;
+    let (body, sum) = open
+        .rsplit_once(CHECKSUM_KEY)
+        .ok_or("it carries no checksum")?;
+    if sum != hash64(body.as_bytes()) {
+        return Err("its checksum does not match its content".into());
+    }
+    let file: RunFile =
+        serde_json::from_str(text).map_err(|e| format!("it does not parse: {e}"))?;
+    if file.id != id {
+        return Err(format!("it holds run {}", file.id));
+    }
+    Ok(file)
+}
+
+/// 16 hex digits of lookup3's 64-bit hash.
+pub fn hash64(bytes: &[u8]) -> String {
+    let (c, b) = hashlittle2(bytes, 0, 0);
+    format!("{:016x}", (u64::from(c) << 32) | u64::from(b))
+}
+
+/// Whether a file name is one a run file has: `<16 hex digits>.json`.
+pub fn is_run_file_name(name: &str) -> bool {
+    name.strip_suffix(".json")
+        .is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Whether a file in runs/ named `name` and holding `text` is a run file
+/// futexsim wrote: named for the run it holds, with a checksum that matches,
+/// or (written before run files had one) a run's id, record and speed.
+pub fn is_futexsims(name: &str, text: &str) -> bool {
+    let Some(id) = name
+        .strip_suffix(".json")
+        .filter(|_| is_run_file_name(name))
+    else {
+        return false;
+    };
+    if decode(text, id).is_ok() {
+        return true;
+    }
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+        v.get("id").and_then(|i| i.as_str()) == Some(id)
+            && v.get("record").is_some()
+            && v.get("speed").is_some()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_whole_files_of_the_named_run_decode() {
+        let text = r#"{"id":"00000000000000ab","x":1}"#;
+        let open = text.strip_suffix('}').unwrap();
+        let signed = format!("{open}{CHECKSUM_KEY}{}\"}}", hash64(open.as_bytes()));
+        // The body is no RunFile, but every check before parsing passes.
+        let err = decode(&signed, "00000000000000ab")
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("does not parse"), "{err}");
+        let edited = signed.replace("\"x\":1", "\"x\":2");
+        assert!(decode(&edited, "00000000000000ab")
+            .err()
+            .is_some_and(|e| e.contains("checksum does not match")));
+        assert!(decode(text, "00000000000000ab")
+            .err()
+            .is_some_and(|e| e.contains("checksum")));
+        assert!(is_run_file_name("0123456789abcdef.json"));
+        assert!(!is_run_file_name("notes.json"));
+        assert!(!is_run_file_name("0123456789abcdeg.json"));
+    }
+}
