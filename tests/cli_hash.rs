@@ -1,4 +1,4 @@
-//! The futexsim binary end to end: hash vectors from kernel-facts.md §1.4 and
+//! The futexsim binary end to end: hash vectors from docs/kernel-facts.md §1.4 and
 //! §1.5, error handling, and the layout command's JSON.
 
 use std::process::{Command, Output};

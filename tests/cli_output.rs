@@ -141,8 +141,7 @@ fn run_json_over_several_configs_is_one_array() {
     let (one, two) = (s.0.join("one.toml"), s.0.join("two.toml"));
     fs::write(&one, config(&["fixed-256"], "[2]")).unwrap();
     fs::write(&two, config(&["aligned-3.14"], "[2, 8]")).unwrap();
-    let out = s.0.join("out");
-    let args = |configs: &[&Path]| {
+    let args = |configs: &[&Path], out: &Path| {
         let mut args: Vec<String> = vec!["run".into()];
         args.extend(configs.iter().map(|c| c.to_str().unwrap().to_string()));
         args.extend([
@@ -152,7 +151,8 @@ fn run_json_over_several_configs_is_one_array() {
         ]);
         args
     };
-    let both = args(&[&one, &two]);
+    // Several configs share a root, one subdirectory each.
+    let both = args(&[&one, &two], &s.0.join("root"));
     let run = futexsim(&both.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(
         run.status.success(),
@@ -167,7 +167,7 @@ fn run_json_over_several_configs_is_one_array() {
         .collect();
     assert_eq!(names, ["one", "two"]);
     // One config: the result set itself.
-    let single = args(&[&one]);
+    let single = args(&[&one], &s.0.join("one-campaign"));
     let run = futexsim(&single.iter().map(String::as_str).collect::<Vec<_>>());
     let doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
     assert_eq!(doc["provenance"]["config_name"], "one");

@@ -1,4 +1,4 @@
-//! Analytic checks of the engine (model.md, Validation): each asserts a
+//! Analytic checks of the engine (docs/model.md, Validation): each asserts a
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
 use futexsim::coherence::AccessKind;

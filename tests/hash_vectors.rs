@@ -1,5 +1,5 @@
 //! Bit-exactness of the Jenkins hashes against the vectors of
-//! `shared/design/kernel-facts.md` §1.4 (published) and §1.5 (derived futex keys).
+//! `docs/kernel-facts.md` §1.4 (published) and §1.5 (derived futex keys).
 //!
 //! Every expected value is copied from those tables; none is computed by this crate.
 

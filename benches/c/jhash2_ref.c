@@ -4,7 +4,7 @@
  * The simulator hashes a 4-word futex key per simulated futex operation, so its jhash2 must
  * be as fast as the C the kernel compiles to. This program is that yardstick: lookup3 and
  * lookup2 jhash2 written in plain C from the same algorithm description
- * (shared/design/kernel-facts.md section 1, not kernel source), built with gcc -O2, and
+ * (docs/kernel-facts.md section 1, not kernel source), built with gcc -O2, and
  * timed exactly as benches/hash.rs times the Rust version:
  *   - throughput: 1024 independent precomputed 4-word keys, hashes xor-folded;
  *   - latency: a dependent chain, each hash xored into the next key's first word.

@@ -1,5 +1,5 @@
 //! What a perfectly uniform hash would give: m keys thrown independently and
-//! uniformly into n buckets (references.md §4). A measured layout is judged
+//! uniformly into n buckets (docs/references.md §4). A measured layout is judged
 //! against these figures; a real hash that does much worse is biased on
 //! real addresses.
 
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn reference_table_of_references_md() {
-        // references.md §4: m = 1024 keys; (n, E[max], sharing, pairs).
+        // docs/references.md §4: m = 1024 keys; (n, E[max], sharing, pairs).
         // Its E[max] are Monte Carlo estimates quoted to about 0.1-1. Its 1.35
         // at n = 2^20 is low: E[max] >= 1 + P(any collision) = 1.39 by its
         // own P(any) = 0.39.

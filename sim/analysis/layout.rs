@@ -1,7 +1,7 @@
 //! Static layout analysis, no timing: hash a benchmark's real futex keys into
 //! a table design as the kernel would, and count how the keys crowd buckets
 //! and how occupied buckets crowd cache lines, beside what a perfectly
-//! uniform hash would give (references.md §4).
+//! uniform hash would give (docs/references.md §4).
 
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::MAX_KEYS;
@@ -865,7 +865,7 @@ mod tests {
 
     #[test]
     fn the_example_key_lands_in_its_derived_bucket() {
-        // kernel-facts.md §1.5: mm 0xffff888100abc000, uaddr 0x7f1234567abc.
+        // docs/kernel-facts.md §1.5: mm 0xffff888100abc000, uaddr 0x7f1234567abc.
         let key = get_futex_key(
             0x7f12_3456_7abc,
             KeySource::Private {

@@ -1,6 +1,6 @@
 //! The Markov model of a ticket spinlock's collapse (Boyd-Wickizer,
 //! Kaashoek, Morris, Zeldovich, "Non-scalable locks are dangerous", Linux
-//! Symposium 2012; references.md §4.2).
+//! Symposium 2012; docs/references.md §4.2).
 //!
 //! n cores each acquire one lock, hold it for a serial section s, then work
 //! for a before the next acquire. The state k is the number of cores at the

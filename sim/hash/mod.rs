@@ -13,7 +13,7 @@
 //! [`word_hasher`] is apart from both: the simulator's own fast hasher for its lookup tables.
 //!
 //! Both are written here from the algorithm descriptions (mix and final step tables) in
-//! `shared/design/kernel-facts.md` §1, not from kernel source. Byte input is read
+//! `docs/kernel-facts.md` §1, not from kernel source. Byte input is read
 //! little-endian, matching the kernel on x86.
 
 pub mod lookup2;

@@ -178,7 +178,7 @@ impl FutexHash {
 
     /// The words and initval jhash2 reads for `key`, and whether they go to
     /// the process's private hash: only a private key of a process that has
-    /// one does (kernel-facts.md §2.4).
+    /// one does (docs/kernel-facts.md §2.4).
     #[inline]
     pub fn hash_input(&self, key: &FutexKey, process: u32) -> (HashInput, bool) {
         let d = &self.design;

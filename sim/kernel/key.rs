@@ -1,5 +1,5 @@
 //! `get_futex_key`: what names a futex, and exactly which u32 words of that
-//! name reach jhash2 in each kernel era (kernel-facts.md §2).
+//! name reach jhash2 in each kernel era (docs/kernel-facts.md §2).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -155,7 +155,7 @@ impl FutexKey {
         self.offset & (FUT_OFF_INODE | FUT_OFF_MMSHARED) == 0
     }
 
-    /// The exact words and initval that reach jhash2 (kernel-facts.md §2.4).
+    /// The exact words and initval that reach jhash2 (docs/kernel-facts.md §2.4).
     /// Pointers are split low word first, as a little-endian kernel lays them out.
     pub fn hash_input(&self, order: KeyOrder, bits: WordSize) -> HashInput {
         let mut words = [0u32; 4];

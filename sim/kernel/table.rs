@@ -1,5 +1,5 @@
 //! Table designs: everything that decides where a futex key lands and what
-//! the bucket it lands in looks like in memory (kernel-facts.md §3-4). Each
+//! the bucket it lands in looks like in memory (docs/kernel-facts.md §3-4). Each
 //! preset is one design that was merged or proposed; every field can be
 //! overridden from TOML.
 
@@ -105,7 +105,7 @@ pub enum Placement {
     PerNode,
 }
 
-/// How a private hash is kept alive across a futex op (kernel-facts.md §4.5).
+/// How a private hash is kept alive across a futex op (docs/kernel-facts.md §4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RefcountMode {
@@ -333,7 +333,7 @@ pub const PRESET_NAMES: [&str; 8] = [
     "private-6.17",
 ];
 
-/// The shipped designs (model.md, "Tables to compare").
+/// The shipped designs (docs/model.md, "Tables to compare").
 pub fn preset(name: &str) -> Option<TableDesign> {
     let fixed_256 = TableDesign {
         name: "fixed-256".into(),

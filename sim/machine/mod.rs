@@ -23,7 +23,7 @@ pub fn ns_to_ps(ns: f64) -> Ps {
     (ns * 1000.0).round() as Ps
 }
 
-/// The kernel's spinlock of the era (kernel-facts.md §3.2).
+/// The kernel's spinlock of the era (docs/kernel-facts.md §3.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LockKind {

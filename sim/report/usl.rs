@@ -1,5 +1,5 @@
 //! Gunther's Universal Scalability Law fitted to a scaling curve
-//! (references.md §4): X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)).
+//! (docs/references.md §4): X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)).
 //! alpha is contention (serialization), beta coherency: the cost of lines
 //! bouncing between caches, which grows with every pair of CPUs.
 

@@ -1,5 +1,5 @@
 //! The FEA-style solver of the 2009 private-futex-hash report (seed 000,
-//! kernel-facts.md §5.1): several multi-threaded processes, each thread
+//! docs/kernel-facts.md §5.1): several multi-threaded processes, each thread
 //! alternating compute phases with pthread mutexes (the assembly of shared
 //! rows) and a barrier per step, all private futexes. On a shared global
 //! table the mutexes and barriers of unrelated processes hash onto the

@@ -82,7 +82,7 @@ macro_rules! workloads {
 }
 
 workloads! {
-    /// perf bench futex hash (kernel-facts.md §6.1).
+    /// perf bench futex hash (docs/kernel-facts.md §6.1).
     PerfHash => perf_hash::PerfHash,
     /// perf bench futex wake (§6.2).
     PerfWake => perf_wake::PerfWake,

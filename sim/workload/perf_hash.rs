@@ -1,4 +1,4 @@
-//! perf bench futex hash (tools/perf/bench/futex-hash.c, kernel-facts.md
+//! perf bench futex hash (tools/perf/bench/futex-hash.c, docs/kernel-facts.md
 //! §6.1): each thread, pinned to CPU i mod nCPU, loops FUTEX_WAIT on its own
 //! contiguous calloc'd array of futexes with a value that never matches, so
 //! every call hashes, takes the bucket lock and returns EAGAIN.

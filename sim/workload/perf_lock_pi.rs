@@ -1,5 +1,5 @@
 //! perf bench futex lock-pi (tools/perf/bench/futex-lock-pi.c,
-//! kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
+//! docs/kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
 //! CPU i mod nCPU, loop FUTEX_LOCK_PI, usleep(1), FUTEX_UNLOCK_PI on one
 //! static futex, or each on its own calloc'd word with `-M`; each pair is
 //! one op. It prints per-thread ops/s and their mean, "Averaged N

@@ -1,5 +1,5 @@
 //! perf bench futex requeue (tools/perf/bench/futex-requeue.c,
-//! kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
+//! docs/kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
 //! CPU i mod nCPU, block on `futex1`; after usleep(100000) the main thread
 //! calls FUTEX_CMP_REQUEUE(futex1 -> futex2, nr_wake 0, nr_requeue `-q`,
 //! cmpval 0) until every thread has moved, and times that loop; then it

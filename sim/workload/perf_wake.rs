@@ -1,4 +1,4 @@
-//! perf bench futex wake (tools/perf/bench/futex-wake.c, kernel-facts.md
+//! perf bench futex wake (tools/perf/bench/futex-wake.c, docs/kernel-facts.md
 //! §6.2): `-t` threads (one per CPU by default), pinned to CPU i mod nCPU,
 //! block on one futex, a static word of perf's `.bss`; once all are blocked
 //! and after usleep(100000), the main thread calls FUTEX_WAKE for `-w` at a

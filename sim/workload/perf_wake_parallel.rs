@@ -1,5 +1,5 @@
 //! perf bench futex wake-parallel (tools/perf/bench/futex-wake-parallel.c,
-//! kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
+//! docs/kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
 //! CPU i mod nCPU, block on one futex; after usleep(100000), `-w` waker
 //! threads leave a barrier together and each calls FUTEX_WAKE once for
 //! t/w threads, timing its own call. It prints the mean of the wakers'

@@ -1,5 +1,5 @@
 //! The rounds of perf bench futex wake, wake-parallel and requeue
-//! (kernel-facts.md §6.2): each round creates the threads, which block on a
+//! (docs/kernel-facts.md §6.2): each round creates the threads, which block on a
 //! futex; the main thread waits until all have blocked, sleeps
 //! `usleep(100000)`, then does what the benchmark times; the woken threads
 //! exit and are joined, and the next round creates new ones.

@@ -1,5 +1,5 @@
 //! schbench (github.com/masoncl/schbench), the run the 2025 private-hash
-//! regression reports used (kernel-facts.md §5.4: `schbench -L -m 4 -M auto
+//! regression reports used (docs/kernel-facts.md §5.4: `schbench -L -m 4 -M auto
 //! -t 256 -n 0 -r 60 -s 0`). Each of `-m` message threads owns `-t` workers.
 //! A worker sets its futex word to BLOCKED, stamps the time, pushes itself on
 //! its message thread's list with a cmpxchg, posts the message thread (a

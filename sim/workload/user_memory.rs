@@ -1,6 +1,6 @@
 //! Where real programs put the things a futex key is made of: the kernel's
 //! `mm_struct` objects and the user addresses of the futex words of perf bench
-//! futex hash and will-it-scale (kernel-facts.md §6.1, §7).
+//! futex hash and will-it-scale (docs/kernel-facts.md §6.1, §7).
 //!
 //! The hash sees these addresses bit for bit, so made-up addresses such as
 //! 0x1000, 0x2000, ... would test a hash on inputs no kernel ever gets. Each

@@ -1,5 +1,5 @@
 //! will-it-scale futex1-4 (antonblanchard/will-it-scale tests/futex{1,2,3,4}.c,
-//! kernel-facts.md §7): each task loops on one futex syscall against its
+//! docs/kernel-facts.md §7): each task loops on one futex syscall against its
 //! stack-local `unsigned int` (value 0), counting iterations:
 //!
 //! | test | call | path |
