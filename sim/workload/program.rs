@@ -205,6 +205,25 @@ fn expr(what: &str, src: &str) -> Result<Expr, String> {
 }
 
 impl ProgramSpec {
+    /// The process thread `t` belongs to: threads are split evenly, in order.
+    fn process_of(&self, t: u32) -> u32 {
+        (u64::from(t) * u64::from(self.processes) / u64::from(self.threads)) as u32
+    }
+
+    /// Thread `t`'s values of VARIABLES before `iteration`, which the thread
+    /// supplies as it runs: the one list the check and the run both read.
+    fn thread_vars(&self, machine: &Machine, t: u32) -> [u64; 6] {
+        let cpu = t % machine.cpus();
+        [
+            u64::from(t),
+            u64::from(self.process_of(t)),
+            u64::from(cpu),
+            u64::from(machine.node_of(cpu)),
+            u64::from(self.threads),
+            u64::from(self.processes),
+        ]
+    }
+
     /// Lock and table names are each one lock or table.
     fn check_names(&self) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
@@ -247,20 +266,15 @@ impl ProgramSpec {
         let threads =
             (0..self.threads.min(64)).chain(self.threads.saturating_sub(64)..self.threads);
         for t in threads {
-            let cpu = t % machine.cpus();
-            let p = (u64::from(t) * u64::from(self.processes) / u64::from(self.threads)) as u32;
+            let vars = self.thread_vars(machine, t);
             for iteration in [0, 1, last] {
-                let vars = [
-                    u64::from(t),
-                    u64::from(p),
-                    u64::from(cpu),
-                    u64::from(machine.node_of(cpu)),
-                    u64::from(self.threads),
-                    u64::from(self.processes),
-                    iteration,
-                ];
-                let lookup =
-                    |name: &str| VARIABLES.iter().position(|&v| v == name).map(|i| vars[i]);
+                // As `Thread::eval` reads them: the thread's, then the iteration.
+                let lookup = |name: &str| {
+                    VARIABLES
+                        .iter()
+                        .position(|&v| v == name)
+                        .map(|i| vars.get(i).copied().unwrap_or(iteration))
+                };
                 for (what, e) in &exprs {
                     if let Err(err) = e.eval(&lookup) {
                         return Err(format!(
@@ -461,8 +475,6 @@ impl Workload for ProgramSpec {
                 (locks, t.slots.trailing_zeros())
             })
             .collect();
-        let process_of =
-            |t: u32| (u64::from(t) * u64::from(self.processes) / u64::from(self.threads)) as u32;
         let kind = if self.shared {
             KeyKind::SharedFile
         } else {
@@ -478,7 +490,7 @@ impl Workload for ProgramSpec {
                         user_memory::heap_start(rng)
                     };
                     let first = (0..self.threads)
-                        .find(|&t| self.shared || process_of(t) == p)
+                        .find(|&t| self.shared || self.process_of(t) == p)
                         .unwrap_or(0);
                     let node = Home::Node(machine.node_of(first % machine.cpus()));
                     let region = memory.add(format!("program memory {p}"), base, self.memory, node);
@@ -493,7 +505,7 @@ impl Workload for ProgramSpec {
                         kind,
                     };
                     let count = (0..self.threads)
-                        .filter(|&t| self.shared || process_of(t) == p)
+                        .filter(|&t| self.shared || self.process_of(t) == p)
                         .count() as u32;
                     (
                         region,
@@ -508,19 +520,10 @@ impl Workload for ProgramSpec {
                 .collect();
         let tasks = (0..self.threads)
             .map(|t| {
-                let cpu = t % machine.cpus();
-                let p = process_of(t);
+                let p = self.process_of(t);
                 let (region, base, barrier) = spaces[if self.shared { 0 } else { p as usize }];
-                let vars = [
-                    u64::from(t),
-                    u64::from(p),
-                    u64::from(cpu),
-                    u64::from(machine.node_of(cpu)),
-                    u64::from(self.threads),
-                    u64::from(self.processes),
-                ];
                 TaskSpec {
-                    cpu,
+                    cpu: t % machine.cpus(),
                     program: Box::new(TaskLoop::new(
                         Thread {
                             steps: steps.clone(),
@@ -535,7 +538,7 @@ impl Workload for ProgramSpec {
                                 line_shift: memory.line_size().trailing_zeros(),
                             },
                             barrier,
-                            vars,
+                            vars: self.thread_vars(machine, t),
                         },
                         self.iterations,
                     )),
@@ -544,7 +547,7 @@ impl Workload for ProgramSpec {
             .collect();
         Setup {
             tasks,
-            task_process: (0..self.threads).map(process_of).collect(),
+            task_process: (0..self.threads).map(|t| self.process_of(t)).collect(),
             mms: user_memory::mm_addresses(self.processes, rng),
             futexes: u64::from(self.threads),
             lock_names: o.into_lock_names(),
