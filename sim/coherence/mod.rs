@@ -288,13 +288,15 @@ impl Directory {
                 self.totals
                     .count_hitm(m.node_of(cpu), m.node_of(l.owner.into()));
             }
+            // The holder is snooped, clean or not: a transaction at the home.
             let latency = m.routed_transfer_ps(l.owner.into(), cpu, home);
-            (class, latency, l.dirty || kind != AccessKind::Read)
+            (class, latency, true)
         } else if l.sharers.contains(c) {
             // An upgrade: the data is here, only the other copies must go.
             (Class::L1Hit, m.l1_ps, true)
         } else if !l.sharers.is_empty() {
-            let latency = if in_domain(l.first) || in_domain(l.last) || in_domain(l.far) {
+            let local = in_domain(l.first) || in_domain(l.last) || in_domain(l.far);
+            let (class, latency) = if local {
                 // The LLC domain has the line: an L3 hit, or a clean forward
                 // from a neighbour through the snoop filter.
                 (Class::LclHit, h.clean_hit_ps)
@@ -311,7 +313,12 @@ impl Directory {
                 };
                 (class, m.routed_transfer_ps(source.into(), cpu, home))
             };
-            (latency.0, latency.1, kind != AccessKind::Read)
+            // Only an inclusive LLC's hit needs no snoop, so only it pipelines.
+            (
+                class,
+                latency,
+                kind != AccessKind::Read || !(local && h.llc_inclusive),
+            )
         } else {
             let class = if m.is_remote_memory(cpu, home) {
                 Class::DramRmt

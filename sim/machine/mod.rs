@@ -83,6 +83,7 @@ pub struct Hierarchy {
     /// line for, in 1/1024ths.
     pub handoff_per_1024: u64,
     pub home_routes: HomeRoutes,
+    pub llc_inclusive: bool,
     /// Lines one LLC domain holds; `u32::MAX` for no limit.
     pub llc_lines: u32,
     pub adjacent_line_prefetch: bool,
@@ -483,6 +484,7 @@ fn resolve_hierarchy(
         read_occupancy_ps: ns_to_ps(c.read_occupancy.unwrap_or(lat.l1_hit)),
         handoff_per_1024: (handoff * 1024.0).round() as u64,
         home_routes: c.home_routes,
+        llc_inclusive: c.llc_inclusive,
         llc_lines,
         adjacent_line_prefetch: c.adjacent_line_prefetch,
         llc_domains: places.iter().map(|p| p.llc + 1).max().unwrap_or(1),

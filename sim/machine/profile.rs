@@ -254,6 +254,14 @@ pub struct CoherenceSpec {
     /// elsewhere: none when absent.
     #[serde(default)]
     pub home_routes: HomeRoutes,
+    /// Whether the LLC holds a copy of every line its cores hold (Intel
+    /// through Broadwell). There a clean line read once in the domain is an
+    /// L3 hit for its other cores, which pipelines; otherwise (a snoop
+    /// filter and a non-inclusive LLC, Skylake-SP on; an AMD CCX's victim
+    /// L3) a clean copy comes from a neighbour's cache through a snoop,
+    /// which holds the line's server like a transfer. False when absent.
+    #[serde(default)]
+    pub llc_inclusive: bool,
     /// What one last-level cache domain (an Intel socket or SNC node, an AMD
     /// CCX) holds, in MiB: its LLC, and on a non-inclusive LLC its cores'
     /// L2s too, which the snoop filter covers. A line its domain has not
@@ -292,6 +300,7 @@ impl Default for CoherenceSpec {
             read_occupancy: None,
             handoff: None,
             home_routes: HomeRoutes::None,
+            llc_inclusive: false,
             llc_mib: None,
             adjacent_line_prefetch: false,
         }
