@@ -479,6 +479,7 @@ impl Directory {
 mod tests {
     use super::*;
     use crate::machine::presets::preset;
+    use crate::machine::Ps;
     use crate::memory::Home;
 
     fn setup() -> (Machine, MemoryMap, Directory) {
@@ -507,8 +508,14 @@ mod tests {
         assert_eq!(c.done - b.done, m.remote_latency_ps(0, 1) + m.rmw_ps);
         let e = d.access(&m, 0, c.done, 0, 0x1000, AccessKind::Read);
         assert_eq!(e.class, Class::RmtHitm);
+        // Line 1 came into CPU 0's core with line 0 (the adjacent-line
+        // prefetcher); line 2 is in no cache.
         assert_eq!(
             d.access(&m, 33, 0, 1, 0x1040, AccessKind::Read).class,
+            Class::RmtHit
+        );
+        assert_eq!(
+            d.access(&m, 33, 0, 2, 0x1080, AccessKind::Read).class,
             Class::DramRmt
         );
         // CPU 1 (node 0) took the line Modified from CPU 0 (node 0); CPU 0
@@ -534,13 +541,125 @@ mod tests {
     }
 
     #[test]
-    fn requests_on_one_line_queue() {
+    fn ownership_transfers_queue_at_their_handoff() {
         let (m, _, mut d) = setup();
         d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
         let first = d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write);
         let second = d.access(&m, 2, 1_000_000, 0, 0x1000, AccessKind::Write);
         assert_eq!(first.done, 1_000_000 + m.node_ps);
-        assert_eq!(second.done, first.done + m.node_ps);
+        // The second request waits for the first's share of the transfer,
+        // not for its whole round trip.
+        let handoff = m.node_ps * m.hierarchy.handoff_per_1024 / 1024;
+        assert!(handoff < m.node_ps);
+        assert_eq!(second.done, 1_000_000 + handoff + m.node_ps);
+    }
+
+    fn machine_with(name: &str, edit: impl FnOnce(&mut crate::machine::MachineSpec)) -> Machine {
+        let mut spec = preset(name).unwrap();
+        edit(&mut spec);
+        Machine::new(spec).unwrap()
+    }
+
+    fn directory(m: &Machine, bytes: u64, home: u32) -> Directory {
+        let mut mem = MemoryMap::new(64);
+        mem.add("x", 0x10_0000, bytes, Home::Node(home));
+        Directory::new(&mem, m)
+    }
+
+    #[test]
+    fn clean_reads_pipeline_in_an_inclusive_llc_and_serialise_through_a_snoop_filter() {
+        for (name, inclusive) in [("e5-2650-2s-32", true), ("icx-2s", false)] {
+            let m = Machine::new(preset(name).unwrap()).unwrap();
+            assert_eq!(m.hierarchy.llc_inclusive, inclusive, "{name}");
+            let mut d = directory(&m, 4096, 0);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+            d.access(&m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            let now = 2_000_000;
+            let a = d.access(&m, 2, now, 0, 0x10_0000, AccessKind::Read);
+            let b = d.access(&m, 3, now, 0, 0x10_0000, AccessKind::Read);
+            assert_eq!((a.class, b.class), (Class::LclHit, Class::LclHit));
+            assert_eq!(a.done, now + m.hierarchy.clean_hit_ps);
+            let gap = b.done - a.done;
+            if inclusive {
+                assert_eq!(gap, m.hierarchy.read_occupancy_ps, "{name}");
+            } else {
+                let snoop = m.hierarchy.clean_hit_ps * m.hierarchy.handoff_per_1024 / 1024;
+                assert_eq!(gap, snoop, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn lines_beyond_the_llc_come_from_memory_when_cold() {
+        // 1 MiB of LLC holds 16384 lines; a table of twice that is walked twice.
+        let m = machine_with("e5-2650-2s-32", |s| {
+            s.coherence.llc_mib = Some(1.0);
+            // Every line a demand miss of its own.
+            s.coherence.adjacent_line_prefetch = false;
+        });
+        let lines = 2 * 16384;
+        let mut d = directory(&m, lines * 64, 0);
+        let read = |d: &mut Directory, line: u32, now: Ps| {
+            d.access(
+                &m,
+                0,
+                now,
+                line,
+                0x10_0000 + u64::from(line) * 64,
+                AccessKind::Read,
+            )
+            .class
+        };
+        for line in 0..lines as u32 {
+            assert_eq!(read(&mut d, line, u64::from(line) * 1000), Class::DramLcl);
+        }
+        let now = lines * 1000;
+        assert_eq!(
+            read(&mut d, 0, now),
+            Class::DramLcl,
+            "the coldest line left"
+        );
+        assert_eq!(read(&mut d, lines as u32 - 1, now), Class::L1Hit);
+    }
+
+    #[test]
+    fn the_adjacent_line_prefetcher_fetches_the_buddy_without_pairing_the_lines() {
+        let with = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let without = machine_with("icx-2s", |s| s.coherence.adjacent_line_prefetch = false);
+        for (m, prefetches) in [(&with, true), (&without, false)] {
+            let mut d = directory(m, 4096, 0);
+            d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Read);
+            let buddy = d.access(m, 0, 1_000_000, 1, 0x10_0040, AccessKind::Read);
+            let expected = if prefetches {
+                Class::L1Hit
+            } else {
+                Class::DramLcl
+            };
+            assert_eq!(buddy.class, expected);
+            // A write to the buddy takes it from CPU 0's core, and only it.
+            d.access(m, 1, 2_000_000, 1, 0x10_0040, AccessKind::Write);
+            let again = d.access(m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Read);
+            assert_eq!(again.class, Class::L1Hit);
+        }
+    }
+
+    #[test]
+    fn amd_goes_through_the_home_between_core_complexes() {
+        let m = Machine::new(preset("milan-2s").unwrap()).unwrap();
+        let other_ccx = (1..m.cpus())
+            .find(|&c| m.level(0, c) == crate::machine::Level::Node)
+            .unwrap();
+        let cost = |home: u32| {
+            let mut d = directory(&m, 4096, home);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+            let out = d.access(&m, other_ccx, 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            out.done - 1_000_000
+        };
+        // Home on the CPUs' own node: the measured cross-CCX transfer.
+        assert_eq!(cost(0), m.node_ps);
+        // Home on the other socket: to it, back to the holder, then the data.
+        let far = m.remote_latency_ps(0, 1);
+        assert_eq!(cost(1), (far + far + m.node_ps) / 2);
     }
 
     #[test]
