@@ -174,7 +174,7 @@ impl Directory {
             let count = u64::from(r.line_count());
             for i in 0..count {
                 let number = first + i;
-                let buddy = match (paired, number % 2 == 0) {
+                let buddy = match (paired, number.is_multiple_of(2)) {
                     (false, _) => Buddy::None,
                     (true, true) if i + 1 < count => Buddy::Next,
                     (true, false) if i > 0 => Buddy::Previous,

@@ -437,11 +437,6 @@ impl Machine {
         self.places[cpu as usize].phys_node != self.phys(home_node)
     }
 
-    /// The physical node of a memory node.
-    pub fn phys_of(&self, node: u32) -> u32 {
-        self.phys(node)
-    }
-
     fn nodes_per_board(&self) -> u32 {
         let t = &self.spec.topology;
         t.sockets_per_board.unwrap_or(t.sockets) * t.nodes_per_socket
