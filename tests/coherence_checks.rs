@@ -296,7 +296,8 @@ fn contended_rmw_ns(m: &Machine, cpus: &[u32], rounds: usize) -> f64 {
 /// one ring), `lock add` on one line from 2 to 4 cores runs one increment
 /// every 22-24 ns (travisdowns/concurrency-hierarchy-bench results/skl,
 /// "atomic add"), where one core-to-core hop takes 20 ns (i7-6700K,
-/// nviennot/core-to-core-latency): 1.15 hops an increment. No part of the
+/// nviennot/core-to-core-latency): 1.15 hops an increment, queueing and the
+/// atomic's own cost included. No part of the
 /// shipped profiles has a published contended figure, nor has any machine
 /// across sockets: each profile is held to 1.15 of its own measured hop,
 /// on one socket and across two. The one shipped part with a published

@@ -373,7 +373,10 @@ impl Directory {
         l.last = c;
         l.llc = domain as u16;
         l.llc_stamp = self.fills[domain as usize];
-        self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
+        if class != Class::L1Hit {
+            // The data came into the domain (an upgrade brings none).
+            self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
+        }
         let buddy = l.buddy;
         if *stats == 0 && (class.is_transfer() || sharing) {
             self.stats.push(LineStats::new(line));

@@ -242,11 +242,11 @@ pub struct CoherenceSpec {
     /// (one cache access) when absent.
     #[serde(default)]
     pub read_occupancy: Option<f64>,
-    /// The share of a transfer's latency for which an ownership transfer
-    /// (a write, an RMW, a read of a Modified line) holds its line: the next
-    /// queued request is already at the owner, so one data leg separates
-    /// two hand-offs, not the whole round trip. 1 (a whole round trip, the
-    /// flat directory's serialisation) when absent.
+    /// The share of a transfer's latency for which a snoop or an ownership
+    /// transfer (a write, an RMW, a read of a Modified line) holds its line:
+    /// how far apart queued hand-offs are. Below 1 where the next queued
+    /// request's snoop is already at the owner when it gets the line; 1
+    /// (one migration of the line each) when absent.
     #[serde(default)]
     pub handoff: Option<f64>,
     /// The lowest level whose requests go through the line's home (home
