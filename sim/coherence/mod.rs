@@ -545,16 +545,21 @@ mod tests {
 
     #[test]
     fn ownership_transfers_queue_at_their_handoff() {
-        let (m, _, mut d) = setup();
-        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
-        let first = d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write);
-        let second = d.access(&m, 2, 1_000_000, 0, 0x1000, AccessKind::Write);
+        for handoff in [0.5, 1.0] {
+            let m = machine_with("icx-2s", |s| s.coherence.handoff = Some(handoff));
+            let mut d = directory(&m, 4096, 0);
+            queue_at_the_handoff(&m, &mut d, handoff);
+        }
+    }
+
+    fn queue_at_the_handoff(m: &Machine, d: &mut Directory, handoff: f64) {
+        d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        let first = d.access(m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+        let second = d.access(m, 2, 1_000_000, 0, 0x10_0000, AccessKind::Write);
         assert_eq!(first.done, 1_000_000 + m.node_ps);
-        // The second request waits for the first's share of the transfer,
-        // not for its whole round trip.
-        let handoff = m.node_ps * m.hierarchy.handoff_per_1024 / 1024;
-        assert!(handoff < m.node_ps);
-        assert_eq!(second.done, 1_000_000 + handoff + m.node_ps);
+        // The second request waits for the first's share of the transfer.
+        let share = (m.node_ps as f64 * handoff).round() as Ps;
+        assert_eq!(second.done, 1_000_000 + share + m.node_ps);
     }
 
     fn machine_with(name: &str, edit: impl FnOnce(&mut crate::machine::MachineSpec)) -> Machine {
