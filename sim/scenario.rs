@@ -3,7 +3,7 @@
 //! the engine and turns the outcome into a record.
 
 use crate::analysis::layout;
-use crate::engine::Engine;
+use crate::engine::{Engine, SchedLayout};
 use crate::footprint::Footprint;
 use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
@@ -34,20 +34,14 @@ pub struct Scenario {
 }
 
 /// Checks a workload against the machine it runs on, giving its thread count:
-/// its own parameters (the futex words futexsim lays out among them), and one thread per
-/// CPU (futexsim pins threads and does not model time-sharing).
+/// its own parameters (the futex words futexsim lays out among them). More
+/// threads than CPUs time-share them (sim/engine/sched.rs).
 pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32, WorkloadError> {
     let workload = workload.workload();
     workload.validate(machine)?;
     let threads = workload.threads(machine);
     if threads == 0 {
         return Err("the workload has no threads".into());
-    }
-    if threads > machine.cpus() {
-        return Err(WorkloadError::at("threads", format!(
-            "threads = {threads} on {} CPUs: futexsim pins one thread per CPU and does not model time-sharing",
-            machine.cpus()
-        )));
     }
     Ok(threads)
 }
@@ -201,7 +195,18 @@ impl Scenario {
         let lock_names = std::mem::take(&mut setup.lock_names);
         let readout = setup.readout.take();
         let started = Instant::now();
-        let out = Engine::new(&machine, &memory, futex, setup.tasks, lock, self.window).run();
+        let task_cpus: Vec<u32> = setup.tasks.iter().map(|t| t.cpu).collect();
+        let layout = SchedLayout::new(&machine, &mut memory, &task_cpus);
+        let out = Engine::new(
+            &machine,
+            &memory,
+            futex,
+            setup.tasks,
+            lock,
+            self.window,
+            layout,
+        )
+        .run();
         let wall_s = started.elapsed().as_secs_f64();
         if let Some(t) = out.stalled_at {
             return Err(format!(

@@ -2,7 +2,7 @@
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
 use futexsim::coherence::AccessKind;
-use futexsim::engine::{Engine, Outcome};
+use futexsim::engine::{Engine, Outcome, SchedLayout};
 use futexsim::kernel::core::{FutexSystem, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
@@ -71,7 +71,8 @@ fn run_process(
         .zip(programs(&word))
         .map(|(&cpu, program)| TaskSpec { cpu, program })
         .collect();
-    Engine::new(m, &memory, futex, specs, lock, window).run()
+    let layout = SchedLayout::new(m, &mut memory, cpus);
+    Engine::new(m, &memory, futex, specs, lock, window, layout).run()
 }
 
 /// Runs `tasks` (cpu, word offset) failing FUTEX_WAIT on their word, all in one process.

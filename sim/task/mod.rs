@@ -20,6 +20,9 @@ pub enum Op {
     Futex(FutexOp),
     /// User-space work that touches no shared line.
     Compute(Ps),
+    /// A timed sleep (usleep, nanosleep): the task leaves its CPU and a
+    /// timer on that CPU wakes it.
+    Sleep(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
     /// An atomic on a word whose value matters (the kernel sees it too: a
