@@ -26,7 +26,8 @@
 //! of half sched_latency exceeds wakeup_granularity, so a task woken after
 //! a sleep preempts). A user compute step is not cut by the tick; it ends
 //! first. A task in the kernel is never preempted (PREEMPT_NONE, and every
-//! spinlock disables preemption anyway).
+//! spinlock disables preemption anyway): not inside a futex op's script,
+//! nor between the ops of a program that says it is in the kernel.
 //!
 //! A run whose CPUs each hold one task pays one comparison per op and
 //! nothing else: no tick is armed and no task waits for a turn.
@@ -37,7 +38,7 @@ use crate::kernel::script::{LockRef, Step};
 use crate::machine::{Machine, MAX_CPUS};
 use crate::machine::{Ps, SchedCosts};
 use crate::memory::{Home, Mem, MemoryMap};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Per-CPU runqueues, in a range of the direct map no other kernel object
 /// of the model reaches (the PI-state slabs take 1 GiB per node): one page
@@ -127,6 +128,9 @@ pub(super) struct Sched {
     lock_base: u32,
     costs: SchedCosts,
     schedule: Ps,
+    /// Tasks asleep in wait_event(), by the address of the word their wait
+    /// queue stands for.
+    wait_queues: HashMap<u64, Vec<u32>>,
 }
 
 /// Where a task stands with its CPU, kept in its Task.
@@ -176,6 +180,7 @@ impl Sched {
             lock_base,
             costs: m.sched,
             schedule: m.costs.schedule,
+            wait_queues: HashMap::new(),
         };
         (sched, on_cpu)
     }
@@ -183,6 +188,14 @@ impl Sched {
     /// CPUs that start with tasks waiting: their ticks are armed at once.
     pub(super) fn oversubscribed(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.cpus.len() as u32).filter(|&c| !self.cpus[c as usize].waiting.is_empty())
+    }
+
+    /// Takes every task asleep on the word's wait queue, first asleep first.
+    pub(super) fn wake_up(&mut self, word: Mem) -> impl Iterator<Item = u32> {
+        self.wait_queues
+            .remove(&word.addr)
+            .unwrap_or_default()
+            .into_iter()
     }
 
     fn rq_lock(&self, cpu: u32) -> LockRef {
@@ -334,6 +347,15 @@ impl Engine<'_> {
         self.leave_cpu(task, now, now);
     }
 
+    /// wait_event() found its condition false: the task joins the word's
+    /// wait queue and schedules out.
+    pub(super) fn wait_event(&mut self, task: u32, now: Ps, word: Mem) {
+        self.tasks[task as usize].wait = Wait::Blocked;
+        self.sched.wait_queues.entry(word.addr).or_default().push(task);
+        let off = now + self.sched.schedule;
+        self.leave_cpu(task, off, off);
+    }
+
     /// A timed sleep: schedule() out, and the timer's event at its expiry.
     pub(super) fn sleep(&mut self, task: u32, now: Ps, ps: Ps) {
         self.tasks[task as usize].wait = Wait::Blocked;
@@ -346,8 +368,8 @@ impl Engine<'_> {
     /// the task must give its CPU up now. Its next event waits its turn.
     #[inline]
     pub(super) fn preempted_at_op(&mut self, task: u32, now: Ps) -> bool {
-        let cpu = self.tasks[task as usize].cpu;
-        if now < self.sched.cpus[cpu as usize].resched_at {
+        let t = &self.tasks[task as usize];
+        if now < self.sched.cpus[t.cpu as usize].resched_at || t.program.in_kernel() {
             return false;
         }
         self.tasks[task as usize].on_cpu.deferred = Some(now);
@@ -381,8 +403,10 @@ impl Engine<'_> {
         let c = &mut self.sched.cpus[cpu as usize];
         c.ticking = false;
         if let Some(current) = c.current {
-            let user_spin = matches!(
-                self.tasks[current as usize].wait,
+            let t = &self.tasks[current as usize];
+            let user_spin = !t.program.in_kernel()
+                && matches!(
+                t.wait,
                 Wait::Spin(Spin::Word { .. })
                     | Wait::Check {
                         spin: Spin::Word { .. },

@@ -46,6 +46,19 @@ impl Engine<'_> {
                 self.tasks[task as usize].script = script;
             }
             Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
+            Op::WaitEvent(word, until) => {
+                t.script.push(Step::OpDone);
+                if !until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
+                    self.wait_event(task, now, word.mem);
+                    return false;
+                }
+            }
+            Op::WakeUp(word) => {
+                let sleepers = self.sched.wake_up(word);
+                let t = &mut self.tasks[task as usize];
+                t.script.extend(sleepers.map(Step::Wake));
+                t.script.push(Step::OpDone);
+            }
             Op::Sleep(ps) => {
                 t.script.push(Step::OpDone);
                 self.sleep(task, now, ps);
