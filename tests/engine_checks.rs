@@ -313,7 +313,8 @@ fn a_store_to_a_word_nobody_reads_is_a_hit() {
 
 #[test]
 fn a_waiter_sleeps_until_each_wake() {
-    // One task sleeps on a word that matches; another wakes it every 10 us.
+    // One task sleeps on a word that matches; another wakes it every 10 us,
+    // 90 times, and exits.
     struct Waiter(Mem);
     impl Program for Waiter {
         fn next_op(&mut self) -> Op {
@@ -324,13 +325,16 @@ fn a_waiter_sleeps_until_each_wake() {
             })
         }
     }
-    struct Waker(Mem, bool);
+    struct Waker(Mem, bool, u32);
     impl Program for Waker {
         fn next_op(&mut self) -> Op {
             self.1 = !self.1;
-            if self.1 {
+            if self.2 == 0 {
+                Op::Exit
+            } else if self.1 {
                 Op::Compute(10_000_000)
             } else {
+                self.2 -= 1;
                 Op::Futex(FutexOp::Wake {
                     uaddr: self.0,
                     nr: 1,
@@ -339,16 +343,17 @@ fn a_waiter_sleeps_until_each_wake() {
             }
         }
     }
+    const WAKES: u64 = 90;
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
     let programs = |word: &dyn Fn(u64) -> Mem| {
         vec![
             Box::new(Waiter(word(0))) as Box<dyn Program>,
-            Box::new(Waker(word(0), false)),
+            Box::new(Waker(word(0), false, WAKES as u32)),
         ]
     };
     let window = RunWindow {
         warmup: 0,
-        duration: MS,
+        duration: 2 * MS,
     };
     let o = run_process(
         &m,
@@ -359,16 +364,13 @@ fn a_waiter_sleeps_until_each_wake() {
         window,
     );
     let [waits, waker_ops] = [o.metrics.ops_per_task[0], o.metrics.ops_per_task[1]];
-    // Under 100 wakes in 1 ms (10 us apart plus the wake itself); each completes one wait, give or take the one in flight at the end.
-    assert!((90..=100).contains(&(waker_ops / 2)), "{waker_ops}");
-    assert!(
-        waits.abs_diff(waker_ops / 2) <= 1,
-        "{waits} waits for {} wakes",
-        waker_ops / 2
-    );
+    // Every wake (a compute and a FUTEX_WAKE each) completes one wait, and
+    // the waiter is asleep in the next when the run ends.
+    assert_eq!(waker_ops, 2 * WAKES);
+    assert_eq!(waits, WAKES, "{waits} waits for {WAKES} wakes");
+    assert_eq!(o.asleep_at_end, 1);
     // A completed wait lasted about one wake period: it slept.
     assert!(o.metrics.latency.max() > 9_000);
-    assert_eq!(o.asleep_at_end, 1);
 }
 
 /// A task that takes one of the workload's spinlocks in a loop: hold it
