@@ -609,9 +609,7 @@ fn wake_up_times(m: &Machine, wakee_cpu: u32) -> (u64, u64) {
     assert!(n > 10, "{n} wake-ups");
     let mean = |v: &mut dyn Iterator<Item = u64>| v.sum::<u64>() / n as u64;
     let took = mean(&mut t.wake_took.iter().take(n).copied());
-    let latency = mean(
-        &mut (0..n).map(|i| t.woken_at[i].saturating_sub(t.wake_started[i])),
-    );
+    let latency = mean(&mut (0..n).map(|i| t.woken_at[i].saturating_sub(t.wake_started[i])));
     (took, latency)
 }
 
@@ -628,6 +626,9 @@ fn a_wake_up_takes_longer_when_the_wakee_is_idle_on_another_socket() {
     assert!(same_socket.0 < remote.0, "{same_socket:?} {remote:?}");
     // The wakee on another CPU waits for the IPI and the exit from idle.
     let k = &m.sched;
-    assert!(same_socket.1 >= same_cpu.0 + k.ipi + k.idle_exit, "{same_socket:?}");
+    assert!(
+        same_socket.1 >= same_cpu.0 + k.ipi + k.idle_exit,
+        "{same_socket:?}"
+    );
     assert!(remote.1 > same_socket.1, "{same_socket:?} {remote:?}");
 }

@@ -67,7 +67,10 @@ fn time_exit_takes_longer_with_more_children() {
                 .collect();
             assert_eq!(steps.len(), 7);
             assert!(steps.iter().all(|&us| us > 0.0), "{steps:?}");
-            assert!(steps.iter().sum::<f64>() * 1e-6 <= total, "{steps:?} {total}");
+            assert!(
+                steps.iter().sum::<f64>() * 1e-6 <= total,
+                "{steps:?} {total}"
+            );
             assert!(extra(&r, "parent: release_task") > 0.0);
             total
         })

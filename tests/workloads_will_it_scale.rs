@@ -129,7 +129,8 @@ fn more_tasks_than_cpus_take_turns_on_them() {
         assert!((0.9..=1.0).contains(&ratio), "{mode:?}: {ratio}");
         let half = alone.min_thread_ops as f64 / 2.0;
         assert!(
-            shared.min_thread_ops as f64 > 0.8 * half && (shared.max_thread_ops as f64) < 1.2 * half,
+            shared.min_thread_ops as f64 > 0.8 * half
+                && (shared.max_thread_ops as f64) < 1.2 * half,
             "{mode:?}: {} to {} ops per task, against {half} for half a CPU",
             shared.min_thread_ops,
             shared.max_thread_ops

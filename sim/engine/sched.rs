@@ -351,7 +351,11 @@ impl Engine<'_> {
     /// wait queue and schedules out.
     pub(super) fn wait_event(&mut self, task: u32, now: Ps, word: Mem) {
         self.tasks[task as usize].wait = Wait::Blocked;
-        self.sched.wait_queues.entry(word.addr).or_default().push(task);
+        self.sched
+            .wait_queues
+            .entry(word.addr)
+            .or_default()
+            .push(task);
         let off = now + self.sched.schedule;
         self.leave_cpu(task, off, off);
     }
@@ -406,13 +410,13 @@ impl Engine<'_> {
             let t = &self.tasks[current as usize];
             let user_spin = !t.program.in_kernel()
                 && matches!(
-                t.wait,
-                Wait::Spin(Spin::Word { .. })
-                    | Wait::Check {
-                        spin: Spin::Word { .. },
-                        ..
-                    }
-            );
+                    t.wait,
+                    Wait::Spin(Spin::Word { .. })
+                        | Wait::Check {
+                            spin: Spin::Word { .. },
+                            ..
+                        }
+                );
             if user_spin && now >= c.resched_at && !c.waiting.is_empty() {
                 self.preempt(current, now);
             }

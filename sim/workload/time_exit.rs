@@ -712,7 +712,7 @@ impl Workload for TimeExit {
                     } else {
                         (total / f64::from(n), ", mean per child")
                     };
-                    figures.push(Metric::new(&format!("{name}{per}"), figure, "us"));
+                    figures.push(Metric::new(format!("{name}{per}"), figure, "us"));
                 }
                 figures
             })),
