@@ -12,7 +12,7 @@
 //!
 //! | step | section | kernel (v3.8) | shared by |
 //! |---|---|---|---|
-//! | exit_mm | shared page `_mapcount` atomic dec; the private pages and page tables | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/rmap.c `page_remove_rmap` | all children: one struct page |
+//! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; the private pages and page tables | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
 //! | free_pgtables | each private vma's anon_vma root lock | mm/memory.c `free_pgtables` -> mm/rmap.c `unlink_anon_vmas` (`anon_vma_lock` on the root, inherited from the parent by fork) | all children: the parent's anon_vmas |
 //! | free_pgtables | the shmem mapping's `i_mmap_mutex`, unlink the vma from `i_mmap` | mm/memory.c `free_pgtables` -> mm/mmap.c `unlink_file_vma` | all children: one address_space |
 //! | remove_vma | `fput` of the mapping's file | mm/mmap.c `remove_vma` -> fs/file_table.c `fput` (`f_count`) | all children: one struct file |
@@ -110,6 +110,8 @@ const RW_LOCK_BIAS: u32 = 0x0100_0000;
 struct Shared {
     ready: UserWord,
     quit: UserWord,
+    /// The shared page's struct page: `flags`, and `_mapcount` on its line.
+    page_flags: Mem,
     mapcount: UserWord,
     i_mmap_mutex: LockRef,
     i_mmap: Mem,
@@ -351,6 +353,8 @@ fn child_actions(s: &Shared, child: usize, schedule_ps: u64, times: StageTimes) 
     a.push(
         Stage::ExitMm,
         [
+            Op::Access(s.page_flags, AccessKind::Rmw),
+            Op::Access(s.page_flags, AccessKind::Read),
             Op::Atomic(s.mapcount, AtomicOp::Sub(1)),
             ns(EXIT_MMAP_PRIVATE_NS),
         ],
@@ -607,7 +611,12 @@ impl Workload for TimeExit {
                 kind: KeyKind::SharedFile,
             }
         };
-        let mapcount = word_in(&mut o, memory, "shared page struct page", 64, 12);
+        let page = o.object(memory, "shared page struct page", 64, home);
+        let page_flags = page.at(memory, 0);
+        let mapcount = UserWord {
+            mem: page.at(memory, 24),
+            kind: KeyKind::SharedFile,
+        };
         let mapping = o.object(memory, "shmem address_space", 192, home);
         let i_mmap_mutex = o.lock_at("shmem i_mmap_mutex", mapping.at(memory, 0x48));
         let i_mmap = mapping.at(memory, 0x20);
@@ -655,6 +664,7 @@ impl Workload for TimeExit {
         let shared = Shared {
             ready,
             quit,
+            page_flags,
             mapcount,
             i_mmap_mutex,
             i_mmap,
