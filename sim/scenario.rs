@@ -33,6 +33,10 @@ pub struct Scenario {
     pub seed: u64,
 }
 
+/// The most threads one run simulates: far more than any benchmark of the
+/// suite runs, and few enough that every task's state fits in memory.
+pub const MAX_THREADS: u32 = 1 << 20;
+
 /// Checks a workload against the machine it runs on, giving its thread count:
 /// its own parameters (the futex words futexsim lays out among them). More
 /// threads than CPUs time-share them (sim/engine/sched.rs).
@@ -42,6 +46,12 @@ pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32,
     let threads = workload.threads(machine);
     if threads == 0 {
         return Err("the workload has no threads".into());
+    }
+    if threads > MAX_THREADS {
+        return Err(WorkloadError::at(
+            "threads",
+            format!("threads = {threads}: futexsim simulates at most {MAX_THREADS}"),
+        ));
     }
     Ok(threads)
 }
