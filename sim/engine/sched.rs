@@ -29,8 +29,9 @@
 //! spinlock disables preemption anyway): not inside a futex op's script,
 //! nor between the ops of a program that says it is in the kernel.
 //!
-//! A run whose CPUs each hold one task pays one comparison per op and
-//! nothing else: no tick is armed and no task waits for a turn.
+//! A run whose CPUs each hold one task pays one comparison per op and one
+//! per event, and nothing else: no tick is armed and no task waits for a
+//! turn.
 
 use super::{Engine, Spin, Wait, MAX_TASKS};
 use crate::coherence::AccessKind;

@@ -342,6 +342,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_scheduler_defaults_load_and_a_tick_outside_config_hz_does_not() {
+        assert_eq!(SchedulerSpec::default().check(), Ok(()));
+        let slow = SchedulerSpec {
+            tick_hz: 10,
+            ..SchedulerSpec::default()
+        };
+        assert!(slow.check().unwrap_err().contains("tick_hz = 10"));
+        let negative = SchedulerSpec {
+            ipi: -1.0,
+            ..SchedulerSpec::default()
+        };
+        assert!(negative.check().unwrap_err().contains("scheduler.ipi"));
+    }
+
+    #[test]
     fn a_latency_table_must_cover_every_node() {
         let one_row = RemoteSpec::Matrix(vec![vec![0.0, 100.0]]);
         assert_eq!(
