@@ -20,6 +20,9 @@ pub enum Op {
     Futex(FutexOp),
     /// User-space work that touches no shared line.
     Compute(Ps),
+    /// The task waits without working (a benchmark's sleep until its next
+    /// round): its CPU idles, so an SMT sibling has the core to itself.
+    Idle(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
     /// An atomic on a word whose value matters (the kernel sees it too: a

@@ -82,7 +82,7 @@ struct Main {
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.waking {
-            None => Op::Compute(self.rounds.next_timed(self.now) - self.now),
+            None => Op::Idle(self.rounds.next_timed(self.now) - self.now),
             Some(_) => Op::Futex(FutexOp::Wake {
                 uaddr: self.futex,
                 nr: self.nwakes,
