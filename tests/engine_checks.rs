@@ -111,10 +111,12 @@ fn an_uncontended_op_costs_the_sum_of_its_steps() {
         &[(0, 0)],
         window,
     );
-    // Syscall, key and hash; waiters inc, lock, read, unlock, waiters dec; all in L1.
+    // Syscall, key and hash; waiters inc, lock, unlock, waiters dec; all in
+    // L1. The read of the word under the lock is a load nothing after it
+    // waits for (the unlock's store commits behind it): it adds nothing.
     let k = &m.costs;
     let steps =
-        k.syscall / 2 * 2 + k.futex_key_private + k.jhash2 + 3 * (m.l1_ps + m.rmw_ps) + 2 * m.l1_ps;
+        k.syscall / 2 * 2 + k.futex_key_private + k.jhash2 + 3 * (m.l1_ps + m.rmw_ps) + m.l1_ps;
     let h = &o.metrics.latency;
     assert_eq!(
         (h.mean(), h.max()),
@@ -369,7 +371,8 @@ fn a_waiter_sleeps_until_each_wake() {
         fn next_op(&mut self) -> Op {
             self.1 = !self.1;
             if self.1 {
-                Op::Compute(10_000_000)
+                // The period between wakes is a sleep, not work.
+                Op::Idle(10_000_000)
             } else {
                 Op::Futex(FutexOp::Wake {
                     uaddr: self.0,
@@ -609,4 +612,121 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     );
     assert!(ratios[2] > 1.5, "{ratios:?}");
     assert!(ratios[3] > 2.0 * ratios[2], "{ratios:?}");
+}
+
+/// Plays a fixed list of ops, then exits.
+struct Script(std::collections::VecDeque<Op>);
+impl Program for Script {
+    fn next_op(&mut self) -> Op {
+        self.0.pop_front().unwrap_or(Op::Exit)
+    }
+}
+
+#[test]
+fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
+    // CPU 32 (the other socket) dirties a word; a microsecond later CPU 0
+    // stores to it, then makes a locked RMW on a line of its own. The clock
+    // is read around each.
+    let run = |store_buffer: u32| {
+        let mut spec = machine("icx-2s").unwrap();
+        spec.core.store_buffer = store_buffer;
+        let m = Machine::new(spec).unwrap();
+        let window = RunWindow {
+            warmup: 0,
+            duration: MS / 100,
+        };
+        let programs = |word: &dyn Fn(u64) -> Mem| {
+            let (shared, own) = (word(0), word(256));
+            vec![
+                Box::new(Script(
+                    [
+                        Op::Access(own, AccessKind::Write),
+                        Op::Idle(1000 * NS),
+                        Op::Clock,
+                        Op::Access(shared, AccessKind::Write),
+                        Op::Clock,
+                        Op::Access(own, AccessKind::Rmw),
+                        Op::Clock,
+                    ]
+                    .into(),
+                )) as Box<dyn Program>,
+                Box::new(Script([Op::Access(shared, AccessKind::Write)].into())),
+            ]
+        };
+        let o = run_process(
+            &m,
+            &table("aligned-3.14").unwrap(),
+            LockKind::Queued,
+            &[0, 32],
+            programs,
+            window,
+        );
+        let t = &o.timeline.clock_reads[0];
+        (t[1] - t[0], t[2] - t[1], m)
+    };
+    let (store, rmw, m) = run(72);
+    let transfer = m.transfer_ps(32, 0);
+    assert_eq!(store, m.l1_ps, "the store retires into the buffer");
+    assert!(
+        rmw >= transfer,
+        "the RMW waits for the store's line: {rmw} ps, a transfer is {transfer} ps"
+    );
+    let (store, rmw, m) = run(0);
+    assert!(
+        store >= transfer,
+        "without a buffer the store waits: {store}"
+    );
+    assert_eq!(
+        rmw,
+        m.l1_ps + m.rmw_ps,
+        "and the RMW finds nothing to drain"
+    );
+}
+
+#[test]
+fn smt_siblings_that_both_compute_share_the_cores_throughput() {
+    struct Work;
+    impl Program for Work {
+        fn next_op(&mut self) -> Op {
+            Op::Compute(1000 * NS)
+        }
+    }
+    struct Sleep;
+    impl Program for Sleep {
+        fn next_op(&mut self) -> Op {
+            Op::Idle(1000 * NS)
+        }
+    }
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let factor = m.spec.core.smt_throughput;
+    let sibling = m.sibling_of(0).unwrap();
+    assert_eq!(m.core_of(sibling), m.core_of(0));
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 10,
+    };
+    // The work CPU 0 gets done beside `beside` on `cpu`.
+    let work = |cpu: u32, beside: fn() -> Box<dyn Program>| {
+        let programs = |_: &dyn Fn(u64) -> Mem| vec![Box::new(Work) as Box<dyn Program>, beside()];
+        let o = run_process(
+            &m,
+            &table("aligned-3.14").unwrap(),
+            LockKind::Queued,
+            &[0, cpu],
+            programs,
+            window,
+        );
+        o.metrics.ops_per_task[0] as f64
+    };
+    let busy = || Box::new(Work) as Box<dyn Program>;
+    let asleep = || Box::new(Sleep) as Box<dyn Program>;
+    let alone = work(1, busy);
+    let shared = work(sibling, busy);
+    assert!(
+        (shared / alone / (factor / 2.0) - 1.0).abs() < 0.02,
+        "beside a computing sibling: {shared} of {alone}; the profile says {}",
+        factor / 2.0
+    );
+    // A sibling that sleeps leaves the core's execution to the other.
+    assert_eq!(work(sibling, asleep), alone);
 }

@@ -14,7 +14,7 @@
 //! the order they are made, so a read by another CPU made after the store
 //! returns its value, and a read made before does not: causality holds.
 
-use super::{Engine, Task};
+use super::Engine;
 use crate::coherence::{AccessKind, Class};
 use crate::machine::{Machine, Ps};
 use crate::memory::Mem;
@@ -33,7 +33,10 @@ pub(super) struct CpuOrder {
     loads_done: Ps,
     /// When the compute the CPU runs ends: its sibling's compute stretches
     /// while the two overlap.
-    pub(super) computing_until: Ps,
+    computing_until: Ps,
+    /// Compute time owed: a step that ran while the sibling started
+    /// computing was slowed after it was timed.
+    owed: Ps,
 }
 
 impl CpuOrder {
@@ -45,6 +48,7 @@ impl CpuOrder {
             misses: vec![0; m.outstanding_misses as usize].into_boxed_slice(),
             loads_done: 0,
             computing_until: 0,
+            owed: 0,
         }
     }
 }
@@ -139,33 +143,38 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// When a compute step of `work` that starts at `now` ends: while the
+    /// When a compute step of `work` that starts at `now` ends. While the
     /// CPU's SMT sibling computes, the two share the core's execution and
     /// the step runs at the profile's share; past the sibling's step, at
-    /// full speed. The sibling's own step, already timed, is not stretched
-    /// back: it started alone. A sibling that sleeps, idles or spins
-    /// (pause hands the core's execution to the other thread; a spinner
-    /// waiting on its line's miss is stalled) does not count as busy.
+    /// full speed. The sibling's step, timed when it started alone, was
+    /// slowed over the overlap as well: it owes that time, and its next
+    /// compute step pays it. A sibling that sleeps, idles or spins (pause
+    /// hands the core's execution to the other thread; a spinner waiting
+    /// on its line's miss is stalled) does not count as busy.
     pub(super) fn compute_end(&mut self, task: u32, now: Ps, work: Ps) -> Ps {
-        let t: &Task = &self.tasks[task as usize];
-        let cpu = t.cpu as usize;
-        let sibling_until = self
+        let cpu = self.tasks[task as usize].cpu as usize;
+        let stretch = self.m.smt_stretch_permille;
+        let work = work + std::mem::take(&mut self.order[cpu].owed);
+        let sibling = self
             .siblings
             .get(cpu)
-            .and_then(|&s| self.order.get(s as usize))
-            .map_or(0, |o| o.computing_until);
-        let stretch = self.m.smt_stretch_permille;
-        let end = if sibling_until <= now || stretch == 1000 {
-            now + work
-        } else {
-            let shared = sibling_until - now;
-            let stretched = work * stretch / 1000;
-            if stretched <= shared {
-                now + stretched
-            } else {
-                // The work done while shared, then the rest alone.
-                sibling_until + work - shared * 1000 / stretch
+            .and_then(|&s| self.order.get_mut(s as usize));
+        let end = match sibling {
+            Some(sib) if sib.computing_until > now && stretch > 1000 => {
+                let shared = sib.computing_until - now;
+                let stretched = work * stretch / 1000;
+                let (end, overlap) = if stretched <= shared {
+                    (now + stretched, stretched)
+                } else {
+                    // The work done while shared, then the rest alone.
+                    (sib.computing_until + work - shared * 1000 / stretch, shared)
+                };
+                let owed = overlap - overlap * 1000 / stretch;
+                sib.owed += owed;
+                sib.computing_until += owed;
+                end
             }
+            _ => now + work,
         };
         self.order[cpu].computing_until = end;
         end
