@@ -1,6 +1,7 @@
 //! Analytic checks of the engine (docs/model.md, Validation): each asserts a
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
+use futexsim::analysis::ticket_lock::TicketLockModel;
 use futexsim::coherence::AccessKind;
 use futexsim::engine::{Engine, Outcome, SchedLayout};
 use futexsim::kernel::core::{FutexSystem, TaskInfo};
@@ -111,10 +112,12 @@ fn an_uncontended_op_costs_the_sum_of_its_steps() {
         &[(0, 0)],
         window,
     );
-    // Syscall, key and hash; waiters inc, lock, read, unlock, waiters dec; all in L1.
+    // Syscall, key and hash; waiters inc, lock, unlock, waiters dec; all in
+    // L1. The read of the word under the lock is a load nothing after it
+    // waits for (the unlock's store commits behind it): it adds nothing.
     let k = &m.costs;
     let steps =
-        k.syscall / 2 * 2 + k.futex_key_private + k.jhash2 + 3 * (m.l1_ps + m.rmw_ps) + 2 * m.l1_ps;
+        k.syscall / 2 * 2 + k.futex_key_private + k.jhash2 + 3 * (m.l1_ps + m.rmw_ps) + m.l1_ps;
     let h = &o.metrics.latency;
     assert_eq!(
         (h.mean(), h.max()),
@@ -222,31 +225,30 @@ fn neighbouring_buckets_falsely_share_a_line_only_when_packed() {
     assert!(total_ops(&aligned) > total_ops(&packed));
 }
 
-/// Total ops per simulated ms of `n` threads failing FUTEX_WAIT on one
-/// futex, in a bucket whose line holds only its lock (the 2.6.29 layout has
-/// no `waiters` word beside it).
-fn single_bucket(lock: LockKind, n: u32) -> f64 {
+/// Acquisitions per simulated ms of `n` threads, one per core on the first
+/// socket, each holding one lock for `hold` and working between acquires
+/// for an exponential time of mean `think`: the Boyd-Wickizer setting.
+fn lock_rate(lock: LockKind, n: u32, hold: u64, think: u64) -> f64 {
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
-    let tasks: Vec<(u32, u64)> = (0..n).map(|i| (i, 0)).collect();
+    let cpus: Vec<u32> = (0..n).collect();
     let window = RunWindow {
         warmup: MS / 20,
-        duration: MS / 5,
+        duration: MS / 2,
     };
-    let o = run_waits(&m, &table("fixed-256").unwrap(), lock, &tasks, window);
-    total_ops(&o) as f64 / 0.2
+    let o = run_lock_loops(&m, lock, &cpus, hold, Think::Exponential(think), 7, window);
+    o.metrics.locks.acquisitions as f64 / 0.5
 }
 
 #[test]
 fn ticket_locks_collapse_past_a_knee_and_queued_locks_hold() {
-    let counts = [1, 2, 4, 8, 16, 32, 48, 64];
-    let ticket: Vec<f64> = counts
-        .iter()
-        .map(|&n| single_bucket(LockKind::Ticket, n))
-        .collect();
-    let queued: Vec<f64> = counts
-        .iter()
-        .map(|&n| single_bucket(LockKind::Queued, n))
-        .collect();
+    let counts = [1, 2, 4, 8, 16, 24, 32];
+    let rates = |lock| -> Vec<f64> {
+        counts
+            .iter()
+            .map(|&n| lock_rate(lock, n, 100 * NS, 2000 * NS))
+            .collect()
+    };
+    let (ticket, queued) = (rates(LockKind::Ticket), rates(LockKind::Queued));
     let peak = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
     let last = counts.len() - 1;
     let knee = ticket.iter().position(|&t| t == peak(&ticket)).unwrap();
@@ -259,6 +261,47 @@ fn ticket_locks_collapse_past_a_knee_and_queued_locks_hold() {
         queued[last] > 2.0 * ticket[last],
         "ticket {ticket:?} queued {queued:?}"
     );
+}
+
+#[test]
+fn ticket_lock_curves_follow_the_markov_model_below_its_knee() {
+    // The Boyd-Wickizer chain with the same exponential think time (2 us),
+    // two serial sections, over 1 to 32 threads. Below the chain's knee the
+    // simulated curve is within 1.5x of it at every count (the closed-form
+    // verdict's bound); from the knee on the simulated lock has collapsed
+    // further, and keeps falling: the directory serves the k spinners' re-reads one
+    // after another (k transfers a hand-off) where the chain charges c k / 2.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let transfer = m.transfer_ps(0, 1) as f64;
+    let counts = [1, 2, 4, 8, 12, 16, 24, 32];
+    for hold_ns in [100, 400] {
+        let model = TicketLockModel {
+            think: 2000.0 * NS as f64,
+            serial: (hold_ns * NS) as f64,
+            transfer,
+        };
+        let knee = model.knee(&counts).unwrap();
+        let mut past_knee = Vec::new();
+        for n in counts {
+            let simulated = lock_rate(LockKind::Ticket, n, hold_ns * NS, 2000 * NS);
+            // Acquisitions per ms from the model's per-ps rate.
+            let predicted = model.throughput(n) * MS as f64;
+            let ratio = simulated / predicted;
+            if n < knee {
+                assert!(
+                    (1.0 / 1.5..1.5).contains(&ratio),
+                    "s = {hold_ns} ns, {n} threads: simulated {simulated:.0}/ms, model {predicted:.0}/ms"
+                );
+            } else {
+                assert!(ratio < 1.0, "s = {hold_ns} ns, {n} threads: {ratio}");
+                past_knee.push(simulated);
+            }
+        }
+        assert!(
+            past_knee.windows(2).all(|w| w[1] < w[0]),
+            "s = {hold_ns} ns past the knee at {knee}: {past_knee:?}"
+        );
+    }
 }
 
 #[test]
@@ -373,13 +416,23 @@ fn a_waiter_sleeps_until_each_wake() {
     assert!(o.metrics.latency.max() > 9_000);
 }
 
+/// How long a lock benchmark's thread works between its acquires.
+#[derive(Clone)]
+enum Think {
+    /// Drawn uniformly from the range.
+    Uniform(std::ops::RangeInclusive<u64>),
+    /// Drawn from an exponential distribution of this mean, as the
+    /// Boyd-Wickizer Markov model assumes.
+    Exponential(u64),
+}
+
 /// A task that takes one of the workload's spinlocks in a loop: hold it
-/// for `hold`, then think for a time drawn uniformly from `think` (its own
-/// seeded stream), as a lock benchmark's threads do.
+/// for `hold`, then think for a time drawn from `think` (its own seeded
+/// stream), as a lock benchmark's threads do.
 struct LockLoop {
     lock: LockRef,
     hold: u64,
-    think: std::ops::RangeInclusive<u64>,
+    think: Think,
     rng: Xoshiro256PlusPlus,
     phase: u8,
 }
@@ -391,7 +444,13 @@ impl Program for LockLoop {
             1 => Op::SpinLock(self.lock),
             2 => Op::Compute(self.hold),
             3 => Op::SpinUnlock(self.lock),
-            _ => Op::Compute(self.rng.gen_range(self.think.clone())),
+            _ => Op::Compute(match &self.think {
+                Think::Uniform(range) => self.rng.gen_range(range.clone()),
+                Think::Exponential(mean) => {
+                    let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+                    (-u.ln() * *mean as f64) as u64
+                }
+            }),
         }
     }
 }
@@ -402,7 +461,7 @@ fn run_lock_loops(
     lock: LockKind,
     cpus: &[u32],
     hold: u64,
-    think: std::ops::RangeInclusive<u64>,
+    think: Think,
     seed: u64,
     window: RunWindow,
 ) -> Outcome {
@@ -450,7 +509,7 @@ fn a_spinner_that_read_the_lock_held_does_not_take_it() {
         LockKind::Ticket,
         &cpus,
         20 * NS,
-        50 * NS..=50 * NS,
+        Think::Uniform(50 * NS..=50 * NS),
         1,
         window,
     );
@@ -477,7 +536,7 @@ proptest! {
         // Every `spread`-th CPU: one socket, or both.
         let cpus: Vec<u32> = (0..threads).map(|t| t * spread % m.cpus()).collect();
         let window = RunWindow { warmup: 5 * MS / 1000, duration: 20 * MS / 1000 };
-        let o = run_lock_loops(&m, lock, &cpus, hold_ns * NS, 0..=think_ns * NS, seed, window);
+        let o = run_lock_loops(&m, lock, &cpus, hold_ns * NS, Think::Uniform(0..=think_ns * NS), seed, window);
         prop_assert!(o.metrics.locks.acquisitions > 0);
         prop_assert_eq!(o.metrics.stale_acquisitions, 0, "{:?}", o.metrics.locks);
     }
@@ -500,7 +559,15 @@ fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
         assert!(cpus
             .iter()
             .all(|&c| m.transfer_ps(0, c) as f64 == transfer || c == 0));
-        let o = run_lock_loops(&m, LockKind::Ticket, &cpus, 20 * NS, 0..=0, 1, window);
+        let o = run_lock_loops(
+            &m,
+            LockKind::Ticket,
+            &cpus,
+            20 * NS,
+            Think::Uniform(0..=0),
+            1,
+            window,
+        );
         window.duration as f64 / o.metrics.locks.acquisitions as f64
     };
     let spinners = [2, 4, 8, 16];
@@ -516,8 +583,11 @@ fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
 
 #[test]
 fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
-    // One lock word, a 20 ns critical section, 200 ns between acquires,
-    // one thread per core on one socket (configs/qspinlock-vs-ticket.toml).
+    // One lock word, a 20 ns critical section, on average 200 ns between
+    // acquires, one thread per core on one socket. The time between
+    // acquires is drawn (0 to 400 ns): with a fixed one two threads fall
+    // into lockstep, each arriving just as the other releases, and the
+    // comparison is of that one phase, not of the locks.
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
     let window = RunWindow {
         warmup: MS / 50,
@@ -525,17 +595,142 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     };
     let rate = |lock: LockKind, threads: u32| {
         let cpus: Vec<u32> = (0..threads).collect();
-        let o = run_lock_loops(&m, lock, &cpus, 20 * NS, 200 * NS..=200 * NS, 1, window);
+        let o = run_lock_loops(
+            &m,
+            lock,
+            &cpus,
+            20 * NS,
+            Think::Uniform(0..=400 * NS),
+            1,
+            window,
+        );
         o.metrics.locks.acquisitions as f64
     };
     let ratio = |threads| rate(LockKind::Queued, threads) / rate(LockKind::Ticket, threads);
-    let ratios = [2, 8, 32].map(ratio);
+    let ratios = [2, 3, 8, 32].map(ratio);
     assert!(
-        (0.8..1.25).contains(&ratios[0]),
-        "qspinlock/ticket at 2, 8, 32 threads: {ratios:?}"
+        (0.8..1.25).contains(&ratios[0]) && (0.8..1.25).contains(&ratios[1]),
+        "qspinlock/ticket at 2, 3, 8, 32 threads: {ratios:?}"
     );
-    assert!(ratios[1] > 1.5, "{ratios:?}");
-    assert!(ratios[2] > 2.0 * ratios[1], "{ratios:?}");
+    assert!(ratios[2] > 1.5, "{ratios:?}");
+    assert!(ratios[3] > 2.0 * ratios[2], "{ratios:?}");
+}
+
+/// Plays a fixed list of ops, then exits.
+struct Script(std::collections::VecDeque<Op>);
+impl Program for Script {
+    fn next_op(&mut self) -> Op {
+        self.0.pop_front().unwrap_or(Op::Exit)
+    }
+}
+
+#[test]
+fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
+    // CPU 32 (the other socket) dirties a word; a microsecond later CPU 0
+    // stores to it, then makes a locked RMW on a line of its own. The clock
+    // is read around each.
+    let run = |store_buffer: u32| {
+        let mut spec = machine("icx-2s").unwrap();
+        spec.core.store_buffer = store_buffer;
+        let m = Machine::new(spec).unwrap();
+        let window = RunWindow {
+            warmup: 0,
+            duration: MS / 100,
+        };
+        let programs = |word: &dyn Fn(u64) -> Mem| {
+            let (shared, own) = (word(0), word(256));
+            vec![
+                Box::new(Script(
+                    [
+                        Op::Access(own, AccessKind::Write),
+                        Op::Sleep(1000 * NS),
+                        Op::Clock,
+                        Op::Access(shared, AccessKind::Write),
+                        Op::Clock,
+                        Op::Access(own, AccessKind::Rmw),
+                        Op::Clock,
+                    ]
+                    .into(),
+                )) as Box<dyn Program>,
+                Box::new(Script([Op::Access(shared, AccessKind::Write)].into())),
+            ]
+        };
+        let o = run_process(
+            &m,
+            &table("aligned-3.14").unwrap(),
+            LockKind::Queued,
+            &[0, 32],
+            programs,
+            window,
+        );
+        let t = &o.timeline.clock_reads[0];
+        (t[1] - t[0], t[2] - t[1], m)
+    };
+    let (store, rmw, m) = run(72);
+    let transfer = m.transfer_ps(32, 0);
+    assert_eq!(store, m.l1_ps, "the store retires into the buffer");
+    assert!(
+        rmw >= transfer,
+        "the RMW waits for the store's line: {rmw} ps, a transfer is {transfer} ps"
+    );
+    let (store, rmw, m) = run(0);
+    assert!(
+        store >= transfer,
+        "without a buffer the store waits: {store}"
+    );
+    assert_eq!(
+        rmw,
+        m.l1_ps + m.rmw_ps,
+        "and the RMW finds nothing to drain"
+    );
+}
+
+#[test]
+fn smt_siblings_that_both_compute_share_the_cores_throughput() {
+    struct Work;
+    impl Program for Work {
+        fn next_op(&mut self) -> Op {
+            Op::Compute(1000 * NS)
+        }
+    }
+    struct Sleep;
+    impl Program for Sleep {
+        fn next_op(&mut self) -> Op {
+            Op::Sleep(1000 * NS)
+        }
+    }
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let factor = m.spec.core.smt_throughput;
+    let sibling = m.sibling_of(0).unwrap();
+    assert_eq!(m.core_of(sibling), m.core_of(0));
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 10,
+    };
+    // The work CPU 0 gets done beside `beside` on `cpu`.
+    let work = |cpu: u32, beside: fn() -> Box<dyn Program>| {
+        let programs = |_: &dyn Fn(u64) -> Mem| vec![Box::new(Work) as Box<dyn Program>, beside()];
+        let o = run_process(
+            &m,
+            &table("aligned-3.14").unwrap(),
+            LockKind::Queued,
+            &[0, cpu],
+            programs,
+            window,
+        );
+        o.metrics.ops_per_task[0] as f64
+    };
+    let busy = || Box::new(Work) as Box<dyn Program>;
+    let asleep = || Box::new(Sleep) as Box<dyn Program>;
+    let alone = work(1, busy);
+    let shared = work(sibling, busy);
+    assert!(
+        (shared / alone / (factor / 2.0) - 1.0).abs() < 0.02,
+        "beside a computing sibling: {shared} of {alone}; the profile says {}",
+        factor / 2.0
+    );
+    // A sibling that sleeps leaves the core's execution to the other.
+    assert_eq!(work(sibling, asleep), alone);
 }
 
 /// One wake-up every 50 us from CPU 0 of a task asleep on `wakee_cpu`: the

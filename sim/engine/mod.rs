@@ -12,6 +12,7 @@
 //! to re-read it, and acts on the value as of the moment the directory
 //! served the read, not on the state when the read completes.
 
+mod memory_order;
 pub mod metrics;
 mod queue;
 mod sched;
@@ -27,6 +28,7 @@ use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
 use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
+use memory_order::CpuOrder;
 use metrics::Metrics;
 use queue::EventQueue;
 use sched::{OnCpu, Sched, TICK_EVENTS};
@@ -120,6 +122,10 @@ pub struct Engine<'a> {
     /// a locked RMW's extra. A lock acquired within it did not wait for
     /// another holder; an access within it needs no event of its own.
     uncontended_ps: Ps,
+    /// Per CPU: its stores and loads in flight and the compute it runs.
+    order: Vec<CpuOrder>,
+    /// Per CPU, its SMT sibling (u32::MAX for none).
+    siblings: Vec<u32>,
     /// The id of the workload's lock 0: its locks follow the tables'
     /// locks and the runqueues'.
     workload_lock_base: u32,
@@ -196,6 +202,10 @@ impl<'a> Engine<'a> {
             window,
             events: 0,
             uncontended_ps: m.l1_ps + m.rmw_ps,
+            order: (0..m.cpus()).map(|_| CpuOrder::new(m)).collect(),
+            siblings: (0..m.cpus())
+                .map(|c| m.sibling_of(c).unwrap_or(u32::MAX))
+                .collect(),
             workload_lock_base,
             timeline,
             sched,

@@ -118,12 +118,16 @@ impl Engine<'_> {
                 posted,
                 after,
             } => {
-                let out = self.access(task, now, mem, kind);
-                // A plain store retires into the store buffer at once.
                 let (at, own_cache) = if posted {
-                    (now + self.m.l1_ps, true)
+                    // A plain store retires into the store buffer.
+                    let stored = self.store(task, now, mem);
+                    (stored.at, stored.at_once)
                 } else {
-                    (out.done, out.class == Class::L1Hit)
+                    // A locked RMW starts once the store buffer drains: it
+                    // is asked for now and finishes that much later.
+                    let drain = self.fence_pending(task, now).map_or(0, |ready| ready - now);
+                    let out = self.access(task, now, mem, kind);
+                    (out.done + drain, out.class == Class::L1Hit && drain == 0)
                 };
                 match after {
                     After::Acquired => {

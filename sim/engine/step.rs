@@ -7,7 +7,7 @@ use super::{Engine, Spin, Wait};
 use crate::coherence::{self, AccessKind, Class};
 use crate::kernel::script::{Cost, LockRef, Step};
 use crate::machine::{Ps, ResolvedCosts};
-use crate::memory::Mem;
+use crate::memory::{LineId, Mem};
 use crate::task::{Counting, Done, Op};
 
 impl Engine<'_> {
@@ -116,12 +116,34 @@ impl Engine<'_> {
                 self.compute(task, now, c);
                 None
             }
+            Step::Access(mem, AccessKind::Write) => {
+                let stored = self.store(task, now, mem);
+                self.go_on(task, stored.at, stored.at_once)
+            }
             Step::Access(mem, kind) => {
+                let ready = match kind {
+                    AccessKind::Rmw => self.fence_pending(task, now),
+                    _ => self.loads_pending(task, now),
+                };
+                if let Some(at) = ready {
+                    return self.again_at(task, at);
+                }
                 let out = self.access(task, now, mem, kind);
                 let own_cache = out.class == Class::L1Hit && out.done <= now + self.uncontended_ps;
                 self.go_on(task, out.done, own_cache)
             }
-            Step::Lock(lock) => self.lock(task, now, lock),
+            Step::Load(mem) => match self.issue_load(task, now, mem) {
+                Ok(()) => Some(now),
+                Err(at) => self.again_at(task, at),
+            },
+            Step::Join => match self.loads_pending(task, now) {
+                Some(at) => self.go_on(task, at, false),
+                None => Some(now),
+            },
+            Step::Lock(lock) => match self.fence_pending(task, now) {
+                Some(at) => self.again_at(task, at),
+                None => self.lock(task, now, lock),
+            },
             Step::Unlock(lock) => self.unlock(task, now, lock),
             Step::Decide(d) => {
                 let mut script = std::mem::take(&mut self.tasks[task as usize].script);
@@ -149,10 +171,22 @@ impl Engine<'_> {
                 Some(now)
             }
             Step::OpDone => {
+                if let Some(at) = self.loads_pending(task, now) {
+                    return self.again_at(task, at);
+                }
                 self.op_done(task, now);
                 None
             }
         }
+    }
+
+    /// The step must wait for the task's accesses in flight: it runs again
+    /// at `at`.
+    #[inline]
+    fn again_at(&mut self, task: u32, at: Ps) -> Option<Ps> {
+        self.tasks[task as usize].pc -= 1;
+        self.queue.push(at, task);
+        None
     }
 
     /// The task goes on at `done` in this event when `at_once`, else its
@@ -167,16 +201,17 @@ impl Engine<'_> {
     }
 
     /// A compute step, and the compute steps right after it, as one event.
-    fn compute(&mut self, task: u32, mut now: Ps, c: Cost) {
+    fn compute(&mut self, task: u32, now: Ps, c: Cost) {
         let m = self.m;
         let costs = &m.costs;
-        now += price(costs, c);
+        let mut work = price(costs, c);
         let t = &mut self.tasks[task as usize];
         while let Some(&Step::Compute(c)) = t.script.get(t.pc) {
             t.pc += 1;
-            now += price(costs, c);
+            work += price(costs, c);
         }
-        self.queue.push(now, task);
+        let end = self.compute_end(task, now, work);
+        self.queue.push(end, task);
     }
 
     /// spin_lock: the lock's protocol says what its first atomic does.
@@ -195,10 +230,12 @@ impl Engine<'_> {
                 self.metrics.workload_lock(l).hold_ps += held;
             }
         }
-        let out = self.access(task, now, lock.word, AccessKind::Write);
+        // The release is a plain store (smp_store_release): the store
+        // buffer's order is the release order.
+        let stored = self.store(task, now, lock.word);
         let word_writes = self.dir.writes(lock.word.line);
         self.locks.release(lock.id, task, word_writes);
-        self.go_on(task, out.done, out.class == Class::L1Hit)
+        self.go_on(task, stored.at, stored.at_once)
     }
 
     /// The task now holds the lock: counts its wait.
@@ -247,18 +284,24 @@ impl Engine<'_> {
         let cpu = self.tasks[task as usize].cpu;
         let out = self.dir.access(self.m, cpu, now, mem.line, mem.addr, kind);
         if kind != AccessKind::Read {
-            let slot = self.dir.watch(mem.line);
-            if *slot != 0 {
-                let index = *slot as usize - 1;
-                *slot = 0;
-                for &w in &self.watchers[index] {
-                    self.queue.push(out.done, w);
-                }
-                self.watchers[index].clear();
-                self.free_watchers.push(index as u32);
-            }
+            self.wake_spinners(mem.line, out.done);
         }
         out
+    }
+
+    /// A write to the line is visible at `at`: its spinners look again then.
+    #[inline]
+    pub(super) fn wake_spinners(&mut self, line: LineId, at: Ps) {
+        let slot = self.dir.watch(line);
+        if *slot != 0 {
+            let index = *slot as usize - 1;
+            *slot = 0;
+            for &w in &self.watchers[index] {
+                self.queue.push(at, w);
+            }
+            self.watchers[index].clear();
+            self.free_watchers.push(index as u32);
+        }
     }
 
     /// Loads the host's cache with the state a script's accesses and locks
@@ -266,7 +309,7 @@ impl Engine<'_> {
     fn prefetch(&self, script: &[Step]) {
         for step in script {
             match *step {
-                Step::Access(mem, _) => self.dir.prefetch(mem.line),
+                Step::Access(mem, _) | Step::Load(mem) => self.dir.prefetch(mem.line),
                 Step::Lock(lock) => {
                     self.dir.prefetch(lock.word.line);
                     self.locks.prefetch(lock.id);

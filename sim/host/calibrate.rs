@@ -126,16 +126,20 @@ pub fn profile(figures: &HostFigures, base: &str) -> Result<MachineSpec, String>
         .map_err(|e| format!("a one-node latency matrix: {e}"))?;
     spec.latency.dram_remote = None;
     let simulated = simulated_hash(&spec, 1, false, 200)?;
-    spec.kernel.syscall += figures.failed_wait_private_ns - 1e9 / simulated;
-    if spec.kernel.syscall <= 0.0 {
+    let modelled = spec.kernel.ns();
+    let syscall = modelled.syscall + figures.failed_wait_private_ns - 1e9 / simulated;
+    spec.kernel.syscall = Some(syscall);
+    if syscall <= 0.0 {
         return Err(format!(
             "a failed FUTEX_WAIT measured {:.0} ns, less than the modelled steps without a syscall; \
              the measurement is not trustworthy",
             figures.failed_wait_private_ns
         ));
     }
-    spec.kernel.futex_key_shared = spec.kernel.futex_key_private
-        + (figures.failed_wait_shared_ns - figures.failed_wait_private_ns).max(0.0);
+    spec.kernel.futex_key_shared = Some(
+        modelled.futex_key_private
+            + (figures.failed_wait_shared_ns - figures.failed_wait_private_ns).max(0.0),
+    );
     spec.source = format!(
         "futexsim calibrate on this machine: {} CPUs; line transfer {:.1} ns (median over CPU 0 \
          to each other CPU); failed FUTEX_WAIT {:.1} ns private, {:.1} ns shared, which set \

@@ -49,7 +49,16 @@ pub enum Decision {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     Compute(Cost),
+    /// An access in program order that depends on what came before: it
+    /// waits for the loads in flight (a locked RMW also for the store
+    /// buffer to drain). A plain store retires into the store buffer.
     Access(Mem, AccessKind),
+    /// A load nothing waits for yet: it issues, up to the core's
+    /// outstanding misses, and the script goes on. The next dependent
+    /// access, `Join`, lock or the op's end waits for it.
+    Load(Mem),
+    /// Waits for the loads in flight: what follows needs their values.
+    Join,
     Lock(LockRef),
     Unlock(LockRef),
     Decide(Decision),

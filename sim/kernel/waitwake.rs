@@ -23,7 +23,9 @@ impl FutexSystem {
             s.push(Step::Access(w, AccessKind::Rmw));
         }
         s.push(Step::Lock(self.lock_of(memory, bucket)));
-        s.push(Step::Access(uaddr, AccessKind::Read));
+        // The compare needs the word, but the queueing stores after it do
+        // not wait for it: they commit behind it, the unlock included.
+        s.push(Step::Load(uaddr));
         s.push(Step::Decide(Decision::WaitCompare));
     }
 

@@ -10,13 +10,16 @@ mod profile;
 pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES};
 
 pub use profile::{
-    CoherenceSpec, HomeRoutes, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec,
-    SchedulerSpec,
-    TopologySpec,
+    CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
+    NodeGroup, RemoteSpec, SchedulerSpec, TopologySpec,
 };
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
+
+/// The most store-buffer entries or misses in flight a profile may give a
+/// core: beyond any core built (Golden Cove's store buffer has 114).
+pub const MAX_IN_FLIGHT: u32 = 256;
 
 /// Simulated time in picoseconds: integer, so runs are bit-reproducible.
 pub type Ps = u64;
@@ -110,6 +113,14 @@ pub struct Machine {
     pub board_ps: Ps,
     pub l1_ps: Ps,
     pub rmw_ps: Ps,
+    /// Store-buffer entries per CPU (0: stores wait for their line).
+    pub store_buffer: u32,
+    /// L1D misses a CPU has in flight at once (at least 1).
+    pub outstanding_misses: u32,
+    /// Per mille: how long a compute step takes while the CPU's SMT
+    /// sibling computes too, against alone (1000 when they do not slow
+    /// each other).
+    pub smt_stretch_permille: u64,
     pub line_shift: u32,
     pub board_line_shift: Option<u32>,
     pub hierarchy: Hierarchy,
@@ -270,7 +281,28 @@ impl Machine {
             }
         };
         let hierarchy = resolve_hierarchy(&spec, &places, line).map_err(err)?;
+        let core = &spec.core;
+        if core.outstanding_misses == 0 || core.outstanding_misses > MAX_IN_FLIGHT {
+            return Err(err(format!(
+                "core.outstanding_misses = {} must be from 1 to {MAX_IN_FLIGHT}",
+                core.outstanding_misses
+            )));
+        }
+        if core.store_buffer > MAX_IN_FLIGHT {
+            return Err(err(format!(
+                "core.store_buffer = {} must be from 0 to {MAX_IN_FLIGHT}",
+                core.store_buffer
+            )));
+        }
+        if !(1.0..=2.0).contains(&core.smt_throughput) {
+            return Err(err(format!(
+                "core.smt_throughput = {} must lie between 1 (siblings share the core's whole throughput) and 2 (they do not slow each other)",
+                core.smt_throughput
+            )));
+        }
+        let smt_stretch_permille = (2000.0 / core.smt_throughput).round() as u64;
         let k = &spec.kernel;
+        let kernel_ns = k.ns();
         Ok(Machine {
             places,
             phys_nodes,
@@ -283,14 +315,17 @@ impl Machine {
             board_ps: ns_to_ps(lat.board.unwrap_or(0.0)),
             l1_ps: ns_to_ps(lat.l1_hit),
             rmw_ps: ns_to_ps(lat.rmw),
+            store_buffer: core.store_buffer,
+            outstanding_misses: core.outstanding_misses,
+            smt_stretch_permille,
             line_shift: line.trailing_zeros(),
             board_line_shift,
             hierarchy,
             costs: ResolvedCosts {
-                syscall: ns_to_ps(k.syscall),
-                futex_key_private: ns_to_ps(k.futex_key_private),
-                futex_key_shared: ns_to_ps(k.futex_key_shared),
-                jhash2: ns_to_ps(k.jhash2),
+                syscall: ns_to_ps(kernel_ns.syscall),
+                futex_key_private: ns_to_ps(kernel_ns.futex_key_private),
+                futex_key_shared: ns_to_ps(kernel_ns.futex_key_shared),
+                jhash2: ns_to_ps(kernel_ns.jhash2),
                 schedule: ns_to_ps(k.schedule),
             },
             sched: SchedCosts {
@@ -334,6 +369,14 @@ impl Machine {
     #[inline]
     pub fn core_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].core
+    }
+    /// The CPU's SMT sibling (the next thread of its core, in the kernel's
+    /// numbering), if the core has another booted thread.
+    pub fn sibling_of(&self, cpu: u32) -> Option<u32> {
+        let cores = self.spec.topology.sockets * self.spec.topology.cores_per_socket;
+        let threads = cores * self.spec.topology.threads_per_core;
+        let next = (cpu + cores) % threads;
+        (next != cpu && next < self.cpus()).then_some(next)
     }
     pub fn node_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].node

@@ -18,6 +18,39 @@ pub struct MachineSpec {
     pub kernel: KernelCosts,
     #[serde(default)]
     pub scheduler: SchedulerSpec,
+    #[serde(default)]
+    pub core: CoreSpec,
+}
+
+/// What one core can have in flight, and how SMT siblings share it: the
+/// figures of the core's microarchitecture, cited in each profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoreSpec {
+    /// Store-buffer entries: plain stores retire into it at once and drain
+    /// in order. 0: every store waits for its line, as on an in-order core.
+    pub store_buffer: u32,
+    /// L1D misses in flight at once (the fill buffers, or the miss address
+    /// buffers): independent loads to different lines overlap up to it.
+    pub outstanding_misses: u32,
+    /// What two SMT siblings that both compute get done together, relative
+    /// to one thread alone on the core (1 to 2). Each sibling's compute
+    /// stretches by 2 / it while the other computes. 2: they do not slow
+    /// each other.
+    pub smt_throughput: f64,
+}
+
+impl Default for CoreSpec {
+    /// A core no figure is cited for: the smallest out-of-order core the
+    /// shipped profiles cite (Nehalem: 32 stores, 10 misses), and siblings
+    /// that do not slow each other.
+    fn default() -> Self {
+        CoreSpec {
+            store_buffer: 32,
+            outstanding_misses: 10,
+            smt_throughput: 2.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -106,6 +139,11 @@ pub enum LatencyShapeError {
 /// far inside u64 picoseconds.
 pub const MAX_NS: f64 = 1e7;
 
+/// The clocks a profile may give its cores: far beyond any built, and
+/// high enough that no cycle count becomes more than MAX_NS.
+const MIN_GHZ: f64 = 0.01;
+const MAX_GHZ: f64 = 100.0;
+
 /// Why `ns` (the time `what` takes) is not a duration futexsim can use.
 fn check_ns(what: &str, ns: f64) -> Result<(), String> {
     if ns.is_finite() && (0.0..=MAX_NS).contains(&ns) {
@@ -151,9 +189,17 @@ impl MachineSpec {
             ("kernel.futex_key_private", k.futex_key_private),
             ("kernel.futex_key_shared", k.futex_key_shared),
             ("kernel.jhash2", k.jhash2),
-            ("kernel.schedule", k.schedule),
+            ("kernel.schedule", Some(k.schedule)),
         ] {
-            check_ns(what, ns)?;
+            if let Some(ns) = ns {
+                check_ns(what, ns)?;
+            }
+        }
+        if !(k.clock_ghz.is_finite() && (MIN_GHZ..=MAX_GHZ).contains(&k.clock_ghz)) {
+            return Err(format!(
+                "kernel.clock_ghz = {} must be a clock from {MIN_GHZ} to {MAX_GHZ} GHz",
+                k.clock_ghz
+            ));
         }
         self.scheduler.check()
     }
@@ -308,37 +354,97 @@ impl Default for CoherenceSpec {
     }
 }
 
-/// Costs of the kernel's own work around the memory accesses, in ns.
+/// Costs of the kernel's own work around the memory accesses.
 ///
-/// The defaults are calibrated once, on one published figure: LKP's
-/// will-it-scale futex4 in process mode on Cooper Lake runs 8.37 M failed
-/// private FUTEX_WAITs per second per process (202310081429.a30c99f2-oliver.sang),
-/// about 120 ns per call with every line in L1; the syscall cost is what is
-/// left of that once the modelled steps are taken out. musl's note that a
+/// The syscall, key and hash costs are cycles at the profile's clock
+/// (`clock_ghz`), so each machine gets its own; `syscall`,
+/// `futex_key_private`, `futex_key_shared` and `jhash2`, in ns, replace
+/// them where a machine was measured (`futexsim calibrate` writes them).
+/// The cycle counts are calibrated once, on one published figure: LKP's
+/// will-it-scale futex4 in process mode on Cooper Lake at 2.9 GHz runs
+/// 8.37 M failed private FUTEX_WAITs per second per process
+/// (202310081429.a30c99f2-oliver.sang), about 120 ns per call with every
+/// line in L1; the syscall's share is what is left of that once the
+/// modelled steps are taken out (85 ns, 247 cycles). musl's note that a
 /// failed wait "typically takes 1000 cycles or less" bounds it from above.
+/// Cooper Lake needs no page-table isolation (it is not open to Meltdown);
+/// a CPU that is pays `kpti` on top.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KernelCosts {
-    /// Entry and exit of one syscall, mitigations included.
-    pub syscall: f64,
-    pub futex_key_private: f64,
-    /// get_user_pages_fast and the page lookup of a shared key.
-    pub futex_key_shared: f64,
-    pub jhash2: f64,
+    /// The core clock the cycle counts run at, in GHz.
+    pub clock_ghz: f64,
+    /// The kernel isolates its page tables on every entry and exit
+    /// (Meltdown's mitigation: on Intel cores before Cascade Lake).
+    pub kpti: bool,
+    /// Entry and exit of one syscall, mitigations included, in ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscall: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub futex_key_private: Option<f64>,
+    /// get_user_pages_fast and the page lookup of a shared key, in ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub futex_key_shared: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jhash2: Option<f64>,
     /// One context switch: schedule() putting a task to sleep or switching
     /// the next one in, as a blocking wait, a preemption or a CPU leaving
-    /// idle pays it.
+    /// idle pays it, in ns.
     pub schedule: f64,
     pub lock: LockKind,
+}
+
+/// The clock of the calibration machine (Cooper Lake, Xeon Platinum 8380H).
+const CALIBRATION_GHZ: f64 = 2.9;
+/// Syscall entry and exit on it, with its mitigations (no page-table isolation).
+const SYSCALL_CYCLES: f64 = 85.0 * CALIBRATION_GHZ;
+const FUTEX_KEY_PRIVATE_CYCLES: f64 = 8.0 * CALIBRATION_GHZ;
+const FUTEX_KEY_SHARED_CYCLES: f64 = 60.0 * CALIBRATION_GHZ;
+const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
+/// What page-table isolation adds to one syscall's entry and exit: two
+/// CR3 switches. Measured on a Haswell with PCID, getppid 339 ns without
+/// and 478 ns with it (FreeBSD review D13985, 2018); the machine's clock
+/// is not given, so the figure is used as measured, not scaled.
+const KPTI_NS: f64 = 139.0;
+
+/// The kernel's own costs of one machine, in ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KernelNs {
+    pub syscall: f64,
+    pub futex_key_private: f64,
+    pub futex_key_shared: f64,
+    pub jhash2: f64,
+}
+
+impl KernelCosts {
+    /// The syscall, key and hash costs at this machine's clock, or as measured.
+    pub fn ns(&self) -> KernelNs {
+        let at_clock = |cycles: f64| cycles / self.clock_ghz;
+        let kpti = if self.kpti { KPTI_NS } else { 0.0 };
+        KernelNs {
+            syscall: self
+                .syscall
+                .unwrap_or_else(|| at_clock(SYSCALL_CYCLES) + kpti),
+            futex_key_private: self
+                .futex_key_private
+                .unwrap_or_else(|| at_clock(FUTEX_KEY_PRIVATE_CYCLES)),
+            futex_key_shared: self
+                .futex_key_shared
+                .unwrap_or_else(|| at_clock(FUTEX_KEY_SHARED_CYCLES)),
+            jhash2: self.jhash2.unwrap_or_else(|| at_clock(JHASH2_CYCLES)),
+        }
+    }
 }
 
 impl Default for KernelCosts {
     fn default() -> Self {
         KernelCosts {
-            syscall: 85.0,
-            futex_key_private: 8.0,
-            futex_key_shared: 60.0,
-            jhash2: 4.0,
+            clock_ghz: CALIBRATION_GHZ,
+            kpti: false,
+            syscall: None,
+            futex_key_private: None,
+            futex_key_shared: None,
+            jhash2: None,
             schedule: 1000.0,
             lock: LockKind::Queued,
         }
