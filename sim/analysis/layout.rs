@@ -473,11 +473,11 @@ pub fn analyze(
     let processes: Vec<ProcessInfo> = words
         .threads
         .iter()
-        .map(|&threads| ProcessInfo { threads, node: 0 })
+        .map(|&threads| ProcessInfo::new(threads, 0))
         .collect();
     analyze_placed(design, platform, &processes, words.count(), |counter| {
         words
-            .for_each_key(design.word_size, |k| counter.add(k))
+            .for_each_key(design.word_size, platform.page_size, |k| counter.add(k))
             .map_err(|error| LayoutError::Key {
                 design: design.name.clone(),
                 error,
@@ -728,6 +728,7 @@ mod tests {
             possible_cpus: cpus,
             nodes,
             line_size: 64,
+            page_size: 4096,
         }
     }
 
@@ -768,10 +769,7 @@ mod tests {
                             ..platform(4, 1)
                         };
                         let vars = SizingVars::new(&platform, 4, 1, 4);
-                        let procs = [ProcessInfo {
-                            threads: 4,
-                            node: 0,
-                        }];
+                        let procs = [ProcessInfo::new(4, 0)];
                         let mut memory = MemoryMap::new(line_size);
                         let hash = FutexHash::build(&d, vars, &procs, 1, &mut memory).unwrap();
                         let l = InstanceLines::new(&hash, TableSel::Global(0), line_size);
@@ -872,13 +870,11 @@ mod tests {
                 mm: 0xffff_8881_00ab_c000,
             },
             WordSize::Bits64,
+            4096,
         )
         .unwrap();
         let keys = [PlacedKey { key, process: 0 }];
-        let procs = [ProcessInfo {
-            threads: 8,
-            node: 0,
-        }];
+        let procs = [ProcessInfo::new(8, 0)];
         for (name, cpus, index) in [("fixed-256", 8, 69), ("numa-6.16", 32, 1591)] {
             let d = preset(name).unwrap();
             let r = analyze_keys(&d, &platform(cpus, 1), &procs, &keys).unwrap();
@@ -929,12 +925,9 @@ mod tests {
     #[test]
     fn a_key_of_a_process_not_given_is_refused() {
         let d = preset("aligned-3.14").unwrap();
-        let procs = [ProcessInfo {
-            threads: 1,
-            node: 0,
-        }];
+        let procs = [ProcessInfo::new(1, 0)];
         let mm = 0xffff_8881_00ab_c000;
-        let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64).unwrap();
+        let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64, 4096).unwrap();
         let stray = [PlacedKey { key, process: 1 }];
         let err = analyze_keys(&d, &platform(4, 1), &procs, &stray).unwrap_err();
         assert_eq!(
@@ -956,6 +949,7 @@ mod tests {
             (
                 Platform {
                     line_size: 96,
+                    page_size: 4096,
                     ..platform(8, 1)
                 },
                 PlatformError::LineSize(96),

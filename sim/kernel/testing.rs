@@ -4,7 +4,7 @@
 
 use super::core::{FutexOp, FutexSystem, TaskInfo};
 use super::futex_hash::{FutexHash, ProcessInfo};
-use super::key::KeyKind;
+use super::key::{KeyKind, PAGE_SIZE};
 use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
 use crate::memory::{Home, Mem, MemoryMap};
@@ -32,14 +32,11 @@ impl Kernel {
             futexes: 2,
             node_slots: 0,
         };
-        let procs = [ProcessInfo {
-            threads: tasks.into(),
-            node: 0,
-        }];
+        let procs = [ProcessInfo::new(tasks.into(), 0)];
         let hash = FutexHash::build(&design, vars, &procs, 2, &mut memory).expect("builds");
         let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
         let cpu_nodes: Vec<u32> = (0..8).map(|c| c / 4).collect();
-        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, &mut memory);
+        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
         Kernel { sys, memory }
     }
 
