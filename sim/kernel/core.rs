@@ -780,3 +780,71 @@ impl KeyObjects {
         }
     }
 }
+
+#[cfg(test)]
+impl FutexSystem {
+    /// Names the field a script's access touches, for the era tests: a
+    /// bucket field, a header field, a key's pinned object, the user word.
+    pub(super) fn field_name(
+        &self,
+        memory: &MemoryMap,
+        task: u32,
+        uaddr: u64,
+        addr: u64,
+    ) -> String {
+        let process = self.tasks[task as usize].process;
+        if let Some((base, _)) = self.hash.header_of(process) {
+            for (offset, name) in [
+                (HEADER_REF, "fph->users/state"),
+                (HEADER_MASK, "fph->hash_mask"),
+                (HEADER_MM, "fph->mm"),
+                (HEADER_IMMUTABLE, "fph->immutable"),
+            ] {
+                if addr == base + offset {
+                    return name.into();
+                }
+            }
+        }
+        if addr == self.percpu_ref(memory, task).addr {
+            return "percpu futex_ref".into();
+        }
+        if addr == self.pins.mm_count[process as usize].addr {
+            return "mm->mm_count".into();
+        }
+        if addr == self.pins.inode_count.addr {
+            return "inode->i_count".into();
+        }
+        if addr == uaddr {
+            return "uaddr".into();
+        }
+        if addr == uaddr + 4 {
+            return "uaddr node".into();
+        }
+        if addr == self.futex_q[task as usize].addr {
+            return "futex_q".into();
+        }
+        let pages = memory.regions().iter().find(|r| {
+            r.name.starts_with("struct pages") && (r.base..r.base + r.len).contains(&addr)
+        });
+        if let Some(r) = pages {
+            return match (addr - r.base) % STRUCT_PAGE_BYTES {
+                PAGE_FLAGS => "page->flags".into(),
+                PAGE_REFCOUNT => "page->_refcount".into(),
+                other => format!("struct page +{other}"),
+            };
+        }
+        let tables = (0..self.hash.global.len() as u32)
+            .map(TableSel::Global)
+            .chain(
+                (0..self.hash.private.len() as u32)
+                    .filter(|&p| self.hash.private[p as usize].is_some())
+                    .map(TableSel::Private),
+            );
+        for table in tables {
+            if let Some((_, Some(field))) = self.hash.locate(table, addr) {
+                return format!("hb->{}", field.as_str());
+            }
+        }
+        format!("{addr:#x}")
+    }
+}
