@@ -211,12 +211,22 @@ impl Scenario {
             instances: hash.global.len() as u32,
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
+            private_hashes: if self.design.private.is_some() {
+                hash.lives.clone()
+            } else {
+                Vec::new()
+            },
         };
         // The keys this run's tasks use, straight from its set-up.
         let load = match &setup.keys {
             Some(words) => Some(LoadRecord::from_layout(
-                &layout::analyze(&self.design, &machine.platform(), words)
-                    .map_err(|e| e.to_string())?,
+                &layout::analyze_set(
+                    &self.design,
+                    &machine.platform(),
+                    words,
+                    self.workload.workload().set_slots(),
+                )
+                .map_err(|e| e.to_string())?,
             )),
             None => None,
         };

@@ -266,7 +266,7 @@ fn the_same_seed_gives_a_byte_identical_record() {
         workload: WorkloadSpec::PerfHash(PerfHash {
             threads: Some(48),
             futexes: 64,
-            shared: false,
+            ..PerfHash::default()
         }),
         window: RunWindow {
             warmup: MS / 20,

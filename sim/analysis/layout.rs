@@ -5,7 +5,7 @@
 
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::MAX_KEYS;
-use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
+use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, SetSlots, TableSel};
 use crate::kernel::key::KeyError;
 use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
 use crate::machine::{Platform, PlatformError};
@@ -463,6 +463,17 @@ pub fn analyze(
     platform: &Platform,
     words: &FutexWords,
 ) -> Result<LayoutReport, LayoutError> {
+    analyze_set(design, platform, words, None)
+}
+
+/// [`analyze`] for processes that asked `set_slots` of PR_FUTEX_HASH
+/// before creating their threads.
+pub fn analyze_set(
+    design: &TableDesign,
+    platform: &Platform,
+    words: &FutexWords,
+    set_slots: Option<SetSlots>,
+) -> Result<LayoutReport, LayoutError> {
     if words.count() > MAX_KEYS {
         return Err(LayoutError::TooManyKeys {
             keys: words.count(),
@@ -473,7 +484,10 @@ pub fn analyze(
     let processes: Vec<ProcessInfo> = words
         .threads
         .iter()
-        .map(|&threads| ProcessInfo::new(threads, 0))
+        .map(|&threads| ProcessInfo {
+            set_slots,
+            ..ProcessInfo::new(threads, 0)
+        })
         .collect();
     analyze_placed(design, platform, &processes, words.count(), |counter| {
         words

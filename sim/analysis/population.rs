@@ -115,6 +115,7 @@ impl KeyPopulation {
                 threads: Some(threads),
                 futexes,
                 shared,
+                ..PerfHash::default()
             }
             .place(threads, &mut rng),
             KeyPopulation::WillItScale {

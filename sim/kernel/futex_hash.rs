@@ -74,7 +74,7 @@ pub struct SetSlots {
 }
 
 /// How a process's private hash came to its final size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SlotsSetBy {
     /// No private hash: the design has none, or the process has too few threads.
@@ -88,7 +88,7 @@ pub enum SlotsSetBy {
 }
 
 /// A process's private hash at the end of its threads' creation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PrivateLife {
     /// Slots it ended with; 0 for the global hash.
     pub slots: u64,
@@ -485,6 +485,48 @@ mod tests {
         );
         let (h, _) = build("private-6.17", 32, 1, 32);
         assert_eq!(h.futex_hash(&key(0x7f12_3456_7abc), 0).bucket.index, 48);
+    }
+
+    /// futex_hash_allocate_default at each of 32 thread creations on 32
+    /// CPUs: 16 slots up to 4 threads, then 32, 64 and 128; 7c4f75a21f keeps
+    /// its first 16; a prctl'd size stays, 0 being the global hash.
+    #[test]
+    fn private_hashes_grow_at_thread_creation_unless_set() {
+        let (h, _) = build("v6.17", 32, 1, 32);
+        assert_eq!(
+            h.lives[0],
+            PrivateLife {
+                slots: 128,
+                resizes: 3,
+                set_by: SlotsSetBy::ThreadCreation
+            }
+        );
+        let (h, _) = build("7c4f75a21f", 32, 1, 32);
+        assert_eq!((h.lives[0].slots, h.lives[0].resizes), (16, 0));
+        let mut memory = MemoryMap::new(64);
+        let vars = SizingVars {
+            cpus: 32,
+            possible_cpus: 32,
+            nodes: 1,
+            threads: 32,
+            processes: 1,
+            futexes: 32,
+            node_slots: 0,
+        };
+        let set = |slots, immutable| ProcessInfo {
+            set_slots: Some(SetSlots { slots, immutable }),
+            ..ProcessInfo::new(32, 0)
+        };
+        let design = preset("v6.16-rc1").unwrap();
+        let procs = [set(0, false), set(1024, true)];
+        let h = FutexHash::build(&design, vars, &procs, 1, &mut memory).unwrap();
+        assert!(h.private[0].is_none() && h.header_of(0).is_some());
+        assert!(matches!(
+            h.futex_hash(&key(0x1000), 0).bucket.table,
+            TableSel::Global(0)
+        ));
+        assert_eq!(h.private[1].as_ref().map(|t| t.slots), Some(1024));
+        assert!(h.immutable(1) && !h.immutable(0));
     }
 
     #[test]
