@@ -125,7 +125,7 @@ pub struct FutexSystem {
 /// places them in an area of its own: only which line each is matters.
 struct KeyObjects {
     page_size: u64,
-    /// For each memory region in user space: its struct page array's region and base.
+    /// For each region a futex word may be in: its struct page array's region and base.
     struct_pages: Vec<Option<(RegionId, u64)>>,
     mm_count: Vec<Mem>,
     inode_count: Mem,
@@ -146,9 +146,7 @@ pub const HEADER_IMMUTABLE: u64 = 33;
 /// The vmemmap's place in the x86-64 kernel map, and an area for the mm and
 /// inode lines.
 const VMEMMAP: u64 = 0xffff_ea00_0000_0000;
-const KEY_OBJECTS: u64 = 0xffff_8884_0000_0000;
-/// Above this a region is the kernel's.
-const USER_TOP: u64 = 1 << 47;
+const KEY_OBJECTS: u64 = 0xffff_a000_0000_0000;
 
 const PERCPU_STRIDE: u64 = 256;
 const PERCPU_REF_OFFSET: u64 = 128;
@@ -216,7 +214,13 @@ impl FutexSystem {
             })
             .collect();
         let pi_state_cache = pi_state_objects(&tasks, cpu_nodes, memory);
-        let pins = KeyObjects::new(&tasks, &mms, cpu_nodes, page_size, memory);
+        let tables: Vec<RegionId> = hash
+            .global
+            .iter()
+            .chain(hash.private.iter().flatten())
+            .map(|t| t.region)
+            .collect();
+        let pins = KeyObjects::new(&tasks, &mms, cpu_nodes, page_size, &tables, memory);
         let n = tasks.len();
         FutexSystem {
             hash,
@@ -724,13 +728,15 @@ fn pi_state_objects(tasks: &[TaskInfo], cpu_nodes: &[u32], memory: &mut MemoryMa
 }
 
 impl KeyObjects {
-    /// Lays out the struct pages of every user region (one 64-byte struct
-    /// per page, on the page's node), and the mm_count and i_count lines.
+    /// Lays out the struct pages of every region a futex word may be in
+    /// (one 64-byte struct per page, on the page's node): each the workload
+    /// placed, not the futex tables; and the mm_count and i_count lines.
     fn new(
         tasks: &[TaskInfo],
         mms: &[u64],
         cpu_nodes: &[u32],
         page_size: u64,
+        tables: &[RegionId],
         memory: &mut MemoryMap,
     ) -> KeyObjects {
         let mut vmemmap = Arena::new(VMEMMAP);
@@ -738,7 +744,7 @@ impl KeyObjects {
             .regions()
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.base < USER_TOP)
+            .filter(|&(i, _)| !tables.contains(&(i as RegionId)))
             .map(|(i, r)| (i, r.base, r.len, r.home, r.name.clone()))
             .collect();
         let mut struct_pages = vec![None; memory.regions().len()];
