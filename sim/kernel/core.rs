@@ -478,7 +478,9 @@ impl FutexSystem {
         (key, bucket)
     }
 
-    /// The struct page of the user word `uaddr`.
+    /// The struct page of the user word `uaddr`: of the page its line is
+    /// in, as the region lays it out (a process-mode workload's words share
+    /// virtual addresses and are told apart by their lines).
     fn struct_page(&self, memory: &MemoryMap, uaddr: Mem) -> Option<Mem> {
         let region = memory.region_of_line(uaddr.line);
         let (pages, base) = self
@@ -488,8 +490,9 @@ impl FutexSystem {
             .copied()
             .flatten()?;
         let page = self.pins.page_size;
-        let first = memory.region(region).base / page;
-        let addr = base + (uaddr.addr / page - first) * STRUCT_PAGE_BYTES;
+        let start = memory.region(region).base;
+        let at = memory.line_addr(uaddr.line).max(start);
+        let addr = base + (at / page - start / page) * STRUCT_PAGE_BYTES;
         Some(Mem {
             addr,
             line: memory.line_in(pages, addr),

@@ -313,4 +313,33 @@ mod tests {
             );
         }
     }
+
+    /// `-b` takes what PR_FUTEX_HASH_SET_SLOTS takes (0 or a power of two
+    /// of at least 2) or perf's -1 for no prctl; `-I` rides on the `-b` prctl.
+    #[test]
+    fn buckets_are_checked_as_the_prctl_checks_them() {
+        let machine = Machine::new(preset("uv-512").unwrap()).unwrap();
+        let with = |buckets, immutable| PerfHash {
+            threads: Some(8),
+            buckets,
+            immutable,
+            ..PerfHash::default()
+        };
+        for ok in [-1, 0, 2, 1024] {
+            assert_eq!(with(ok, false).validate(&machine), Ok(()), "{ok}");
+        }
+        for bad in [-2, 1, 3, 48] {
+            let err = with(bad, false).validate(&machine).unwrap_err();
+            assert_eq!(err.key, Some("buckets"), "{bad}");
+        }
+        assert_eq!(with(-1, true).set_slots(), None);
+        assert_eq!(
+            with(0, true).set_slots(),
+            Some(SetSlots {
+                slots: 0,
+                immutable: true
+            })
+        );
+        assert_eq!(with(64, true).label(), "perf bench futex hash -f 1024 -t 8 -b 64 -I");
+    }
 }
