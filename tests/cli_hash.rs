@@ -306,8 +306,19 @@ fn the_page_size_changes_the_hash() {
     let large = place_example(&["--table", "v6.16", "--cpus", "32", "--page-size", "65536"]);
     assert_ne!(small.0, large.0);
     let numa = json_of(&[
-        "hash", "futex", "--uaddr", "0x7f1234567ab8", "--table", "v6.16", "--cpus", "32",
-        "--nodes", "2", "--numa-node", "1", "--json",
+        "hash",
+        "futex",
+        "--uaddr",
+        "0x7f1234567ab8",
+        "--table",
+        "v6.16",
+        "--cpus",
+        "32",
+        "--nodes",
+        "2",
+        "--numa-node",
+        "1",
+        "--json",
     ]);
     assert_eq!(numa["node"].as_u64(), Some(1));
 }
