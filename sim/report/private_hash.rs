@@ -23,14 +23,16 @@ pub fn section(md: &mut String, cells: &[Cell]) {
                     let set_by = match life.set_by {
                         SlotsSetBy::NoPrivateHash => "none (global table)",
                         SlotsSetBy::ThreadCreation => "the kernel, at each thread creation",
-                        SlotsSetBy::Prctl if life.slots == 0 => {
-                            "PR_FUTEX_HASH_SET_SLOTS 0 (global hash)"
-                        }
                         SlotsSetBy::Prctl => "PR_FUTEX_HASH_SET_SLOTS",
                         SlotsSetBy::PrctlImmutable => "PR_FUTEX_HASH_SET_SLOTS, immutable",
                     };
+                    // SET_SLOTS 0 leaves a table of no slots: the global hash.
+                    let global = match (life.slots, life.set_by) {
+                        (0, SlotsSetBy::Prctl | SlotsSetBy::PrctlImmutable) => " (global hash)",
+                        _ => "",
+                    };
                     format!(
-                        "| {} | {} | {p} | {} | {} | {set_by} |",
+                        "| {} | {} | {p} | {} | {} | {set_by}{global} |",
                         c.label, c.design, life.slots, life.resizes
                     )
                 })
