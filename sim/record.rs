@@ -5,6 +5,7 @@
 use crate::analysis::layout::{ExpectedLoadCount, LayoutReport, LoadCount};
 use crate::coherence::{Class, LineStats, Totals};
 use crate::engine::metrics::LockStats;
+use crate::kernel::futex_hash::PrivateLife;
 use crate::kernel::table::FieldName;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -99,6 +100,10 @@ pub struct TableRecord {
     /// Slots of each process's private hash (empty when none).
     pub private_slots: Vec<u64>,
     pub bytes: u64,
+    /// How each process's private hash ended (its slots, 0 for the global
+    /// hash; its resizes; what set it), where the design has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_hashes: Vec<PrivateLife>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

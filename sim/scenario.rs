@@ -7,7 +7,7 @@ use crate::engine::{Engine, SchedLayout};
 use crate::footprint::Footprint;
 use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
-use crate::kernel::table::{DesignError, SizingVars, TableDesign};
+use crate::kernel::table::{DesignError, Placement, SizingVars, TableDesign};
 use crate::machine::{Machine, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
 use crate::record::{
@@ -54,6 +54,44 @@ pub fn check_workload(workload: &WorkloadSpec, machine: &Machine) -> Result<u32,
         ));
     }
     Ok(threads)
+}
+
+/// Refuses what the workload asks of a kernel that cannot do it, as that
+/// kernel's syscalls would: PR_FUTEX_HASH without a private hash, the
+/// immutable flag outside the 6.16 release candidates, FUTEX2_NUMA without
+/// the per-node table it came with (cec199c5e39b).
+fn check_era(workload: &WorkloadSpec, design: &TableDesign) -> Result<(), WorkloadError> {
+    let workload = workload.workload();
+    if let Some(set) = workload.set_slots() {
+        let Some(private) = &design.private else {
+            return Err(WorkloadError::at(
+                "buckets",
+                format!(
+                    "table '{}' has no private hash: prctl(PR_FUTEX_HASH) fails with EINVAL",
+                    design.name
+                ),
+            ));
+        };
+        if set.immutable && !private.immutable_flag {
+            return Err(WorkloadError::at(
+                "immutable",
+                format!(
+                    "table '{}' has no FH_FLAG_IMMUTABLE: only the 6.16 release candidates (v6.16-rc1) had it",
+                    design.name
+                ),
+            ));
+        }
+    }
+    if workload.numa_futexes() && design.placement != Placement::PerNode {
+        return Err(WorkloadError::at(
+            "steps",
+            format!(
+                "table '{}' has no FUTEX2_NUMA: it came with the per-node table (v6.16 on)",
+                design.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Why a scenario cannot be laid out: its table design, or its workload.
@@ -124,6 +162,7 @@ impl Scenario {
         };
         self.design.validate().map_err(design_error)?;
         let threads = check_workload(&self.workload, machine)?;
+        check_era(&self.workload, &self.design)?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let mut memory = MemoryMap::new(machine.line_size());
         let setup = self
@@ -141,6 +180,7 @@ impl Scenario {
                 ProcessInfo {
                     threads: 1 + tasks.count() as u64,
                     node: machine.node_of(setup.tasks[first].cpu),
+                    set_slots: self.workload.workload().set_slots(),
                 }
             })
             .collect();
@@ -175,12 +215,22 @@ impl Scenario {
             instances: hash.global.len() as u32,
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
             bytes: hash.memory_bytes(),
+            private_hashes: if self.design.private.is_some() {
+                hash.lives.clone()
+            } else {
+                Vec::new()
+            },
         };
         // The keys this run's tasks use, straight from its set-up.
         let load = match &setup.keys {
             Some(words) => Some(LoadRecord::from_layout(
-                &layout::analyze(&self.design, &machine.platform(), words)
-                    .map_err(|e| e.to_string())?,
+                &layout::analyze_set(
+                    &self.design,
+                    &machine.platform(),
+                    words,
+                    self.workload.workload().set_slots(),
+                )
+                .map_err(|e| e.to_string())?,
             )),
             None => None,
         };
@@ -199,6 +249,7 @@ impl Scenario {
             infos,
             setup.mms.clone(),
             &cpu_nodes,
+            machine.page_size(),
             &mut memory,
         );
         let lock = self.design.lock_kind(machine.lock_kind());

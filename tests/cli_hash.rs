@@ -278,3 +278,47 @@ fn layout_markdown_compares_designs() {
         assert!(text.contains(want), "{want:?} missing from:\n{text}");
     }
 }
+
+/// Every kernel state, proposal and alias is a `--table` for both commands,
+/// and an alias places the key exactly as its era does.
+#[test]
+fn hash_and_layout_take_every_era_name() {
+    for name in futexsim::kernel::table::PRESET_NAMES {
+        let (hash, bucket, _) = place_example(&["--table", name, "--cpus", "32"]);
+        assert!(hash > 0 && bucket < 1 << 20, "{name}");
+        let text = stdout_of(&["layout", "--table", name, "--cpus", "8", "--threads", "8"]);
+        assert!(text.contains(&format!("## {name}")), "{name}:\n{text}");
+    }
+    for (alias, era) in futexsim::kernel::table::ALIASES {
+        assert_eq!(
+            place_example(&["--table", alias, "--cpus", "32", "--threads", "32"]),
+            place_example(&["--table", era, "--cpus", "32", "--threads", "32"]),
+            "{alias} is {era}"
+        );
+    }
+}
+
+/// A 64 KiB page (ppc64le) moves 16 address bits into the offset, which is
+/// jhash2's initval: the key hashes elsewhere.
+#[test]
+fn the_page_size_changes_the_hash() {
+    let small = place_example(&["--table", "v6.16", "--cpus", "32"]);
+    let large = place_example(&["--table", "v6.16", "--cpus", "32", "--page-size", "65536"]);
+    assert_ne!(small.0, large.0);
+    let numa = json_of(&[
+        "hash",
+        "futex",
+        "--uaddr",
+        "0x7f1234567ab8",
+        "--table",
+        "v6.16",
+        "--cpus",
+        "32",
+        "--nodes",
+        "2",
+        "--numa-node",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(numa["node"].as_u64(), Some(1));
+}

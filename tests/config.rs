@@ -121,3 +121,54 @@ fn the_example_in_the_config_reference_parses() {
     assert_eq!(c.points.len(), 3 * 2);
     assert_eq!(c.points[5].designs[1].slots.to_string(), "1024");
 }
+
+/// What a kernel state cannot do is refused where the config asks for it:
+/// perf's -b on a kernel without a private hash, -I outside the 6.16
+/// release candidates, a FUTEX2_NUMA node on a kernel before the per-node
+/// table.
+#[test]
+fn an_era_refuses_what_its_kernel_did_not_have() {
+    let e = error(&SMALL.replace("futexes = 64", "futexes = 64\nbuckets = 16"));
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("prctl(PR_FUTEX_HASH) fails"), "{e}");
+    let private = SMALL
+        .replace(
+            "futexes = 64",
+            "futexes = 64\nbuckets = 16\nimmutable = true",
+        )
+        .replace("preset = \"fixed-256\"", "preset = \"v6.17\"")
+        .replace("preset = \"aligned-3.14\"", "preset = \"v6.16-rc1\"");
+    let e = error(&private);
+    assert_eq!(e.line, 13, "{e}");
+    assert!(e.message.contains("FH_FLAG_IMMUTABLE"), "{e}");
+    assert!(parse(&private.replace(
+        "preset = \"v6.17\"",
+        "preset = \"private-6.16rc\"\nname = \"rc\""
+    ))
+    .is_ok());
+    let numa = r#"
+[run]
+duration_us = 20
+warmup_us = 5
+
+[machine]
+preset = "icx-2s"
+
+[workload]
+name = "program"
+threads = 2
+steps = [{ op = "futex-wait", addr = "64", val = 1, node = 1 }]
+
+[[table]]
+preset = "v5.7"
+"#;
+    let e = error(numa);
+    assert!(e.message.contains("no FUTEX2_NUMA"), "{e}");
+    assert!(parse(&numa.replace("v5.7", "v6.16")).is_ok());
+    let e = error(
+        &numa
+            .replace("v5.7", "v6.16")
+            .replace("node = 1", "node = 2"),
+    );
+    assert!(e.message.contains("EINVAL"), "{e}");
+}

@@ -55,14 +55,14 @@ fn run_process(
         futexes: threads,
         node_slots: 0,
     };
-    let procs = [ProcessInfo { threads, node: 0 }];
+    let procs = [ProcessInfo::new(threads, 0)];
     let hash = FutexHash::build(design, vars, &procs, m.nodes(), &mut memory).unwrap();
     let infos = cpus
         .iter()
         .map(|&cpu| TaskInfo { process: 0, cpu })
         .collect();
     let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
-    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, &mut memory);
+    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, 4096, &mut memory);
     let word = |off: u64| Mem {
         addr: HEAP + off,
         line: memory.line_in(heap, HEAP + off),
@@ -167,16 +167,14 @@ fn neighbour_words(design: &TableDesign) -> (u64, u64) {
         futexes: 2,
         node_slots: 0,
     };
-    let procs = [ProcessInfo {
-        threads: 2,
-        node: 0,
-    }];
+    let procs = [ProcessInfo::new(2, 0)];
     let h = FutexHash::build(design, vars, &procs, m.nodes(), &mut memory).unwrap();
     let bucket_of = |off: u64| {
         let key = get_futex_key(
             HEAP + off,
             KeySource::Private { mm: MM },
             Default::default(),
+            4096,
         )
         .unwrap();
         h.futex_hash(&key, 0).bucket.index
@@ -312,7 +310,7 @@ fn the_same_seed_gives_a_byte_identical_record() {
         workload: WorkloadSpec::PerfHash(PerfHash {
             threads: Some(48),
             futexes: 64,
-            shared: false,
+            ..PerfHash::default()
         }),
         window: RunWindow {
             warmup: MS / 20,

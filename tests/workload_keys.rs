@@ -70,7 +70,7 @@ fn setup(machine: &Machine, spec: &WorkloadSpec, seed: u64) -> Setup {
 fn analysed(words: &FutexWords) -> BTreeSet<(u32, u64, u64, u32)> {
     let mut keys = BTreeSet::new();
     words
-        .for_each_key(WordSize::Bits64, |k| {
+        .for_each_key(WordSize::Bits64, 4096, |k| {
             keys.insert(sorted(k.key, k.process));
         })
         .expect("aligned words");
@@ -94,8 +94,8 @@ fn used(setup: &mut Setup, ops: u32) -> BTreeSet<(u32, u64, u64, u32)> {
             else {
                 panic!("task {task} issues an op other than a futex wait or wake");
             };
-            let source = KeySource::of(kind, mm, uaddr.addr);
-            let key = get_futex_key(uaddr.addr, source, WordSize::Bits64).expect("aligned");
+            let source = KeySource::of(kind, mm, uaddr.addr, 4096);
+            let key = get_futex_key(uaddr.addr, source, WordSize::Bits64, 4096).expect("aligned");
             keys.insert(sorted(key, process));
         }
     }

@@ -192,6 +192,7 @@ fn shared_futexes_skip_the_private_hash() {
                 threads: Some(8),
                 futexes: 256,
                 shared,
+                ..PerfHash::default()
             }),
             window: RunWindow {
                 warmup: 20 * US,

@@ -5,7 +5,7 @@
 
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
 use super::population::MAX_KEYS;
-use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, TableSel};
+use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, SetSlots, TableSel};
 use crate::kernel::key::KeyError;
 use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
 use crate::machine::{Platform, PlatformError};
@@ -463,6 +463,17 @@ pub fn analyze(
     platform: &Platform,
     words: &FutexWords,
 ) -> Result<LayoutReport, LayoutError> {
+    analyze_set(design, platform, words, None)
+}
+
+/// [`analyze`] for processes that asked `set_slots` of PR_FUTEX_HASH
+/// before creating their threads.
+pub fn analyze_set(
+    design: &TableDesign,
+    platform: &Platform,
+    words: &FutexWords,
+    set_slots: Option<SetSlots>,
+) -> Result<LayoutReport, LayoutError> {
     if words.count() > MAX_KEYS {
         return Err(LayoutError::TooManyKeys {
             keys: words.count(),
@@ -473,11 +484,14 @@ pub fn analyze(
     let processes: Vec<ProcessInfo> = words
         .threads
         .iter()
-        .map(|&threads| ProcessInfo { threads, node: 0 })
+        .map(|&threads| ProcessInfo {
+            set_slots,
+            ..ProcessInfo::new(threads, 0)
+        })
         .collect();
     analyze_placed(design, platform, &processes, words.count(), |counter| {
         words
-            .for_each_key(design.word_size, |k| counter.add(k))
+            .for_each_key(design.word_size, platform.page_size, |k| counter.add(k))
             .map_err(|error| LayoutError::Key {
                 design: design.name.clone(),
                 error,
@@ -728,6 +742,7 @@ mod tests {
             possible_cpus: cpus,
             nodes,
             line_size: 64,
+            page_size: 4096,
         }
     }
 
@@ -768,10 +783,7 @@ mod tests {
                             ..platform(4, 1)
                         };
                         let vars = SizingVars::new(&platform, 4, 1, 4);
-                        let procs = [ProcessInfo {
-                            threads: 4,
-                            node: 0,
-                        }];
+                        let procs = [ProcessInfo::new(4, 0)];
                         let mut memory = MemoryMap::new(line_size);
                         let hash = FutexHash::build(&d, vars, &procs, 1, &mut memory).unwrap();
                         let l = InstanceLines::new(&hash, TableSel::Global(0), line_size);
@@ -872,13 +884,11 @@ mod tests {
                 mm: 0xffff_8881_00ab_c000,
             },
             WordSize::Bits64,
+            4096,
         )
         .unwrap();
         let keys = [PlacedKey { key, process: 0 }];
-        let procs = [ProcessInfo {
-            threads: 8,
-            node: 0,
-        }];
+        let procs = [ProcessInfo::new(8, 0)];
         for (name, cpus, index) in [("fixed-256", 8, 69), ("numa-6.16", 32, 1591)] {
             let d = preset(name).unwrap();
             let r = analyze_keys(&d, &platform(cpus, 1), &procs, &keys).unwrap();
@@ -929,12 +939,9 @@ mod tests {
     #[test]
     fn a_key_of_a_process_not_given_is_refused() {
         let d = preset("aligned-3.14").unwrap();
-        let procs = [ProcessInfo {
-            threads: 1,
-            node: 0,
-        }];
+        let procs = [ProcessInfo::new(1, 0)];
         let mm = 0xffff_8881_00ab_c000;
-        let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64).unwrap();
+        let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64, 4096).unwrap();
         let stray = [PlacedKey { key, process: 1 }];
         let err = analyze_keys(&d, &platform(4, 1), &procs, &stray).unwrap_err();
         assert_eq!(
@@ -956,6 +963,7 @@ mod tests {
             (
                 Platform {
                     line_size: 96,
+                    page_size: 4096,
                     ..platform(8, 1)
                 },
                 PlatformError::LineSize(96),

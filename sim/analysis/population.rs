@@ -115,6 +115,7 @@ impl KeyPopulation {
                 threads: Some(threads),
                 futexes,
                 shared,
+                ..PerfHash::default()
             }
             .place(threads, &mut rng),
             KeyPopulation::WillItScale {
@@ -147,7 +148,7 @@ mod tests {
         let words = pop.place(seed);
         let mut keys = Vec::new();
         words
-            .for_each_key(WordSize::Bits64, |k| keys.push(k))
+            .for_each_key(WordSize::Bits64, 4096, |k| keys.push(k))
             .unwrap();
         (keys, words.threads.len())
     }

@@ -8,8 +8,8 @@ use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use futexsim::analysis::population::MAX_TASKS;
 use futexsim::hash::HashForm;
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
-use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource, WordSize};
-use futexsim::kernel::table::{preset, SizingVars, PRESET_NAMES};
+use futexsim::kernel::key::{get_futex_key, FutexNode, KeyKind, KeySource, WordSize};
+use futexsim::kernel::table::{preset, Placement, SizingVars, PRESET_NAMES};
 use futexsim::machine::Platform;
 use futexsim::memory::MemoryMap;
 use serde::Serialize;
@@ -137,6 +137,13 @@ pub struct FutexArgs {
     /// The kernel's word size.
     #[arg(long, value_enum, default_value = "64")]
     bits: Bits,
+    /// The kernel's base page in bytes (65536 on ppc64le).
+    #[arg(long, value_parser = parse_u64, default_value = "4096")]
+    page_size: u64,
+    /// A FUTEX2_NUMA private futex whose word holds this node (-1,
+    /// FUTEX_NO_NODE, is the current node: node 0 here).
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = ["shared_anon", "shared_file"])]
+    numa_node: Option<i64>,
     #[arg(long)]
     json: bool,
 }
@@ -216,6 +223,7 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
         possible_cpus: args.cpus,
         nodes: args.nodes,
         line_size: LINE_SIZE,
+        page_size: args.page_size,
     };
     platform.validate().map_err(|e| input(e.to_string()))?;
     if !(1..=u64::from(MAX_TASKS)).contains(&threads) {
@@ -237,15 +245,39 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
         },
         _ => KeySource::Private { mm: args.mm },
     };
-    let key =
-        get_futex_key(args.uaddr, source, design.word_size).map_err(|e| input(e.to_string()))?;
+    let key = get_futex_key(args.uaddr, source, design.word_size, args.page_size)
+        .map_err(|e| input(e.to_string()))?;
     let vars = SizingVars::new(&platform, threads, 1, 1);
     let mut memory = MemoryMap::new(LINE_SIZE);
-    let process = ProcessInfo { threads, node: 0 };
+    let process = ProcessInfo::new(threads, 0);
     let tables = FutexHash::build(&design, vars, &[process], args.nodes, &mut memory)
         .map_err(|e| input(e.to_string()))?;
-    let (hashed_words, private_hash) = tables.hash_input(&key, 0);
-    let hashed = tables.futex_hash(&key, 0);
+    let numa = match args.numa_node {
+        None => None,
+        Some(-1) => Some(FutexNode::NoNode),
+        Some(n) if (0..i64::from(args.nodes)).contains(&n) => Some(FutexNode::Node(n as u32)),
+        Some(n) => {
+            return Err(input(format!(
+                "--numa-node {n}: must be -1 (FUTEX_NO_NODE) or a node below --nodes {} (the kernel returns EINVAL)",
+                args.nodes
+            )))
+        }
+    };
+    if numa.is_some() && design.placement != Placement::PerNode {
+        return Err(input(format!(
+            "table '{}' has no FUTEX2_NUMA: it came with the per-node table (v6.16 on)",
+            design.name
+        )));
+    }
+    let node_of_word = numa.map(|n| match n {
+        FutexNode::NoNode => 0,
+        FutexNode::Node(n) => n,
+    });
+    let (hashed_words, private_hash) = match node_of_word {
+        Some(_) => (tables.global_input(&key), false),
+        None => tables.hash_input(&key, 0),
+    };
+    let hashed = tables.futex_hash_on(&key, 0, node_of_word);
     let node = match hashed.bucket.table {
         TableSel::Global(node) => node,
         TableSel::Private(_) => process.node,
@@ -272,7 +304,7 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
     Ok(FutexPlacement {
         design: design.name.clone(),
         era: design.era.clone(),
-        kind: source.kind(),
+        kind: numa.map_or(source.kind(), KeyKind::PrivateNuma),
         ptr: format!("{:#x}", key.ptr),
         word: format!("{:#x}", key.word),
         offset: key.offset,
@@ -296,6 +328,7 @@ fn write_placement(p: &FutexPlacement, out: &mut dyn Write) -> std::io::Result<(
         KeyKind::Private => "private",
         KeyKind::SharedAnon => "shared, anonymous page",
         KeyKind::SharedFile => "shared, file page",
+        KeyKind::PrivateNuma(_) => "private, FUTEX2_NUMA",
     };
     let words: Vec<String> = p.words.iter().map(|w| format!("{w:#010x}")).collect();
     let table = if p.private_hash {

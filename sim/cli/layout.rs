@@ -47,6 +47,9 @@ pub struct LayoutArgs {
     /// Coherence line size in bytes.
     #[arg(long, value_parser = parse_u64, default_value = "64")]
     line: u64,
+    /// The kernel's base page in bytes (65536 on ppc64le).
+    #[arg(long, value_parser = parse_u64, default_value = "4096")]
+    page_size: u64,
     /// Seed for the address-space randomization that places the keys.
     #[arg(long, value_parser = parse_u64, default_value = "1")]
     seed: u64,
@@ -69,6 +72,7 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
         possible_cpus: args.cpus,
         nodes: args.nodes,
         line_size: args.line,
+        page_size: args.page_size,
     };
     platform
         .validate()

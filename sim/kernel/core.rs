@@ -7,9 +7,9 @@
 //! build on this file alone.
 
 use super::futex_hash::{Bucket, FutexHash, TableSel};
-use super::key::{get_futex_key, FutexKey, KeyKind, KeySource};
+use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
 use super::script::{Cost, LockRef, Script, Step};
-use super::table::{FieldName, RefcountMode};
+use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::memory::{Arena, Home, Mem, MemoryMap, RegionId};
@@ -107,7 +107,46 @@ pub struct FutexSystem {
     /// Each task's cached `futex_pi_state` (`current->pi_state_cache`): the
     /// first waiter of a PI futex attaches it.
     pub(super) pi_state_cache: Vec<Mem>,
+    /// Tasks between their `waiters` increment and queueing (or giving up),
+    /// per bucket: with the chain, what the bucket's `waiters` counts.
+    in_transit: WordMap<Bucket, u32>,
+    /// The node a FUTEX2_NUMA word holds once the kernel wrote the current
+    /// node into a FUTEX_NO_NODE word.
+    numa_nodes: WordMap<FutexKey, u32>,
+    /// What a shared key pins: the struct page and the mm or inode.
+    pins: KeyObjects,
+    /// Node of each CPU, for FUTEX_NO_NODE.
+    cpu_nodes: Vec<u32>,
 }
+
+/// The objects a shared key's path touches beside the bucket: each user
+/// region's `struct page`s, each process's `mm_struct` line holding
+/// mm_count, and the shared file's inode line holding i_count. futexsim
+/// places them in an area of its own: only which line each is matters.
+struct KeyObjects {
+    page_size: u64,
+    /// For each region a futex word may be in: its struct page array's region and base.
+    struct_pages: Vec<Option<(RegionId, u64)>>,
+    mm_count: Vec<Mem>,
+    inode_count: Mem,
+}
+
+/// Offsets in `struct page` (x86-64): `flags` (lock_page's bit) at 0,
+/// `_refcount` at 52; both in the page's one 64-byte line.
+const PAGE_FLAGS: u64 = 0;
+const PAGE_REFCOUNT: u64 = 52;
+const STRUCT_PAGE_BYTES: u64 = 64;
+/// Offsets in `struct futex_private_hash`'s header: the reference (6.16-rc's
+/// rcuref `users`, 6.17's `state`) at 0, `hash_mask` at 4, `mm` at 24,
+/// 6.16-rc's `immutable` at 33.
+pub const HEADER_REF: u64 = 0;
+pub const HEADER_MASK: u64 = 4;
+pub const HEADER_MM: u64 = 24;
+pub const HEADER_IMMUTABLE: u64 = 33;
+/// The vmemmap's place in the x86-64 kernel map, and an area for the mm and
+/// inode lines.
+const VMEMMAP: u64 = 0xffff_ea00_0000_0000;
+const KEY_OBJECTS: u64 = 0xffff_a000_0000_0000;
 
 const PERCPU_STRIDE: u64 = 256;
 const PERCPU_REF_OFFSET: u64 = 128;
@@ -120,12 +159,15 @@ const PI_STATE_BYTES: u64 = 128;
 const PI_STATE_NODE_STRIDE: u64 = 1 << 30;
 
 impl FutexSystem {
-    /// Adds each task's kernel stack and each CPU's per-CPU area to `memory`.
+    /// Adds each task's kernel stack, each CPU's per-CPU area and the
+    /// objects shared keys pin to `memory`; keys take offsets within pages
+    /// of `page_size` bytes.
     pub fn new(
         hash: FutexHash,
         tasks: Vec<TaskInfo>,
         mms: Vec<u64>,
         cpu_nodes: &[u32],
+        page_size: u64,
         memory: &mut MemoryMap,
     ) -> FutexSystem {
         let mut lock_base = Vec::new();
@@ -172,6 +214,13 @@ impl FutexSystem {
             })
             .collect();
         let pi_state_cache = pi_state_objects(&tasks, cpu_nodes, memory);
+        let tables: Vec<RegionId> = hash
+            .global
+            .iter()
+            .chain(hash.private.iter().flatten())
+            .map(|t| t.region)
+            .collect();
+        let pins = KeyObjects::new(&tasks, &mms, cpu_nodes, page_size, &tables, memory);
         let n = tasks.len();
         FutexSystem {
             hash,
@@ -186,6 +235,10 @@ impl FutexSystem {
             percpu,
             pi: WordMap::default(),
             pi_state_cache,
+            in_transit: WordMap::default(),
+            numa_nodes: WordMap::default(),
+            pins,
+            cpu_nodes: cpu_nodes.to_vec(),
         }
     }
 
@@ -225,12 +278,79 @@ impl FutexSystem {
 
     pub(super) fn key(&self, task: u32, uaddr: u64, kind: KeyKind) -> FutexKey {
         let mm = self.mms[self.tasks[task as usize].process as usize];
+        let page = self.pins.page_size;
         get_futex_key(
             uaddr,
-            KeySource::of(kind, mm, uaddr),
+            KeySource::of(kind, mm, uaddr, page),
             self.hash.design.word_size,
+            page,
         )
         .expect("workloads use aligned futex words")
+    }
+
+    /// The node a FUTEX2_NUMA key goes to: the word's, or the one the
+    /// kernel wrote into a FUTEX_NO_NODE word (None: not FUTEX2_NUMA).
+    fn numa_node(&self, task: u32, key: &FutexKey, kind: KeyKind) -> Option<u32> {
+        let KeyKind::PrivateNuma(node) = kind else {
+            return None;
+        };
+        Some(match node {
+            FutexNode::Node(n) => n,
+            FutexNode::NoNode => self
+                .numa_nodes
+                .get(key)
+                .copied()
+                .unwrap_or_else(|| self.cpu_nodes[self.tasks[task as usize].cpu as usize]),
+        })
+    }
+
+    /// `waiters` of a bucket as the kernel counts it: the queued futex_qs
+    /// and the tasks on their way in.
+    pub(super) fn waiters_pending(&self, bucket: Bucket) -> bool {
+        self.in_transit.get(&bucket).is_some_and(|&n| n > 0)
+            || self.chains.get(&bucket).is_some_and(|c| !c.is_empty())
+    }
+
+    /// futex_hb_waiters_inc before the bucket lock: the task counts as a
+    /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
+    pub(super) fn waiters_inc(&mut self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
+        *self.in_transit.entry(bucket).or_default() += 1;
+        if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
+            s.push(Step::Access(w, AccessKind::Rmw));
+        }
+    }
+
+    /// The task that incremented `waiters` has queued, or dropped the count
+    /// again (its RMW scripted by the caller).
+    pub(super) fn waiters_arrived(&mut self, bucket: Bucket) {
+        if let Some(n) = self.in_transit.get_mut(&bucket) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_transit.remove(&bucket);
+            }
+        }
+    }
+
+    /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
+    /// the lock released, in the era's order.
+    pub(super) fn unlock_and_drop_waiter(
+        &mut self,
+        memory: &MemoryMap,
+        bucket: Bucket,
+        s: &mut Script,
+    ) {
+        self.waiters_arrived(bucket);
+        let unlock = Step::Unlock(self.lock_of(memory, bucket));
+        let dec = self
+            .field(memory, bucket, FieldName::Waiters)
+            .map(|w| Step::Access(w, AccessKind::Rmw));
+        if self.hash.design.path.waiters_dec_before_unlock {
+            s.extend(dec);
+            s.push(unlock);
+        } else {
+            s.push(unlock);
+            s.extend(dec);
+        }
     }
 
     pub(super) fn field(
@@ -262,31 +382,70 @@ impl FutexSystem {
         }
     }
 
-    /// The private hash's reference, taken around every op that uses it.
-    pub(super) fn refcount(&self, memory: &MemoryMap, task: u32, bucket: Bucket) -> Option<Mem> {
-        let TableSel::Private(_) = bucket.table else {
-            return None;
+    /// A byte of process `process`'s private hash header.
+    fn header(&self, memory: &MemoryMap, process: u32, offset: u64) -> Option<Mem> {
+        let (base, region) = self.hash.header_of(process)?;
+        Some(Mem {
+            addr: base + offset,
+            line: memory.line_in(region, base + offset),
+        })
+    }
+
+    /// The per-CPU counter 6.17 takes its reference on.
+    fn percpu_ref(&self, memory: &MemoryMap, task: u32) -> Mem {
+        let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
+        let addr = base + PERCPU_REF_OFFSET;
+        Mem {
+            addr,
+            line: memory.line_in(region, addr),
+        }
+    }
+
+    /// futex_private_hash_get or put on the private hash `bucket` is in:
+    /// the header reads and the reference's RMW of the era.
+    fn private_reference(&self, memory: &MemoryMap, task: u32, bucket: Bucket, s: &mut Script) {
+        let TableSel::Private(process) = bucket.table else {
+            return;
         };
-        let ph = self.hash.design.private.as_ref()?;
+        let Some(ph) = self.hash.design.private.as_ref() else {
+            return;
+        };
+        let header = |offset| self.header(memory, process, offset);
+        let read = |m: Option<Mem>, s: &mut Script| {
+            s.extend(m.map(|m| Step::Access(m, AccessKind::Read)));
+        };
+        if ph.immutable_flag {
+            read(header(HEADER_IMMUTABLE), s);
+            if self.hash.immutable(process) {
+                return;
+            }
+        }
         match ph.refcount {
-            RefcountMode::None => None,
+            RefcountMode::None => {}
             RefcountMode::Shared => {
-                let table = self.hash.instance(bucket.table);
-                let addr = table
-                    .header
-                    .expect("validated: a shared refcount has a header");
-                Some(Mem {
-                    addr,
-                    line: memory.line_in(table.region, addr),
-                })
+                s.extend(header(HEADER_REF).map(|m| Step::Access(m, AccessKind::Rmw)));
             }
             RefcountMode::PerCpu => {
-                let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
-                let addr = base + PERCPU_REF_OFFSET;
-                Some(Mem {
-                    addr,
-                    line: memory.line_in(region, addr),
-                })
+                // futex_ref_get/put: fph->mm, then fph->state, then this CPU's counter.
+                read(header(HEADER_MM), s);
+                read(header(HEADER_REF), s);
+                s.push(Step::Access(self.percpu_ref(memory, task), AccessKind::Rmw));
+            }
+        }
+    }
+
+    /// futex_hash_put's read of `hb->priv`, where the era reaches the table
+    /// back through the bucket.
+    fn read_priv(&self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
+        let through_bucket = self
+            .hash
+            .design
+            .private
+            .as_ref()
+            .is_some_and(|p| p.lookup == PrivateLookup::BucketPriv);
+        if through_bucket {
+            if let Some(p) = self.field(memory, bucket, FieldName::Priv) {
+                s.push(Step::Access(p, AccessKind::Read));
             }
         }
     }
@@ -297,15 +456,13 @@ impl FutexSystem {
         &mut self,
         memory: &MemoryMap,
         task: u32,
-        uaddr: u64,
+        uaddr: Mem,
         kind: KeyKind,
         s: &mut Script,
     ) -> (FutexKey, Bucket) {
         s.push(Step::Compute(Cost::SyscallHalf));
         let (key, bucket) = self.hash_key(memory, task, uaddr, kind, s);
-        if let Some(r) = self.refcount(memory, task, bucket) {
-            s.push(Step::Access(r, AccessKind::Rmw));
-        }
+        self.private_reference(memory, task, bucket, s);
         (key, bucket)
     }
 
@@ -313,32 +470,124 @@ impl FutexSystem {
     pub(super) fn locate(&self, task: u32, uaddr: u64, kind: KeyKind) -> (FutexKey, Bucket) {
         let key = self.key(task, uaddr, kind);
         // The real hash, every op: the key must land where the kernel would put it.
+        let process = self.tasks[task as usize].process;
         let bucket = self
             .hash
-            .futex_hash(&key, self.tasks[task as usize].process)
+            .futex_hash_on(&key, process, self.numa_node(task, &key, kind))
             .bucket;
         (key, bucket)
     }
 
-    /// get_futex_key and futex_hash for one word, as script steps.
-    pub(super) fn hash_key(
+    /// The struct page of the user word `uaddr`: of the page its line is
+    /// in, as the region lays it out (a process-mode workload's words share
+    /// virtual addresses and are told apart by their lines).
+    fn struct_page(&self, memory: &MemoryMap, uaddr: Mem) -> Option<Mem> {
+        let region = memory.region_of_line(uaddr.line);
+        let (pages, base) = self
+            .pins
+            .struct_pages
+            .get(region as usize)
+            .copied()
+            .flatten()?;
+        let page = self.pins.page_size;
+        let start = memory.region(region).base;
+        let at = memory.line_addr(uaddr.line).max(start);
+        let addr = base + (at / page - start / page) * STRUCT_PAGE_BYTES;
+        Some(Mem {
+            addr,
+            line: memory.line_in(pages, addr),
+        })
+    }
+
+    /// What a shared key of `task` holds for the op: the mm's mm_count, or
+    /// the inode's i_count.
+    fn pinned_object(&self, task: u32, kind: KeyKind) -> Mem {
+        match kind {
+            KeyKind::SharedFile => self.pins.inode_count,
+            _ => self.pins.mm_count[self.tasks[task as usize].process as usize],
+        }
+    }
+
+    /// get_futex_key of a shared word: get_user_pages_fast takes a page
+    /// reference, the era locks the page and pins the mm or inode, then the
+    /// page goes back.
+    fn shared_key_steps(
         &self,
         memory: &MemoryMap,
         task: u32,
-        uaddr: u64,
+        uaddr: Mem,
+        kind: KeyKind,
+        s: &mut Script,
+    ) {
+        let pins = self.hash.design.path.shared_key;
+        let page = self.struct_page(memory, uaddr);
+        let at = |offset: u64| {
+            page.map(|p| Mem {
+                addr: p.addr + offset,
+                line: p.line,
+            })
+        };
+        let rmw =
+            |m: Option<Mem>, s: &mut Script| s.extend(m.map(|m| Step::Access(m, AccessKind::Rmw)));
+        rmw(at(PAGE_REFCOUNT), s);
+        let locks_page = pins == SharedKeyPins::LockPageAndRefs;
+        if locks_page {
+            rmw(at(PAGE_FLAGS), s);
+        }
+        if pins != SharedKeyPins::PageOnly {
+            rmw(Some(self.pinned_object(task, kind)), s);
+        }
+        if locks_page {
+            rmw(at(PAGE_FLAGS), s);
+        }
+        rmw(at(PAGE_REFCOUNT), s);
+    }
+
+    /// get_futex_key and futex_hash for one word, as script steps.
+    pub(super) fn hash_key(
+        &mut self,
+        memory: &MemoryMap,
+        task: u32,
+        uaddr: Mem,
         kind: KeyKind,
         s: &mut Script,
     ) -> (FutexKey, Bucket) {
-        let (key, bucket) = self.locate(task, uaddr, kind);
-        s.push(Step::Compute(if kind == KeyKind::Private {
-            Cost::FutexKeyPrivate
-        } else {
+        let (key, bucket) = self.locate(task, uaddr.addr, kind);
+        let shared = !key.is_private();
+        s.push(Step::Compute(if shared {
             Cost::FutexKeyShared
+        } else {
+            Cost::FutexKeyPrivate
         }));
-        s.push(Step::Compute(Cost::Jhash2));
-        if let Some(p) = self.field(memory, bucket, FieldName::Priv) {
-            s.push(Step::Access(p, AccessKind::Read));
+        if shared {
+            self.shared_key_steps(memory, task, uaddr, kind, s);
         }
+        if let KeyKind::PrivateNuma(node) = kind {
+            // The word's second half: read, and where it says FUTEX_NO_NODE
+            // the current node is written back for good.
+            let node_word = Mem {
+                addr: uaddr.addr + 4,
+                line: uaddr.line,
+            };
+            s.push(Step::Access(node_word, AccessKind::Read));
+            if node == FutexNode::NoNode && !self.numa_nodes.contains_key(&key) {
+                let cpu_node = self.cpu_nodes[self.tasks[task as usize].cpu as usize];
+                self.numa_nodes.insert(key, cpu_node);
+                s.push(Step::Access(node_word, AccessKind::Write));
+            }
+        }
+        s.push(Step::Compute(Cost::Jhash2));
+        // __futex_hash_private reads the mask of a private key's table,
+        // even one of no slots (SET_SLOTS 0), which sends it to the global one.
+        let process = self.tasks[task as usize].process;
+        if key.is_private() && kind == KeyKind::Private {
+            s.extend(
+                self.header(memory, process, HEADER_MASK)
+                    .map(|m| Step::Access(m, AccessKind::Read)),
+            );
+        }
+        // futex_hash: `fph = hb->priv`, to take the reference.
+        self.read_priv(memory, bucket, s);
         (key, bucket)
     }
 
@@ -403,17 +652,30 @@ impl FutexSystem {
         woken
     }
 
-    /// The way out: drop the private hash reference, leave the syscall with `ret`.
+    /// The way out: drop the private hash reference (futex_hash_put), drop
+    /// what the era's shared keys pinned, leave the syscall with `ret`.
     pub(super) fn end(
         &mut self,
         memory: &MemoryMap,
         task: u32,
-        bucket: Bucket,
+        f: &InFlight,
         ret: i64,
         s: &mut Script,
     ) {
-        if let Some(r) = self.refcount(memory, task, bucket) {
-            s.push(Step::Access(r, AccessKind::Rmw));
+        self.read_priv(memory, f.bucket, s);
+        self.private_reference(memory, task, f.bucket, s);
+        if self.hash.design.path.shared_key != SharedKeyPins::PageOnly {
+            // put_futex_key: mmdrop or iput, for each shared key of the op.
+            let (_, kind) = f.op.uaddr();
+            let keys = 1 + u32::from(matches!(f.op, FutexOp::CmpRequeue { .. }));
+            if !f.key.is_private() {
+                for _ in 0..keys {
+                    s.push(Step::Access(
+                        self.pinned_object(task, kind),
+                        AccessKind::Rmw,
+                    ));
+                }
+            }
         }
         s.push(Step::Compute(Cost::SyscallHalf));
         s.push(Step::Returns(ret));
@@ -466,4 +728,132 @@ fn pi_state_objects(tasks: &[TaskInfo], cpu_nodes: &[u32], memory: &mut MemoryMa
             }
         })
         .collect()
+}
+
+impl KeyObjects {
+    /// Lays out the struct pages of every region a futex word may be in
+    /// (one 64-byte struct per page, on the page's node): each the workload
+    /// placed, not the futex tables; and the mm_count and i_count lines.
+    fn new(
+        tasks: &[TaskInfo],
+        mms: &[u64],
+        cpu_nodes: &[u32],
+        page_size: u64,
+        tables: &[RegionId],
+        memory: &mut MemoryMap,
+    ) -> KeyObjects {
+        let mut vmemmap = Arena::new(VMEMMAP);
+        let user: Vec<(usize, u64, u64, Home, String)> = memory
+            .regions()
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !tables.contains(&(i as RegionId)))
+            .map(|(i, r)| (i, r.base, r.len, r.home, r.name.clone()))
+            .collect();
+        let mut struct_pages = vec![None; memory.regions().len()];
+        for (i, base, len, home, name) in user {
+            let pages = (base + len.max(1) - 1) / page_size - base / page_size + 1;
+            let start = vmemmap.alloc(pages * STRUCT_PAGE_BYTES, 64, 0);
+            let region = memory.add(
+                format!("struct pages of {name}"),
+                start,
+                pages * STRUCT_PAGE_BYTES,
+                home,
+            );
+            struct_pages[i] = Some((region, start));
+        }
+        let mut objects = Arena::new(KEY_OBJECTS);
+        let mut line = |name: String, node: u32, memory: &mut MemoryMap| {
+            let addr = objects.alloc(64, 64, 0);
+            let region = memory.add(name, addr, 64, Home::Node(node));
+            Mem {
+                addr,
+                line: memory.line_in(region, addr),
+            }
+        };
+        let mm_count = (0..mms.len() as u32)
+            .map(|p| {
+                let node = tasks
+                    .iter()
+                    .find(|t| t.process == p)
+                    .map_or(0, |t| cpu_nodes[t.cpu as usize]);
+                line(format!("process {p} mm_struct (mm_count)"), node, memory)
+            })
+            .collect();
+        let inode_count = line("shared file inode (i_count)".into(), 0, memory);
+        KeyObjects {
+            page_size,
+            struct_pages,
+            mm_count,
+            inode_count,
+        }
+    }
+}
+
+#[cfg(test)]
+impl FutexSystem {
+    /// Names the field a script's access touches, for the era tests: a
+    /// bucket field, a header field, a key's pinned object, the user word.
+    pub(super) fn field_name(
+        &self,
+        memory: &MemoryMap,
+        task: u32,
+        uaddr: u64,
+        addr: u64,
+    ) -> String {
+        let process = self.tasks[task as usize].process;
+        if let Some((base, _)) = self.hash.header_of(process) {
+            for (offset, name) in [
+                (HEADER_REF, "fph->users/state"),
+                (HEADER_MASK, "fph->hash_mask"),
+                (HEADER_MM, "fph->mm"),
+                (HEADER_IMMUTABLE, "fph->immutable"),
+            ] {
+                if addr == base + offset {
+                    return name.into();
+                }
+            }
+        }
+        if addr == self.percpu_ref(memory, task).addr {
+            return "percpu futex_ref".into();
+        }
+        if addr == self.pins.mm_count[process as usize].addr {
+            return "mm->mm_count".into();
+        }
+        if addr == self.pins.inode_count.addr {
+            return "inode->i_count".into();
+        }
+        if addr == uaddr {
+            return "uaddr".into();
+        }
+        if addr == uaddr + 4 {
+            return "uaddr node".into();
+        }
+        if addr == self.futex_q[task as usize].addr {
+            return "futex_q".into();
+        }
+        let pages = memory.regions().iter().find(|r| {
+            r.name.starts_with("struct pages") && (r.base..r.base + r.len).contains(&addr)
+        });
+        if let Some(r) = pages {
+            return match (addr - r.base) % STRUCT_PAGE_BYTES {
+                PAGE_FLAGS => "page->flags".into(),
+                PAGE_REFCOUNT => "page->_refcount".into(),
+                other => format!("struct page +{other}"),
+            };
+        }
+        let tables = (0..self.hash.global.len() as u32)
+            .map(TableSel::Global)
+            .chain(
+                (0..self.hash.private.len() as u32)
+                    .filter(|&p| self.hash.private[p as usize].is_some())
+                    .map(TableSel::Private),
+            );
+        for table in tables {
+            if let Some((_, Some(field))) = self.hash.locate(table, addr) {
+                return format!("hb->{}", field.as_str());
+            }
+        }
+        format!("{addr:#x}")
+    }
 }

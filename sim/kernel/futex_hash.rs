@@ -1,9 +1,12 @@
 //! A table design realized on one machine for one workload: its instances in
-//! memory, and `futex_hash`, which maps a key to its bucket as the kernel of
-//! that design would.
+//! memory, each process's private hash as its life left it (allocated at the
+//! first thread creation, grown by the era's rule at each later one, or set
+//! by prctl), and `futex_hash`, which maps a key to its bucket as the kernel
+//! of that design would.
 
 use super::key::{FutexKey, HashInput, KeyOrder};
 use super::table::{eval_slots, DesignError, FieldName, Placement, SizingVars, TableDesign};
+use crate::expr::Expr;
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
 
 /// One bucket array in memory.
@@ -45,6 +48,81 @@ pub struct ProcessInfo {
     pub threads: u64,
     /// Node of the process's first thread: where its private hash is allocated.
     pub node: u32,
+    /// What the process asked with prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS)
+    /// before creating its threads; None: nothing.
+    pub set_slots: Option<SetSlots>,
+}
+
+impl ProcessInfo {
+    /// A process that leaves its private hash to the kernel's default.
+    pub fn new(threads: u64, node: u32) -> ProcessInfo {
+        ProcessInfo {
+            threads,
+            node,
+            set_slots: None,
+        }
+    }
+}
+
+/// PR_FUTEX_HASH_SET_SLOTS as perf bench's `-b N` (and `-I`) issues it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetSlots {
+    /// 0 switches the process to the global hash for good.
+    pub slots: u64,
+    /// FH_FLAG_IMMUTABLE (6.16-rc only).
+    pub immutable: bool,
+}
+
+/// How a process's private hash came to its final size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlotsSetBy {
+    /// No private hash: the design has none, or the process has too few threads.
+    NoPrivateHash,
+    /// futex_hash_allocate_default at each thread creation.
+    ThreadCreation,
+    /// PR_FUTEX_HASH_SET_SLOTS; 0 slots is the global hash.
+    Prctl,
+    /// PR_FUTEX_HASH_SET_SLOTS with FH_FLAG_IMMUTABLE.
+    PrctlImmutable,
+}
+
+/// A process's private hash at the end of its threads' creation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PrivateLife {
+    /// Slots it ended with; 0 for the global hash.
+    pub slots: u64,
+    /// Times a larger table replaced the one in use.
+    pub resizes: u32,
+    pub set_by: SlotsSetBy,
+}
+
+/// The slots a process's private hash has after each of its thread
+/// creations, and how many resizes that took: futex_hash_allocate_default
+/// (bd54df5ea7ca) sizes by the threads the process has at that creation,
+/// the new one not yet counted (the main thread and the k - 1 created
+/// before it at the k-th), and only ever grows; an era without growth keeps
+/// the first size.
+pub fn default_slots_history(
+    rule: &Expr,
+    vars: &SizingVars,
+    threads: u64,
+    grows: bool,
+) -> Result<(u64, u32), DesignError> {
+    let first = eval_slots(rule, &vars.for_process(1, vars.node_slots))?;
+    if !grows {
+        return Ok((first, 0));
+    }
+    let mut slots = first;
+    let mut resizes = 0;
+    for existing in 2..=threads {
+        let want = eval_slots(rule, &vars.for_process(existing, vars.node_slots))?;
+        if want > slots {
+            slots = want;
+            resizes += 1;
+        }
+    }
+    Ok((slots, resizes))
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +130,11 @@ pub struct FutexHash {
     pub design: TableDesign,
     pub global: Vec<TableInstance>,
     pub private: Vec<Option<TableInstance>>,
+    /// Each process's private hash header (address, region): also where a
+    /// SET_SLOTS 0 table keeps its zero mask and nothing else.
+    headers: Vec<Option<(u64, RegionId)>>,
+    /// How each process's private hash ended.
+    pub lives: Vec<PrivateLife>,
     /// ilog2 of one global instance's slots: the node is taken from the bits above.
     global_shift: u32,
 }
@@ -145,33 +228,61 @@ impl FutexHash {
                 })
                 .collect(),
         };
-        let private = processes
-            .iter()
-            .enumerate()
-            .map(|(p, info)| match &design.private {
-                Some(ph) if info.threads >= u64::from(ph.min_threads) => {
+        let mut private = Vec::with_capacity(processes.len());
+        let mut headers = Vec::with_capacity(processes.len());
+        let mut lives = Vec::with_capacity(processes.len());
+        for (p, info) in processes.iter().enumerate() {
+            let none = PrivateLife {
+                slots: 0,
+                resizes: 0,
+                set_by: SlotsSetBy::NoPrivateHash,
+            };
+            let Some(ph) = &design.private else {
+                private.push(None);
+                headers.push(None);
+                lives.push(none);
+                continue;
+            };
+            let life = match info.set_slots {
+                Some(SetSlots { slots, immutable }) => PrivateLife {
+                    slots,
+                    resizes: 0,
+                    set_by: if immutable {
+                        SlotsSetBy::PrctlImmutable
+                    } else {
+                        SlotsSetBy::Prctl
+                    },
+                },
+                None if info.threads >= u64::from(ph.min_threads) => {
                     let v = vars.for_process(info.threads, global_slots);
-                    let slots = eval_slots(&ph.slots, &v)?;
-                    add_table_bytes(
-                        &mut table_bytes,
-                        u64::from(ph.header_bytes) + slots * bucket,
-                    )?;
-                    let name = format!("process {p} private hash");
-                    Ok(Some(instance(
-                        name,
+                    let (slots, resizes) =
+                        default_slots_history(&ph.slots, &v, info.threads, ph.grows)?;
+                    PrivateLife {
                         slots,
-                        u64::from(ph.header_bytes),
-                        Home::Node(info.node),
-                        false,
-                    )))
+                        resizes,
+                        set_by: SlotsSetBy::ThreadCreation,
+                    }
                 }
-                _ => Ok(None),
-            })
-            .collect::<Result<Vec<_>, DesignError>>()?;
+                None => none,
+            };
+            let header = u64::from(ph.header_bytes);
+            let table = (life.set_by != SlotsSetBy::NoPrivateHash).then(|| {
+                let name = format!("process {p} private hash");
+                instance(name, life.slots, header, Home::Node(info.node), false)
+            });
+            if table.is_some() {
+                add_table_bytes(&mut table_bytes, header + life.slots * bucket)?;
+            }
+            headers.push(table.as_ref().and_then(|t| t.header.map(|h| (h, t.region))));
+            private.push(table.filter(|t| t.slots > 0));
+            lives.push(life);
+        }
         Ok(FutexHash {
             design: design.clone(),
             global,
             private,
+            headers,
+            lives,
             global_shift: global_slots.trailing_zeros(),
         })
     }
@@ -187,26 +298,58 @@ impl FutexHash {
                 return (key.hash_input(ph.key_order, d.word_size), true);
             }
         }
+        (self.global_input(key), false)
+    }
+
+    /// The words the global table hashes.
+    pub fn global_input(&self, key: &FutexKey) -> HashInput {
+        let d = &self.design;
         let order = if d.key_order == KeyOrder::Address {
             KeyOrder::PtrWord
         } else {
             d.key_order
         };
-        (key.hash_input(order, d.word_size), false)
+        key.hash_input(order, d.word_size)
+    }
+
+    /// Process `process`'s private hash header, where it has one.
+    pub fn header_of(&self, process: u32) -> Option<(u64, RegionId)> {
+        self.headers.get(process as usize).copied().flatten()
+    }
+
+    /// Whether the process made its private hash immutable (6.16-rc's -I).
+    pub fn immutable(&self, process: u32) -> bool {
+        self.lives
+            .get(process as usize)
+            .is_some_and(|l| l.set_by == SlotsSetBy::PrctlImmutable)
     }
 
     /// The kernel's futex_hash(): private hash first where the design and the
     /// key allow it, else the global table (and its node).
     #[inline]
     pub fn futex_hash(&self, key: &FutexKey, process: u32) -> Hashed {
-        let (input, private) = self.hash_input(key, process);
+        self.futex_hash_on(key, process, None)
+    }
+
+    /// futex_hash of a key that may carry a FUTEX2_NUMA node: such a key
+    /// never uses the private hash and goes to its node's table; any other
+    /// takes its node from the hash bits above the mask, modulo the nodes
+    /// (`__futex_hash`; every node is possible here).
+    #[inline]
+    pub fn futex_hash_on(&self, key: &FutexKey, process: u32, node: Option<u32>) -> Hashed {
+        let (input, private) = match node {
+            Some(_) => (self.global_input(key), false),
+            None => self.hash_input(key, process),
+        };
         let hash = self.design.hash.jhash2(input.words(), input.initval);
+        let nodes = self.global.len() as u64;
         let table = if private {
             TableSel::Private(process)
         } else {
-            TableSel::Global(match self.global.len() {
-                1 => 0,
-                n => ((u64::from(hash) >> self.global_shift) % n as u64) as u32,
+            TableSel::Global(match (node, nodes) {
+                (_, 1) => 0,
+                (Some(n), _) => (u64::from(n) % nodes) as u32,
+                (None, _) => ((u64::from(hash) >> self.global_shift) % nodes) as u32,
             })
         };
         let index = (u64::from(hash) & (self.instance(table).slots - 1)) as u32;
@@ -264,10 +407,10 @@ impl FutexHash {
             .map_or(0, |p| u64::from(p.header_bytes));
         let global: u64 = self.global.iter().map(|t| t.slots * size).sum();
         let private: u64 = self
-            .private
+            .lives
             .iter()
-            .flatten()
-            .map(|t| t.slots * size + header)
+            .filter(|l| l.set_by != SlotsSetBy::NoPrivateHash)
+            .map(|l| l.slots * size + header)
             .sum();
         global + private
     }
@@ -280,7 +423,7 @@ impl FutexHash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::key::{get_futex_key, KeySource, WordSize};
+    use crate::kernel::key::{get_futex_key, KeySource, WordSize, PAGE_SIZE};
     use crate::kernel::table::preset;
 
     const MM: u64 = 0xffff_8881_00ab_c000;
@@ -296,13 +439,19 @@ mod tests {
             futexes: threads * 1024,
             node_slots: 0,
         };
-        let procs = [ProcessInfo { threads, node: 0 }];
+        let procs = [ProcessInfo::new(threads, 0)];
         let h = FutexHash::build(&preset(name).unwrap(), vars, &procs, nodes, &mut memory).unwrap();
         (h, memory)
     }
 
     fn key(uaddr: u64) -> FutexKey {
-        get_futex_key(uaddr, KeySource::Private { mm: MM }, WordSize::Bits64).unwrap()
+        get_futex_key(
+            uaddr,
+            KeySource::Private { mm: MM },
+            WordSize::Bits64,
+            PAGE_SIZE,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -338,6 +487,48 @@ mod tests {
         assert_eq!(h.futex_hash(&key(0x7f12_3456_7abc), 0).bucket.index, 48);
     }
 
+    /// futex_hash_allocate_default at each of 32 thread creations on 32
+    /// CPUs: 16 slots up to 4 threads, then 32, 64 and 128; 7c4f75a21f keeps
+    /// its first 16; a prctl'd size stays, 0 being the global hash.
+    #[test]
+    fn private_hashes_grow_at_thread_creation_unless_set() {
+        let (h, _) = build("v6.17", 32, 1, 32);
+        assert_eq!(
+            h.lives[0],
+            PrivateLife {
+                slots: 128,
+                resizes: 3,
+                set_by: SlotsSetBy::ThreadCreation
+            }
+        );
+        let (h, _) = build("7c4f75a21f", 32, 1, 32);
+        assert_eq!((h.lives[0].slots, h.lives[0].resizes), (16, 0));
+        let mut memory = MemoryMap::new(64);
+        let vars = SizingVars {
+            cpus: 32,
+            possible_cpus: 32,
+            nodes: 1,
+            threads: 32,
+            processes: 1,
+            futexes: 32,
+            node_slots: 0,
+        };
+        let set = |slots, immutable| ProcessInfo {
+            set_slots: Some(SetSlots { slots, immutable }),
+            ..ProcessInfo::new(32, 0)
+        };
+        let design = preset("v6.16-rc1").unwrap();
+        let procs = [set(0, false), set(1024, true)];
+        let h = FutexHash::build(&design, vars, &procs, 1, &mut memory).unwrap();
+        assert!(h.private[0].is_none() && h.header_of(0).is_some());
+        assert!(matches!(
+            h.futex_hash(&key(0x1000), 0).bucket.table,
+            TableSel::Global(0)
+        ));
+        assert_eq!(h.private[1].as_ref().map(|t| t.slots), Some(1024));
+        assert!(h.immutable(1) && !h.immutable(0));
+    }
+
     #[test]
     fn single_threaded_and_shared_keys_use_the_global_table() {
         let (h, _) = build("private-6.17", 32, 2, 1);
@@ -346,8 +537,13 @@ mod tests {
             TableSel::Global(_)
         ));
         let (h, _) = build("private-6.17", 32, 2, 8);
-        let shared =
-            get_futex_key(0x1000, KeySource::SharedAnon { mm: MM }, WordSize::Bits64).unwrap();
+        let shared = get_futex_key(
+            0x1000,
+            KeySource::SharedAnon { mm: MM },
+            WordSize::Bits64,
+            PAGE_SIZE,
+        )
+        .unwrap();
         assert!(matches!(
             h.futex_hash(&shared, 0).bucket.table,
             TableSel::Global(_)

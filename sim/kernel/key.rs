@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// The futex code always works with base pages, even on huge mappings.
+/// x86-64's base page. The futex code always works with base pages, even on
+/// huge mappings; a machine's page size is its profile's (64 KiB on ppc64le).
 pub const PAGE_SIZE: u64 = 4096;
 /// Low bits of `offset` that tell key types apart (offset is a multiple of 4).
 pub const FUT_OFF_INODE: u32 = 1;
@@ -20,6 +21,20 @@ pub enum KeyKind {
     SharedAnon,
     /// Shared futex on a file or shmem page: (inode or i_seq, pgoff, offset | FUT_OFF_INODE).
     SharedFile,
+    /// FUTEX2_NUMA | FUTEX2_PRIVATE (6.16+): a private key whose word is
+    /// {value, node}; the node picks the global table's node, and the
+    /// private hash is never used.
+    PrivateNuma(FutexNode),
+}
+
+/// The node half of a FUTEX2_NUMA word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FutexNode {
+    /// FUTEX_NO_NODE (-1): the kernel writes the current CPU's node into
+    /// the word at the first op, and every later op reads it from there.
+    NoNode,
+    Node(u32),
 }
 
 /// The kernel's word size; it decides how many u32 words a key has.
@@ -68,14 +83,15 @@ pub enum KeySource {
 const SHARED_FILE_INODE: u64 = 0xffff_8881_4000_0000;
 
 impl KeySource {
-    /// What identifies a word at `uaddr` mapped as `kind` in the process whose mm is `mm`.
-    pub fn of(kind: KeyKind, mm: u64, uaddr: u64) -> KeySource {
+    /// What identifies a word at `uaddr` mapped as `kind` in the process
+    /// whose mm is `mm`, with pages of `page_size` bytes.
+    pub fn of(kind: KeyKind, mm: u64, uaddr: u64, page_size: u64) -> KeySource {
         match kind {
-            KeyKind::Private => KeySource::Private { mm },
+            KeyKind::Private | KeyKind::PrivateNuma(_) => KeySource::Private { mm },
             KeyKind::SharedAnon => KeySource::SharedAnon { mm },
             KeyKind::SharedFile => KeySource::SharedFile {
                 inode: SHARED_FILE_INODE,
-                pgoff: uaddr >> 12,
+                pgoff: uaddr / page_size,
             },
         }
     }
@@ -111,9 +127,14 @@ impl HashInput {
     }
 }
 
-/// Builds the key as get_futex_key does: offset within the page, the
-/// page-aligned address, and the type bits.
-pub fn get_futex_key(uaddr: u64, source: KeySource, bits: WordSize) -> Result<FutexKey, KeyError> {
+/// Builds the key as get_futex_key does: offset within the page of
+/// `page_size` bytes, the page-aligned address, and the type bits.
+pub fn get_futex_key(
+    uaddr: u64,
+    source: KeySource,
+    bits: WordSize,
+    page_size: u64,
+) -> Result<FutexKey, KeyError> {
     if !uaddr.is_multiple_of(4) {
         return Err(KeyError::Misaligned(uaddr));
     }
@@ -128,7 +149,7 @@ pub fn get_futex_key(uaddr: u64, source: KeySource, bits: WordSize) -> Result<Fu
             }
         }
     }
-    let offset = (uaddr % PAGE_SIZE) as u32;
+    let offset = (uaddr % page_size) as u32;
     let address = uaddr - u64::from(offset);
     Ok(match source {
         KeySource::Private { mm } => FutexKey {
@@ -208,6 +229,7 @@ mod tests {
             0x7f12_3456_7abc,
             KeySource::Private { mm: MM },
             WordSize::Bits64,
+            PAGE_SIZE,
         )
         .unwrap();
         assert_eq!(
@@ -227,6 +249,7 @@ mod tests {
             0x1000_0008,
             KeySource::SharedAnon { mm: MM },
             WordSize::Bits64,
+            PAGE_SIZE,
         )
         .unwrap();
         assert_eq!(anon.offset, 8 | FUT_OFF_MMSHARED);
@@ -234,6 +257,7 @@ mod tests {
             0x1000_0008,
             KeySource::SharedFile { inode: 7, pgoff: 3 },
             WordSize::Bits64,
+            PAGE_SIZE,
         )
         .unwrap();
         assert_eq!(
@@ -251,12 +275,38 @@ mod tests {
     fn misaligned_and_too_wide_addresses_are_rejected() {
         let src = KeySource::Private { mm: 0x1000 };
         assert_eq!(
-            get_futex_key(0x1002, src, WordSize::Bits64),
+            get_futex_key(0x1002, src, WordSize::Bits64, PAGE_SIZE),
             Err(KeyError::Misaligned(0x1002))
         );
         assert!(matches!(
-            get_futex_key(0x1_0000_0000, src, WordSize::Bits32),
+            get_futex_key(0x1_0000_0000, src, WordSize::Bits32, PAGE_SIZE),
             Err(KeyError::TooWide { what: "uaddr", .. })
+        ));
+    }
+
+    /// A 64 KiB page (ppc64le) keeps 16 more bits in the offset, which is
+    /// jhash2's initval, and 16 fewer in the address word.
+    #[test]
+    fn the_page_size_splits_address_and_offset() {
+        let src = KeySource::Private { mm: MM };
+        let k4 = get_futex_key(0x7f12_3456_7abc, src, WordSize::Bits64, 4096).unwrap();
+        let k64 = get_futex_key(0x7f12_3456_7abc, src, WordSize::Bits64, 65536).unwrap();
+        assert_eq!((k4.word, k4.offset), (0x7f12_3456_7000, 0xabc));
+        assert_eq!((k64.word, k64.offset), (0x7f12_3456_0000, 0x7abc));
+        let file = |page| KeySource::of(KeyKind::SharedFile, MM, 0x7f12_3456_7abc, page);
+        assert!(matches!(
+            file(4096),
+            KeySource::SharedFile {
+                pgoff: 0x7_f123_4567,
+                ..
+            }
+        ));
+        assert!(matches!(
+            file(65536),
+            KeySource::SharedFile {
+                pgoff: 0x7f12_3456,
+                ..
+            }
         ));
     }
 

@@ -5,6 +5,8 @@
 //! waitwake.rs, requeue.rs and pi.rs build on it alone.
 
 pub mod core;
+#[cfg(test)]
+mod eras;
 pub mod futex_hash;
 pub mod key;
 pub mod pi;

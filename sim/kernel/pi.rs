@@ -24,15 +24,13 @@ pub const EPERM: i64 = -1;
 impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
     pub(super) fn begin_lock_pi(
-        &self,
+        &mut self,
         memory: &MemoryMap,
         bucket: Bucket,
         uaddr: Mem,
         s: &mut Script,
     ) {
-        if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
-            s.push(Step::Access(w, AccessKind::Rmw));
-        }
+        self.waiters_inc(memory, bucket, s);
         s.push(Step::Lock(self.lock_of(memory, bucket)));
         s.push(Step::Access(uaddr, AccessKind::Read));
         s.push(Step::Decide(Decision::LockPiAtomic));
@@ -74,10 +72,7 @@ impl FutexSystem {
                     object: None,
                 },
             );
-            s.push(Step::Unlock(lock));
-            if let Some(w) = waiters {
-                s.push(Step::Access(w, AccessKind::Rmw));
-            }
+            self.unlock_and_drop_waiter(memory, f.bucket, s);
             return 0;
         };
         // attach_to_pi_owner initialises the waiter's cached pi_state;
@@ -89,6 +84,7 @@ impl FutexSystem {
         state.object = Some(object);
         s.push(Step::Access(object, attach));
         self.queue(memory, task, f.bucket, f.key, s);
+        self.waiters_arrived(f.bucket);
         // rt_mutex_start_proxy_lock: the rt_mutex's wait_lock and waiter tree.
         s.push(Step::Access(object, AccessKind::Rmw));
         s.push(Step::Unlock(lock));

@@ -25,12 +25,10 @@ impl FutexSystem {
         else {
             unreachable!("begin_requeue runs for FUTEX_CMP_REQUEUE")
         };
-        let (_, hb2) = self.hash_key(memory, task, uaddr2.addr, kind, s);
+        let (_, hb2) = self.hash_key(memory, task, uaddr2, kind, s);
         // futex_hb_waiters_inc(hb2): a wake on the second word must not miss
         // waiters that are on their way over.
-        if let Some(w) = self.field(memory, hb2, FieldName::Waiters) {
-            s.push(Step::Access(w, AccessKind::Rmw));
-        }
+        self.waiters_inc(memory, hb2, s);
         for lock in self.double_lock_order(f.bucket, hb2) {
             s.push(Step::Lock(self.lock_of(memory, lock)));
         }
@@ -99,7 +97,8 @@ impl FutexSystem {
     }
 
     /// futex_hb_waiters_dec(hb2), the pair of the increment before the locks.
-    fn requeue_done(&self, memory: &MemoryMap, hb2: Bucket, ret: i64, s: &mut Script) -> i64 {
+    fn requeue_done(&mut self, memory: &MemoryMap, hb2: Bucket, ret: i64, s: &mut Script) -> i64 {
+        self.waiters_arrived(hb2);
         if let Some(w) = self.field(memory, hb2, FieldName::Waiters) {
             s.push(Step::Access(w, AccessKind::Rmw));
         }

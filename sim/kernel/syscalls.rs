@@ -11,7 +11,7 @@ impl FutexSystem {
     /// Writes the script of `op` for `task` into `s`, up to its first decision.
     pub fn begin(&mut self, memory: &MemoryMap, task: u32, op: FutexOp, s: &mut Script) {
         let (uaddr, kind) = op.uaddr();
-        let (key, bucket) = self.enter(memory, task, uaddr.addr, kind, s);
+        let (key, bucket) = self.enter(memory, task, uaddr, kind, s);
         self.in_flight[task as usize] = Some(InFlight { op, key, bucket });
         match op {
             FutexOp::Wait { uaddr, .. } => self.begin_wait(memory, bucket, uaddr, s),
@@ -48,7 +48,7 @@ impl FutexSystem {
             (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
         };
         if let Some(ret) = ret {
-            self.end(memory, task, f.bucket, ret, s);
+            self.end(memory, task, &f, ret, s);
         }
     }
 }

@@ -1,7 +1,9 @@
-//! Table designs: everything that decides where a futex key lands and what
-//! the bucket it lands in looks like in memory (docs/kernel-facts.md §3-4). Each
-//! preset is one design that was merged or proposed; every field can be
-//! overridden from TOML.
+//! Table designs: everything that decides where a futex key lands, what the
+//! bucket it lands in looks like in memory, and which accesses each op's path
+//! makes around it (docs/kernel-facts.md §2-4). Each preset is one kernel
+//! state, named by its release or commit (docs/eras.md), or one proposal that
+//! was never merged; the older descriptive names stay as aliases. Every field
+//! can be overridden from TOML.
 
 use super::key::{KeyOrder, WordSize};
 use crate::expr::{Expr, ExprError};
@@ -130,6 +132,65 @@ pub struct PrivateHash {
     /// Processes with fewer threads keep using the global table (6.17 allocates
     /// on the first pthread_create, so a single-threaded process has none).
     pub min_threads: u32,
+    /// How futex_hash finds the table and the bucket's way back to it.
+    #[serde(default)]
+    pub lookup: PrivateLookup,
+    /// The 6.16 release candidates' FH_FLAG_IMMUTABLE (63e8595c060a, removed
+    /// by 760e6f7befba): get and put read `fph->immutable` first, and an
+    /// immutable table takes no reference.
+    #[serde(default)]
+    pub immutable_flag: bool,
+    /// Whether `futex_hash_allocate_default` grows the table as threads are
+    /// created (bd54df5ea7ca); without it the first size stays.
+    #[serde(default)]
+    pub grows: bool,
+}
+
+/// How a private key reaches its table, and how the op gets back to it to
+/// drop its reference (docs/eras.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrivateLookup {
+    /// `__futex_hash_private` reads `fph->hash_mask` from the header line,
+    /// and nothing more (7c4f75a21f: the table lives as long as the mm).
+    #[default]
+    Mask,
+    /// As `mask`, then futex_hash reads `hb->priv` back from the bucket to
+    /// take the reference, and futex_hash_put reads it again to drop it
+    /// (bd54df5ea7ca to 6.17).
+    BucketPriv,
+    /// As `mask`, the reference taken and dropped on the table found through
+    /// the mm: no bucket holds a way back (a734d9fca84e).
+    Direct,
+}
+
+/// How get_futex_key pins the object a shared key names while the op runs,
+/// beyond the page reference get_user_pages_fast takes and drops in every era.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SharedKeyPins {
+    /// Before 4.6: the page is locked while the key is built, and the key
+    /// holds mm_count (mmgrab) or i_count (ihold) until the op ends.
+    LockPageAndRefs,
+    /// 4.6 (65d8fc777f6d dropped lock_page) to 5.5: mm_count or i_count held
+    /// for the op.
+    Refs,
+    /// 5.7+: nothing (8019ad13ef7f dropped ihold in 5.6, 222993395ed3 mmgrab in 5.7).
+    #[default]
+    PageOnly,
+}
+
+/// The accesses of an op's path that are not the table's own, as the era's
+/// code makes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpPath {
+    /// futex_q_unlock drops `waiters` before releasing the bucket lock
+    /// (fe00e88d217a, 6.16 merge window), not after it.
+    #[serde(default)]
+    pub waiters_dec_before_unlock: bool,
+    #[serde(default)]
+    pub shared_key: SharedKeyPins,
 }
 
 /// A complete table design.
@@ -158,6 +219,8 @@ pub struct TableDesign {
     /// The era's spinlock; the machine's when absent.
     #[serde(default)]
     pub lock: Option<LockKind>,
+    #[serde(default)]
+    pub path: OpPath,
 }
 
 /// Variables a sizing rule may name.
@@ -321,11 +384,51 @@ fn aligned_64() -> BucketLayout {
 }
 
 const PER_NODE_SLOTS: &str = "roundup_pow_of_two(max(4, 256 * possible_cpus / nodes))";
+/// `futex_hash_allocate_default` (bd54df5ea7ca): 4 slots a thread, the
+/// threads capped at the online CPUs, within [16, one global table].
+const DEFAULT_PRIVATE_SLOTS: &str =
+    "clamp(roundup_pow_of_two(4 * min(threads, cpus)), 16, node_slots)";
 
-pub const PRESET_NAMES: [&str; 8] = [
-    "fixed-256",
+/// The kernel states, oldest first: each a release or a commit (docs/eras.md).
+pub const ERA_NAMES: [&str; 9] = [
+    "v2.6.29",
+    "v3.14",
+    "v4.6",
+    "v5.7",
+    "7c4f75a21f",
+    "v6.16-rc1",
+    "v6.16",
+    "v6.17",
+    "a734d9fca84e",
+];
+
+/// Proposals posted and never merged.
+pub const PROPOSAL_NAMES: [&str; 2] = ["dumazet-2009", "private-2009"];
+
+/// The descriptive names earlier configs use, and the kernel state each is.
+pub const ALIASES: [(&str, &str); 6] = [
+    ("fixed-256", "v2.6.29"),
+    ("aligned-3.14", "v3.14"),
+    ("private-7c4f75a21f", "7c4f75a21f"),
+    ("numa-6.16", "v6.16"),
+    ("private-6.16rc", "v6.16-rc1"),
+    ("private-6.17", "v6.17"),
+];
+
+/// Every name `preset` answers: eras, proposals, aliases.
+pub const PRESET_NAMES: [&str; 17] = [
+    "v2.6.29",
+    "v3.14",
+    "v4.6",
+    "v5.7",
+    "7c4f75a21f",
+    "v6.16-rc1",
+    "v6.16",
+    "v6.17",
+    "a734d9fca84e",
     "dumazet-2009",
     "private-2009",
+    "fixed-256",
     "aligned-3.14",
     "private-7c4f75a21f",
     "numa-6.16",
@@ -333,11 +436,36 @@ pub const PRESET_NAMES: [&str; 8] = [
     "private-6.17",
 ];
 
-/// The shipped designs (docs/model.md, "Tables to compare").
+/// 6.16+ with CONFIG_FUTEX_PRIVATE_HASH: `priv` after the chain.
+fn aligned_64_priv() -> BucketLayout {
+    layout(
+        64,
+        &[
+            (FieldName::Waiters, 0, 4),
+            (FieldName::Lock, 4, 4),
+            (FieldName::Chain, 8, 16),
+            (FieldName::Priv, 24, 8),
+        ],
+    )
+}
+
+/// The kernel state or proposal `name` names, an alias answering with its
+/// era's design under the alias's name (so a record keeps the name its
+/// config wrote).
 pub fn preset(name: &str) -> Option<TableDesign> {
-    let fixed_256 = TableDesign {
-        name: "fixed-256".into(),
-        era: "2.6.29: static futex_queues[256], lookup2 jhash2, ticket spinlock".into(),
+    let era = ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |&(_, era)| era);
+    let mut design = era_design(era)?;
+    design.name = name.into();
+    Some(design)
+}
+
+fn era_design(name: &str) -> Option<TableDesign> {
+    let v2_6_29 = TableDesign {
+        name: name.into(),
+        era: "v2.6.29: static futex_queues[256] of packed 40-byte buckets, lookup2 jhash2 of (word, ptr), ticket spinlock; a shared key locks its page and holds mm_count or i_count".into(),
         hash: HashForm::Lookup2,
         key_order: KeyOrder::WordPtr,
         word_size: WordSize::Bits64,
@@ -349,54 +477,66 @@ pub fn preset(name: &str) -> Option<TableDesign> {
         placement: Placement::BootNode,
         private: None,
         lock: Some(LockKind::Ticket),
+        path: OpPath {
+            waiters_dec_before_unlock: false,
+            shared_key: SharedKeyPins::LockPageAndRefs,
+        },
     };
-    let per_node = TableDesign {
-        name: "numa-6.16".into(),
-        era: "6.16: one table per node, node from the hash, qspinlock".into(),
+    let v3_14 = TableDesign {
+        era: "v3.14: roundup_pow_of_two(256 x possible CPUs) cache-aligned buckets with a waiter count, lookup3, ticket spinlock; shared keys as 2.6.29".into(),
         hash: HashForm::Lookup3,
-        key_order: KeyOrder::PtrWord,
-        slots: rule(PER_NODE_SLOTS),
+        slots: rule("roundup_pow_of_two(256 * possible_cpus)"),
         bucket: aligned_64(),
-        align: 64,
-        placement: Placement::PerNode,
-        lock: Some(LockKind::Queued),
-        ..fixed_256.clone()
+        align: 4096,
+        placement: Placement::Interleaved,
+        ..v2_6_29.clone()
     };
-    let private_617 = TableDesign {
-        name: "private-6.17".into(),
-        era:
-            "6.17: per-process private hash with per-CPU reference counting, per-node global table"
-                .into(),
-        bucket: layout(
-            64,
-            &[
-                (FieldName::Waiters, 0, 4),
-                (FieldName::Lock, 4, 4),
-                (FieldName::Chain, 8, 16),
-                (FieldName::Priv, 24, 8),
-            ],
-        ),
+    let v5_7 = TableDesign {
+        era: "v5.7: 3.14's table under qspinlock, the key hashed from its start (ptr, word; 8d67743653dc), a shared key pins nothing but the page get_user_pages_fast takes".into(),
+        key_order: KeyOrder::PtrWord,
+        lock: Some(LockKind::Queued),
+        path: OpPath {
+            waiters_dec_before_unlock: false,
+            shared_key: SharedKeyPins::PageOnly,
+        },
+        ..v3_14.clone()
+    };
+    let v6_16 = TableDesign {
+        era: "v6.16: one table per node, node from the hash or the FUTEX2_NUMA word, waiters dropped before the unlock (fe00e88d217a); the private hash depends on BROKEN (9a57c3773152)".into(),
+        slots: rule(PER_NODE_SLOTS),
+        placement: Placement::PerNode,
+        path: OpPath {
+            waiters_dec_before_unlock: true,
+            shared_key: SharedKeyPins::PageOnly,
+        },
+        ..v5_7.clone()
+    };
+    let v6_17 = TableDesign {
+        era: "v6.17: per-node global table; a private hash per process from the first pthread_create, grown by futex_hash_allocate_default, reached back through hb->priv, per-CPU reference counting (56180dd20c19)".into(),
+        bucket: aligned_64_priv(),
         private: Some(PrivateHash {
-            slots: rule("clamp(roundup_pow_of_two(4 * min(threads, cpus)), 16, node_slots)"),
+            slots: rule(DEFAULT_PRIVATE_SLOTS),
             key_order: KeyOrder::Address,
             header_bytes: 64,
             refcount: RefcountMode::PerCpu,
             min_threads: 2,
+            lookup: PrivateLookup::BucketPriv,
+            immutable_flag: false,
+            grows: true,
         }),
-        ..per_node.clone()
+        ..v6_16.clone()
     };
+    let private_617 = v6_17.private.clone().expect("6.17 has a private hash");
     Some(match name {
-        "fixed-256" => fixed_256,
+        "v2.6.29" => v2_6_29,
         "dumazet-2009" => TableDesign {
-            name: name.into(),
             era: "2009 proposal (not merged): roundup_pow_of_two(possible CPUs) x 256 slots, vmalloc'd".into(),
             slots: rule("roundup_pow_of_two(possible_cpus) * 256"),
             align: 4096,
             placement: Placement::Interleaved,
-            ..fixed_256
+            ..v2_6_29
         },
         "private-2009" => TableDesign {
-            name: name.into(),
             era: "2009 proposal (Thirumalai): 256 slots per process for private futexes, one pointer in mm".into(),
             private: Some(PrivateHash {
                 slots: rule("256"),
@@ -404,54 +544,61 @@ pub fn preset(name: &str) -> Option<TableDesign> {
                 header_bytes: 0,
                 refcount: RefcountMode::None,
                 min_threads: 1,
+                lookup: PrivateLookup::Mask,
+                immutable_flag: false,
+                grows: false,
             }),
-            ..fixed_256
+            ..v2_6_29
         },
-        "aligned-3.14" => TableDesign {
-            name: name.into(),
-            era: "3.14: roundup_pow_of_two(256 x possible CPUs) cache-aligned buckets, lookup3, ticket spinlock".into(),
-            hash: HashForm::Lookup3,
-            slots: rule("roundup_pow_of_two(256 * possible_cpus)"),
-            bucket: aligned_64(),
-            align: 4096,
-            placement: Placement::Interleaved,
-            ..fixed_256
+        "v3.14" => v3_14,
+        "v4.6" => TableDesign {
+            era: "v4.6: 3.14's table under qspinlock (4.2); a shared key no longer locks its page (65d8fc777f6d) but still holds mm_count or i_count".into(),
+            lock: Some(LockKind::Queued),
+            path: OpPath {
+                waiters_dec_before_unlock: false,
+                shared_key: SharedKeyPins::Refs,
+            },
+            ..v3_14
         },
-        // The first private hash, as merged for 6.16-rc1 and before the rcuref:
+        "v5.7" => v5_7,
         // 80367ad01d93 gave the fph a header (hash_mask, mm, custom; queues[]
-        // cacheline-aligned behind it) and hb->priv, kept it alive by the mm
-        // alone (freed in __mmput; futex_hash_get/put empty); 7c4f75a21f63
-        // allocates 16 slots at the first pthread_create. The global table is
-        // still 3.14's, under qspinlock; FUTEX2_NUMA and the rcuref
-        // (bd54df5ea7ca) come later.
-        "private-7c4f75a21f" => TableDesign {
-            name: name.into(),
-            era: "7c4f75a21f (6.16 merge window): 16-slot private hash at the first thread, kept by the mm, no reference count per op; 3.14's global table, qspinlock".into(),
-            hash: HashForm::Lookup3,
-            key_order: KeyOrder::PtrWord,
-            slots: rule("roundup_pow_of_two(256 * possible_cpus)"),
-            bucket: private_617.bucket.clone(),
-            align: 4096,
-            placement: Placement::Interleaved,
+        // behind it) and hb->priv, kept alive by the mm alone (futex_hash_get
+        // and put empty, futex_hash nothing but __futex_hash); 7c4f75a21f63
+        // allocates 16 slots at the first pthread_create. fe00e88d217a came
+        // before both; FUTEX2_NUMA and the rcuref (bd54df5ea7ca) after.
+        "7c4f75a21f" => TableDesign {
+            era: "7c4f75a21f (6.16 merge window): a 16-slot private hash at the first pthread_create, kept by the mm, no reference per op; 5.7's global table".into(),
+            bucket: aligned_64_priv(),
+            path: v6_16.path,
             private: Some(PrivateHash {
                 slots: rule("16"),
                 refcount: RefcountMode::None,
-                ..private_617.private.clone().expect("6.17 has a private hash")
+                lookup: PrivateLookup::Mask,
+                grows: false,
+                ..private_617
             }),
-            lock: Some(LockKind::Queued),
-            ..fixed_256.clone()
+            ..v5_7
         },
-        "numa-6.16" => per_node,
-        "private-6.16rc" => TableDesign {
-            name: name.into(),
-            era: "6.16-rc: per-process private hash with a shared rcuref on its header line".into(),
+        "v6.16" => v6_16,
+        "v6.16-rc1" => TableDesign {
+            era: "v6.16-rc1: per-node global table, a growing private hash with an rcuref on its header line at every op (bd54df5ea7ca), FH_FLAG_IMMUTABLE (63e8595c060a)".into(),
             private: Some(PrivateHash {
                 refcount: RefcountMode::Shared,
-                ..private_617.private.clone().expect("6.17 has a private hash")
+                immutable_flag: true,
+                ..private_617
             }),
-            ..private_617
+            ..v6_17
         },
-        "private-6.17" => private_617,
+        "v6.17" => v6_17,
+        "a734d9fca84e" => TableDesign {
+            era: "a734d9fca84e (2026): as 6.17, with hb->priv gone from the bucket".into(),
+            bucket: aligned_64(),
+            private: Some(PrivateHash {
+                lookup: PrivateLookup::Direct,
+                ..private_617
+            }),
+            ..v6_17
+        },
         _ => return None,
     })
 }

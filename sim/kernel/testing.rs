@@ -3,8 +3,8 @@
 //! check what an op does to the kernel's state, with no timing.
 
 use super::core::{FutexOp, FutexSystem, TaskInfo};
-use super::futex_hash::{FutexHash, ProcessInfo};
-use super::key::KeyKind;
+use super::futex_hash::{FutexHash, ProcessInfo, SetSlots};
+use super::key::{KeyKind, PAGE_SIZE};
 use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
 use crate::memory::{Home, Mem, MemoryMap};
@@ -20,9 +20,15 @@ pub struct Kernel {
 impl Kernel {
     /// `tasks` tasks of one process, on CPUs 0, 1, ... of two nodes.
     pub fn new(tasks: u32) -> Kernel {
+        Kernel::of_era("aligned-3.14", tasks, None)
+    }
+
+    /// The same under the table preset `era`, its process having asked
+    /// `set_slots` of PR_FUTEX_HASH.
+    pub fn of_era(era: &str, tasks: u32, set_slots: Option<SetSlots>) -> Kernel {
         let mut memory = MemoryMap::new(64);
         memory.add("heap", HEAP, 4096, Home::Node(0));
-        let design = preset("aligned-3.14").expect("preset");
+        let design = preset(era).expect("preset");
         let vars = SizingVars {
             cpus: 8,
             possible_cpus: 8,
@@ -33,13 +39,13 @@ impl Kernel {
             node_slots: 0,
         };
         let procs = [ProcessInfo {
-            threads: tasks.into(),
-            node: 0,
+            set_slots,
+            ..ProcessInfo::new(tasks.into(), 0)
         }];
         let hash = FutexHash::build(&design, vars, &procs, 2, &mut memory).expect("builds");
         let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
         let cpu_nodes: Vec<u32> = (0..8).map(|c| c / 4).collect();
-        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, &mut memory);
+        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
         Kernel { sys, memory }
     }
 
@@ -104,4 +110,21 @@ pub fn outcome(s: &Script) -> (Vec<u32>, i64) {
 
 pub fn blocks(s: &Script) -> bool {
     s.contains(&Step::Block)
+}
+
+/// The accesses and lock steps of a script, in order, each as its kind and
+/// the field it touches: what the era tests compare with the kernel source.
+pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
+    s.iter()
+        .filter_map(|step| match step {
+            Step::Access(m, kind) => Some(format!(
+                "{} {}",
+                format!("{kind:?}").to_lowercase(),
+                k.sys.field_name(&k.memory, task, uaddr.addr, m.addr)
+            )),
+            Step::Lock(_) => Some("lock".into()),
+            Step::Unlock(_) => Some("unlock".into()),
+            _ => None,
+        })
+        .collect()
 }

@@ -12,16 +12,14 @@ use crate::memory::{Mem, MemoryMap};
 
 impl FutexSystem {
     pub(super) fn begin_wait(
-        &self,
+        &mut self,
         memory: &MemoryMap,
         bucket: Bucket,
         uaddr: Mem,
         s: &mut Script,
     ) {
         // hb_waiters_inc: an atomic with a full barrier, before the lock.
-        if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
-            s.push(Step::Access(w, AccessKind::Rmw));
-        }
+        self.waiters_inc(memory, bucket, s);
         s.push(Step::Lock(self.lock_of(memory, bucket)));
         // The compare needs the word, but the queueing stores after it do
         // not wait for it: they commit behind it, the unlock included.
@@ -55,29 +53,29 @@ impl FutexSystem {
     ) -> i64 {
         let lock = self.lock_of(memory, f.bucket);
         if self.value_of(&f.key) != val {
-            s.push(Step::Unlock(lock));
-            if let Some(w) = self.field(memory, f.bucket, FieldName::Waiters) {
-                s.push(Step::Access(w, AccessKind::Rmw));
-            }
+            self.unlock_and_drop_waiter(memory, f.bucket, s);
             return EAGAIN;
         }
         self.queue(memory, task, f.bucket, f.key, s);
+        self.waiters_arrived(f.bucket);
         s.push(Step::Unlock(lock));
         s.push(Step::Compute(Cost::Schedule));
         s.push(Step::Block);
         0
     }
 
-    /// futex_wake after reading `waiters` (3.14+): nothing to do when the
-    /// chain is empty, which returns 0; else take the lock and walk it (None:
-    /// the op goes on to that decision).
+    /// futex_wake after reading `waiters` (3.14+): nothing to do when it is
+    /// zero, which returns 0; else take the lock and walk the chain (None:
+    /// the op goes on to that decision). `waiters` counts a task from its
+    /// increment before the lock, so a waker sees one that has not queued
+    /// yet, or is about to give up, and takes the lock for nothing.
     pub(super) fn wake_check_waiters(
         &self,
         memory: &MemoryMap,
         f: InFlight,
         s: &mut Script,
     ) -> Option<i64> {
-        if self.chains.get(&f.bucket).is_some_and(|c| !c.is_empty()) {
+        if self.waiters_pending(f.bucket) {
             s.push(Step::Lock(self.lock_of(memory, f.bucket)));
             s.push(Step::Decide(Decision::WakeWalk));
             return None;

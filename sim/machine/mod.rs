@@ -7,7 +7,7 @@ mod platform;
 pub mod presets;
 mod profile;
 
-pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES};
+pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_PAGE};
 
 pub use profile::{
     CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
@@ -169,6 +169,12 @@ impl Machine {
             if v == 0 {
                 return Err(err(format!("topology.{what} must be at least 1")));
             }
+        }
+        if !(MIN_PAGE..=MAX_PAGE).contains(&t.page_size) || !t.page_size.is_power_of_two() {
+            return Err(err(format!(
+                "topology.page_size = {}: must be a power of two from {MIN_PAGE} to {MAX_PAGE}",
+                t.page_size
+            )));
         }
         if !t.cores_per_socket.is_multiple_of(t.nodes_per_socket) {
             return Err(err(format!(
@@ -394,7 +400,12 @@ impl Machine {
             possible_cpus: self.possible_cpus().into(),
             nodes: self.nodes(),
             line_size: self.line_size(),
+            page_size: self.page_size(),
         }
+    }
+    /// The kernel's base page: what the futex key splits an address by.
+    pub fn page_size(&self) -> u64 {
+        self.spec.topology.page_size
     }
     fn phys(&self, node: u32) -> u32 {
         node / self.spec.topology.numa_fake

@@ -23,7 +23,13 @@ pub struct Platform {
     pub nodes: u32,
     /// Coherence line size in bytes.
     pub line_size: u64,
+    /// The kernel's base page in bytes, which the futex key splits addresses by.
+    pub page_size: u64,
 }
+
+/// The base pages kernels use: 4 KiB (x86-64) to 256 KiB (some ppc44x).
+pub const MIN_PAGE: u64 = 1 << 12;
+pub const MAX_PAGE: u64 = 1 << 18;
 
 /// A figure of a platform out of the range the tables can be built for.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -36,6 +42,8 @@ pub enum PlatformError {
     Nodes(u32),
     #[error("line size {0}: must be a power of two from 8 to {MAX_LINE}")]
     LineSize(u64),
+    #[error("page size {0}: must be a power of two from {MIN_PAGE} to {MAX_PAGE}")]
+    PageSize(u64),
 }
 
 impl Platform {
@@ -55,6 +63,9 @@ impl Platform {
         if !self.line_size.is_power_of_two() || !(8..=MAX_LINE).contains(&self.line_size) {
             return Err(PlatformError::LineSize(self.line_size));
         }
+        if !self.page_size.is_power_of_two() || !(MIN_PAGE..=MAX_PAGE).contains(&self.page_size) {
+            return Err(PlatformError::PageSize(self.page_size));
+        }
         Ok(())
     }
 }
@@ -69,6 +80,7 @@ mod tests {
             possible_cpus: cpus,
             nodes,
             line_size: 64,
+            page_size: MIN_PAGE,
         }
     }
 
@@ -98,6 +110,13 @@ mod tests {
                 ..platform(8, 1)
             };
             assert_eq!(p.validate(), Err(PlatformError::LineSize(line_size)));
+        }
+        for page_size in [2048, 12288, 2 * MAX_PAGE] {
+            let p = Platform {
+                page_size,
+                ..platform(8, 1)
+            };
+            assert_eq!(p.validate(), Err(PlatformError::PageSize(page_size)));
         }
         assert_eq!(
             PlatformError::LineSize(96).to_string(),

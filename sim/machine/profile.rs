@@ -78,6 +78,14 @@ pub struct TopologySpec {
     /// runs one machine at several sizes.
     #[serde(default)]
     pub nr_cpus: Option<u32>,
+    /// The kernel's base page in bytes (64 KiB on ppc64le): it splits a
+    /// futex address into the key's page and offset words.
+    #[serde(default = "base_page")]
+    pub page_size: u64,
+}
+
+fn base_page() -> u64 {
+    crate::kernel::key::PAGE_SIZE
 }
 
 fn one() -> u32 {

@@ -23,6 +23,7 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     provenance(&mut md, set, speed);
     summary_table(&mut md, &cells);
     workload_figures(&mut md, &cells);
+    super::private_hash::section(&mut md, &cells);
     comparison(&mut md, set, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);

@@ -18,6 +18,7 @@ pub mod compare;
 mod csv;
 mod json;
 mod markdown;
+mod private_hash;
 pub mod summary;
 pub mod usl;
 

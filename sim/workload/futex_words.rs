@@ -40,17 +40,20 @@ impl FutexWords {
     }
 
     /// Hands each word's key to `f`, array by array: millions of them need
-    /// not sit in memory to be counted.
+    /// not sit in memory to be counted. Keys split addresses by pages of
+    /// `page_size` bytes.
     pub fn for_each_key(
         &self,
         bits: WordSize,
+        page_size: u64,
         mut f: impl FnMut(PlacedKey),
     ) -> Result<(), KeyError> {
         for a in &self.arrays {
             let mm = self.mms[a.process as usize];
             for i in 0..u64::from(a.words) {
                 let uaddr = a.base + 4 * i;
-                let key = get_futex_key(uaddr, KeySource::of(self.kind, mm, uaddr), bits)?;
+                let source = KeySource::of(self.kind, mm, uaddr, page_size);
+                let key = get_futex_key(uaddr, source, bits, page_size)?;
                 f(PlacedKey {
                     key,
                     process: a.process,

@@ -14,6 +14,7 @@ pub mod user_memory;
 
 pub use error::WorkloadError;
 
+use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
@@ -53,6 +54,17 @@ pub trait Workload {
     /// own are in `Setup::keys`.
     fn placed_words(&self, _threads: u32, _rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
         None
+    }
+
+    /// What each process asks with prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS)
+    /// before it creates its threads (perf bench's `-b N`, `-I`); None: nothing.
+    fn set_slots(&self) -> Option<SetSlots> {
+        None
+    }
+
+    /// Whether any of its futex words are FUTEX2_NUMA ones.
+    fn numa_futexes(&self) -> bool {
+        false
     }
 }
 

@@ -2,9 +2,16 @@
 //! §6.1): each thread, pinned to CPU i mod nCPU, loops FUTEX_WAIT on its own
 //! contiguous calloc'd array of futexes with a value that never matches, so
 //! every call hashes, takes the bucket lock and returns EAGAIN.
+//!
+//! Before it creates its threads, perf asks for `-b N` hash slots with
+//! prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, N, -I ? FH_FLAG_IMMUTABLE : 0)
+//! (60035a3981a7, tools/perf/bench/futex.c); then the main thread creates
+//! every worker, which waits until all are created before its loop starts,
+//! so each resize of the private hash happens before the first futex op.
 
 use super::futex_words::{FutexWords, WordArray};
 use super::{user_memory, Setup, Workload, WorkloadError};
+use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
 use crate::memory::{Home, LineId, MemoryMap, RegionId, PAGE_SHIFT};
 use crate::task::{FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
@@ -23,6 +30,16 @@ pub struct PerfHash {
     /// -S: shared futexes instead of private ones.
     #[serde(default)]
     pub shared: bool,
+    /// -b: the private hash's slots, set with PR_FUTEX_HASH_SET_SLOTS
+    /// before the threads are created; 0 is the global hash. perf's default,
+    /// -1, makes no prctl and leaves the kernel to size it at each thread
+    /// creation.
+    #[serde(default = "no_buckets")]
+    pub buckets: i64,
+    /// -I: FH_FLAG_IMMUTABLE in the `-b` prctl (the 6.16 release
+    /// candidates); without `-b` perf makes no prctl and it does nothing.
+    #[serde(default)]
+    pub immutable: bool,
 }
 
 /// Every futex word of every thread is laid out (with its line) when a
@@ -35,12 +52,18 @@ fn default_futexes() -> u32 {
     1024
 }
 
+fn no_buckets() -> i64 {
+    -1
+}
+
 impl Default for PerfHash {
     fn default() -> Self {
         PerfHash {
             threads: None,
             futexes: default_futexes(),
             shared: false,
+            buckets: no_buckets(),
+            immutable: false,
         }
     }
 }
@@ -98,6 +121,12 @@ impl Workload for PerfHash {
         if self.shared {
             s += " -S";
         }
+        if self.buckets >= 0 {
+            s += &format!(" -b {}", self.buckets);
+        }
+        if self.immutable {
+            s += " -I";
+        }
         s
     }
 
@@ -115,6 +144,16 @@ impl Workload for PerfHash {
             return Err(WorkloadError::at(
                 "threads",
                 "threads = 0: it must be at least 1",
+            ));
+        }
+        // futex_hash_allocate: 0, or a power of two of at least 2 (EINVAL).
+        let b = self.buckets;
+        if b < -1 || b == 1 || (b > 1 && (b as u64 > MAX_BUCKETS || !(b as u64).is_power_of_two())) {
+            return Err(WorkloadError::at(
+                "buckets",
+                format!(
+                    "buckets = {b}: -1 makes no prctl; PR_FUTEX_HASH_SET_SLOTS takes 0 or a power of two from 2 to {MAX_BUCKETS}"
+                ),
             ));
         }
         let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
@@ -176,7 +215,18 @@ impl Workload for PerfHash {
     fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
         Some(self.place(threads, rng))
     }
+
+    fn set_slots(&self) -> Option<SetSlots> {
+        u64::try_from(self.buckets).ok().map(|slots| SetSlots {
+            slots,
+            immutable: self.immutable,
+        })
+    }
 }
+
+/// The most slots `-b` may ask for: a 2^24-slot table is 1 GiB of buckets,
+/// all futexsim lays out.
+pub const MAX_BUCKETS: u64 = 1 << 24;
 
 impl PerfHash {
     /// Every random choice perf's futexes depend on, in the order it makes
@@ -249,7 +299,7 @@ mod tests {
             let workload = PerfHash {
                 threads: Some(64),
                 futexes,
-                shared: false,
+                ..PerfHash::default()
             };
             let mut memory = MemoryMap::new(machine.line_size());
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
@@ -262,5 +312,34 @@ mod tests {
                 "{futexes} futexes: {lines} lines for 64 arrays of {array_lines}"
             );
         }
+    }
+
+    /// `-b` takes what PR_FUTEX_HASH_SET_SLOTS takes (0 or a power of two
+    /// of at least 2) or perf's -1 for no prctl; `-I` rides on the `-b` prctl.
+    #[test]
+    fn buckets_are_checked_as_the_prctl_checks_them() {
+        let machine = Machine::new(preset("uv-512").unwrap()).unwrap();
+        let with = |buckets, immutable| PerfHash {
+            threads: Some(8),
+            buckets,
+            immutable,
+            ..PerfHash::default()
+        };
+        for ok in [-1, 0, 2, 1024] {
+            assert_eq!(with(ok, false).validate(&machine), Ok(()), "{ok}");
+        }
+        for bad in [-2, 1, 3, 48] {
+            let err = with(bad, false).validate(&machine).unwrap_err();
+            assert_eq!(err.key, Some("buckets"), "{bad}");
+        }
+        assert_eq!(with(-1, true).set_slots(), None);
+        assert_eq!(
+            with(0, true).set_slots(),
+            Some(SetSlots {
+                slots: 0,
+                immutable: true
+            })
+        );
+        assert_eq!(with(64, true).label(), "perf bench futex hash -f 1024 -t 8 -b 64 -I");
     }
 }

@@ -14,6 +14,7 @@
 //!   { op = "unlock", table = "page-wait", key = "0x7f0000000000 + 4096 * (iteration % 64)" },
 //!   { op = "atomic", word = "counter", action = "add", value = 1 },
 //!   { op = "futex-wake", addr = "4 * thread", nr = 1 },
+//!   { op = "futex-wait", addr = "256", val = 1, node = 1 },   # FUTEX2_NUMA, node 1
 //!   { op = "barrier" },
 //!   { op = "repeat", times = 4, steps = [{ op = "compute", ns = 50 }] },
 //! ]
@@ -40,6 +41,7 @@ use crate::expr::Expr;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap, RegionId};
 use crate::record::Metric;
+use crate::kernel::key::FutexNode;
 use crate::task::{
     AtomicOp, FutexOp, KeyKind, LockRef, Mem, Op, RunWindow, TaskSpec, Timeline, UserWord,
 };
@@ -101,11 +103,17 @@ pub enum StepSpec {
         addr: String,
         #[serde(default)]
         val: u32,
+        /// A FUTEX2_NUMA word {value, node} holding this node; -1 is
+        /// FUTEX_NO_NODE (the kernel writes the current node in).
+        #[serde(default)]
+        node: Option<i64>,
     },
     FutexWake {
         addr: String,
         #[serde(default = "one")]
         nr: u32,
+        #[serde(default)]
+        node: Option<i64>,
     },
     /// A named lock (`lock`), or the bucket of `table` that `key` hashes to.
     Lock {
@@ -167,8 +175,8 @@ const MAX_MEMORY: u64 = 1 << 30;
 /// A step, checked and resolved.
 #[derive(Clone, Debug)]
 enum Step {
-    FutexWait(Expr, u32),
-    FutexWake(Expr, u32),
+    FutexWait(Expr, u32, Option<FutexNode>),
+    FutexWake(Expr, u32, Option<FutexNode>),
     Lock(LockSel),
     Unlock(LockSel),
     Atomic(usize, AtomicAction, u32),
@@ -254,8 +262,8 @@ impl ProgramSpec {
         exprs.extend(words.iter().map(|(what, e)| (what.clone(), e)));
         for step in steps {
             match step {
-                Step::FutexWait(e, _) => exprs.push(("a futex-wait addr".into(), e)),
-                Step::FutexWake(e, _) => exprs.push(("a futex-wake addr".into(), e)),
+                Step::FutexWait(e, ..) => exprs.push(("a futex-wait addr".into(), e)),
+                Step::FutexWake(e, ..) => exprs.push(("a futex-wake addr".into(), e)),
                 Step::Lock(LockSel::Bucket(_, e)) | Step::Unlock(LockSel::Bucket(_, e)) => {
                     exprs.push(("a lock key".into(), e))
                 }
@@ -303,12 +311,16 @@ impl ProgramSpec {
         for (i, spec) in steps.iter().enumerate() {
             let at = format!("program: {path}[{i}] ({})", spec.op());
             let step = match spec {
-                StepSpec::FutexWait { addr, val } => {
-                    Step::FutexWait(expr(&format!("{at}: addr"), addr)?, *val)
-                }
-                StepSpec::FutexWake { addr, nr } => {
-                    Step::FutexWake(expr(&format!("{at}: addr"), addr)?, *nr)
-                }
+                StepSpec::FutexWait { addr, val, node } => Step::FutexWait(
+                    expr(&format!("{at}: addr"), addr)?,
+                    *val,
+                    self.numa_node(&at, *node)?,
+                ),
+                StepSpec::FutexWake { addr, nr, node } => Step::FutexWake(
+                    expr(&format!("{at}: addr"), addr)?,
+                    *nr,
+                    self.numa_node(&at, *node)?,
+                ),
                 StepSpec::Lock { lock, table, key } => {
                     Step::Lock(self.lock_sel(&at, lock, table, key)?)
                 }
@@ -355,6 +367,25 @@ impl ProgramSpec {
         Ok(())
     }
 
+    /// A step's FUTEX2_NUMA node: -1 is FUTEX_NO_NODE; the node must be
+    /// below the machine's nodes, which `validate` checks.
+    fn numa_node(&self, at: &str, node: Option<i64>) -> Result<Option<FutexNode>, String> {
+        let Some(node) = node else {
+            return Ok(None);
+        };
+        if self.shared {
+            return Err(format!(
+                "{at}: node = {node}: futexsim models FUTEX2_NUMA on private futexes, and the memory is shared"
+            ));
+        }
+        match node {
+            -1 => Ok(Some(FutexNode::NoNode)),
+            n => u32::try_from(n).map(|n| Some(FutexNode::Node(n))).map_err(|_| {
+                format!("{at}: node = {n}: give -1 (FUTEX_NO_NODE) or a node of the machine")
+            }),
+        }
+    }
+
     fn lock_sel(
         &self,
         at: &str,
@@ -398,6 +429,17 @@ impl Workload for ProgramSpec {
         self.threads
     }
 
+    fn numa_futexes(&self) -> bool {
+        self.compile().is_ok_and(|steps| {
+            steps.iter().any(|s| {
+                matches!(
+                    s,
+                    Step::FutexWait(.., Some(_)) | Step::FutexWake(.., Some(_))
+                )
+            })
+        })
+    }
+
     fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
         if self.threads == 0 || self.processes == 0 || self.processes > self.threads {
             return Err(
@@ -432,6 +474,21 @@ impl Workload for ProgramSpec {
         }
         let steps = self.compile()?;
         check_pass(&steps, self)?;
+        for step in &steps {
+            if let Step::FutexWait(.., Some(FutexNode::Node(n)))
+            | Step::FutexWake(.., Some(FutexNode::Node(n))) = step
+            {
+                if *n >= machine.nodes() {
+                    return Err(WorkloadError::at(
+                        "steps",
+                        format!(
+                            "program: node = {n}, but the machine has {} nodes: the kernel returns EINVAL",
+                            machine.nodes()
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(self.check_expressions(&steps, machine)?)
     }
 
@@ -629,9 +686,25 @@ struct Space {
 }
 
 impl Space {
+    /// The futex word at a byte offset: a FUTEX2_NUMA one is two words,
+    /// aligned to their size (the kernel refuses it otherwise).
+    fn futex_word(&self, offset: u64, node: Option<FutexNode>) -> UserWord {
+        match node {
+            None => self.word(offset),
+            Some(node) => UserWord {
+                kind: KeyKind::PrivateNuma(node),
+                ..self.word_aligned(offset, 8)
+            },
+        }
+    }
+
     /// The word at a byte offset, wrapped round the memory and aligned down.
     fn word(&self, offset: u64) -> UserWord {
-        let addr = self.base + (offset % self.len) / 4 * 4;
+        self.word_aligned(offset, 4)
+    }
+
+    fn word_aligned(&self, offset: u64, align: u64) -> UserWord {
+        let addr = self.base + (offset % self.len) / align * align;
         let line =
             self.first_line + ((addr >> self.line_shift) - (self.base >> self.line_shift)) as u32;
         UserWord {
@@ -690,16 +763,16 @@ impl Body for Thread {
         let futex = |op| Action::Op(Op::Futex(op));
         for step in self.steps.iter() {
             actions.push_back(match step {
-                Step::FutexWait(addr, val) => {
-                    let w = self.space.word(self.eval(addr, iteration));
+                Step::FutexWait(addr, val, node) => {
+                    let w = self.space.futex_word(self.eval(addr, iteration), *node);
                     futex(FutexOp::Wait {
                         uaddr: w.mem,
                         val: *val,
                         kind: w.kind,
                     })
                 }
-                Step::FutexWake(addr, nr) => {
-                    let w = self.space.word(self.eval(addr, iteration));
+                Step::FutexWake(addr, nr, node) => {
+                    let w = self.space.futex_word(self.eval(addr, iteration), *node);
                     futex(FutexOp::Wake {
                         uaddr: w.mem,
                         nr: *nr,

@@ -1,0 +1,316 @@
+//! Each kernel state's script, access by access, against the source it
+//! names (docs/eras.md): a failing FUTEX_WAIT (perf bench futex hash's op)
+//! on a private and on a shared word, a FUTEX_WAKE with nobody waiting, and
+//! a FUTEX2_NUMA word's node. The lists are read off the cited code paths:
+//! futex_wait_setup / futex_q_lock / futex_q_unlock, futex_hash and
+//! futex_hash_put, futex_private_hash_get/put (rcuref in bd54df5ea7ca,
+//! the immutable test of 63e8595c060a, futex_ref_get/put of 56180dd20c19),
+//! get_futex_key (lock_page before 65d8fc777f6d, get_futex_key_refs before
+//! 8019ad13ef7f and 222993395ed3), futex_wake's futex_hb_waiters_pending.
+
+use super::core::{FutexOp, EAGAIN};
+use super::futex_hash::{SetSlots, TableSel};
+use super::key::{FutexNode, KeyKind};
+use super::testing::{accesses, outcome, Kernel};
+
+/// A FUTEX_WAIT whose value never matches, as perf bench futex hash issues it.
+fn failing_wait(era: &str, kind: KeyKind, set_slots: Option<SetSlots>) -> Vec<String> {
+    let mut k = Kernel::of_era(era, 2, set_slots);
+    let uaddr = k.word(0x40);
+    let s = k.run(
+        0,
+        FutexOp::Wait {
+            uaddr,
+            val: 1234,
+            kind,
+        },
+    );
+    assert_eq!(outcome(&s), (vec![], EAGAIN), "{era}");
+    accesses(&k, 0, uaddr, &s)
+}
+
+fn list(steps: &[&str]) -> Vec<String> {
+    steps.iter().map(|s| s.to_string()).collect()
+}
+
+const LOCKED_COMPARE: [&str; 3] = ["lock", "read uaddr", "unlock"];
+
+#[test]
+fn v2_6_29_locks_reads_and_unlocks_nothing_else() {
+    assert_eq!(
+        failing_wait("v2.6.29", KeyKind::Private, None),
+        list(&LOCKED_COMPARE)
+    );
+    assert_eq!(
+        failing_wait("fixed-256", KeyKind::Private, None),
+        list(&LOCKED_COMPARE)
+    );
+}
+
+/// 3.14 (11d4616bd07f): hb_waiters_inc before the lock, queue_unlock's
+/// spin_unlock then hb_waiters_dec; unchanged to 6.15.
+#[test]
+fn v3_14_to_v5_7_count_waiters_around_the_lock_and_drop_after_the_unlock() {
+    let want = list(&[
+        "rmw hb->waiters",
+        "lock",
+        "read uaddr",
+        "unlock",
+        "rmw hb->waiters",
+    ]);
+    for era in ["v3.14", "v4.6", "v5.7", "aligned-3.14"] {
+        assert_eq!(failing_wait(era, KeyKind::Private, None), want, "{era}");
+    }
+}
+
+/// fe00e88d217a: futex_q_unlock drops the count before spin_unlock. v6.16
+/// as released has no private hash (9a57c3773152) and no hb->priv.
+#[test]
+fn v6_16_drops_the_waiter_count_before_the_unlock() {
+    assert_eq!(
+        failing_wait("v6.16", KeyKind::Private, None),
+        list(&[
+            "rmw hb->waiters",
+            "lock",
+            "read uaddr",
+            "rmw hb->waiters",
+            "unlock",
+        ])
+    );
+}
+
+/// 7c4f75a21f: __futex_hash_private reads fph->hash_mask; futex_hash is
+/// __futex_hash alone and futex_hash_get/put are empty.
+#[test]
+fn commit_7c4f75a21f_reads_the_mask_and_takes_no_reference() {
+    assert_eq!(
+        failing_wait("7c4f75a21f", KeyKind::Private, None),
+        list(&[
+            "read fph->hash_mask",
+            "rmw hb->waiters",
+            "lock",
+            "read uaddr",
+            "rmw hb->waiters",
+            "unlock",
+        ])
+    );
+}
+
+/// v6.16-rc1: the mask, `fph = hb->priv`, futex_private_hash_get's
+/// fph->immutable then rcuref_get; futex_hash_put re-reads hb->priv, then
+/// fph->immutable and rcuref_put. Four header transactions besides the mask.
+#[test]
+fn v6_16_rc1_reads_the_header_four_times_and_bounces_the_rcuref() {
+    let around = |get: &[&str], put: &[&str]| {
+        let mut v = vec!["read fph->hash_mask", "read hb->priv"];
+        v.extend(get);
+        v.extend([
+            "rmw hb->waiters",
+            "lock",
+            "read uaddr",
+            "rmw hb->waiters",
+            "unlock",
+            "read hb->priv",
+        ]);
+        v.extend(put);
+        list(&v)
+    };
+    assert_eq!(
+        failing_wait("v6.16-rc1", KeyKind::Private, None),
+        around(
+            &["read fph->immutable", "rmw fph->users/state"],
+            &["read fph->immutable", "rmw fph->users/state"]
+        )
+    );
+    // -I: the immutable test returns before the rcuref.
+    let immutable = Some(SetSlots {
+        slots: 16,
+        immutable: true,
+    });
+    assert_eq!(
+        failing_wait("private-6.16rc", KeyKind::Private, immutable),
+        around(&["read fph->immutable"], &["read fph->immutable"])
+    );
+}
+
+/// v6.17: futex_ref_get/put read fph->mm and fph->state, then this CPU's
+/// counter; a734d9fca84e has no hb->priv to read.
+#[test]
+fn v6_17_counts_per_cpu_and_a734d9fca84e_drops_the_priv_reads() {
+    let reference = [
+        "read fph->mm",
+        "read fph->users/state",
+        "rmw percpu futex_ref",
+    ];
+    let locked = [
+        "rmw hb->waiters",
+        "lock",
+        "read uaddr",
+        "rmw hb->waiters",
+        "unlock",
+    ];
+    let mut v617 = vec!["read fph->hash_mask", "read hb->priv"];
+    v617.extend(reference);
+    v617.extend(locked);
+    v617.push("read hb->priv");
+    v617.extend(reference);
+    assert_eq!(failing_wait("v6.17", KeyKind::Private, None), list(&v617));
+    let v_later: Vec<&str> = v617.into_iter().filter(|s| *s != "read hb->priv").collect();
+    assert_eq!(
+        failing_wait("a734d9fca84e", KeyKind::Private, None),
+        list(&v_later)
+    );
+}
+
+/// SET_SLOTS 0 (perf -b 0): the table's mask is 0, so __futex_hash_private
+/// reads it and falls back to the global table, whose hb->priv is NULL.
+#[test]
+fn set_slots_zero_reads_the_mask_and_uses_the_global_table() {
+    let global = Some(SetSlots {
+        slots: 0,
+        immutable: false,
+    });
+    assert_eq!(
+        failing_wait("v6.17", KeyKind::Private, global),
+        list(&[
+            "read fph->hash_mask",
+            "read hb->priv",
+            "rmw hb->waiters",
+            "lock",
+            "read uaddr",
+            "rmw hb->waiters",
+            "unlock",
+            "read hb->priv",
+        ])
+    );
+}
+
+/// get_futex_key of a shared anonymous word: get_user_pages_fast's page
+/// reference in every era; lock_page and mmgrab before 4.6; mmgrab alone
+/// to 5.6; neither from 5.7. put_futex_key's mmdrop ends the op.
+#[test]
+fn shared_keys_pin_the_page_and_the_mm_as_each_era_did() {
+    let page_ref = "rmw page->_refcount";
+    let v2_6_29 = [
+        page_ref,
+        "rmw page->flags",
+        "rmw mm->mm_count",
+        "rmw page->flags",
+        page_ref,
+        "lock",
+        "read uaddr",
+        "unlock",
+        "rmw mm->mm_count",
+    ];
+    assert_eq!(
+        failing_wait("v2.6.29", KeyKind::SharedAnon, None),
+        list(&v2_6_29)
+    );
+    let v4_6 = [
+        page_ref,
+        "rmw mm->mm_count",
+        page_ref,
+        "rmw hb->waiters",
+        "lock",
+        "read uaddr",
+        "unlock",
+        "rmw hb->waiters",
+        "rmw mm->mm_count",
+    ];
+    assert_eq!(failing_wait("v4.6", KeyKind::SharedAnon, None), list(&v4_6));
+    let v5_7 = [
+        page_ref,
+        page_ref,
+        "rmw hb->waiters",
+        "lock",
+        "read uaddr",
+        "unlock",
+        "rmw hb->waiters",
+    ];
+    assert_eq!(failing_wait("v5.7", KeyKind::SharedAnon, None), list(&v5_7));
+    // A file page's key holds the inode before 5.6.
+    assert!(failing_wait("v3.14", KeyKind::SharedFile, None)
+        .contains(&"rmw inode->i_count".to_string()));
+}
+
+/// futex_wake reads `waiters` and takes the lock only if it is not zero:
+/// a waiter that has counted itself but not queued yet makes it lock.
+#[test]
+fn wake_checks_the_waiter_count_not_the_chain() {
+    let mut k = Kernel::of_era("v5.7", 2, None);
+    let uaddr = k.word(0x40);
+    let wake = FutexOp::Wake {
+        uaddr,
+        nr: 1,
+        kind: KeyKind::Private,
+    };
+    let s = k.run(1, wake);
+    assert_eq!(accesses(&k, 1, uaddr, &s), list(&["read hb->waiters"]));
+    // Task 0's wait has incremented the count and waits for the lock.
+    let mut begun = super::script::Script::new();
+    k.sys.begin(
+        &k.memory,
+        0,
+        FutexOp::Wait {
+            uaddr,
+            val: 0,
+            kind: KeyKind::Private,
+        },
+        &mut begun,
+    );
+    let s = k.run(1, wake);
+    assert_eq!(
+        accesses(&k, 1, uaddr, &s),
+        list(&["read hb->waiters", "lock", "unlock"])
+    );
+    assert_eq!(outcome(&s), (vec![], 0));
+    // 2.6.29 has no count: always the lock.
+    let mut k = Kernel::of_era("v2.6.29", 2, None);
+    let uaddr = k.word(0x40);
+    let s = k.run(
+        1,
+        FutexOp::Wake {
+            uaddr,
+            nr: 1,
+            kind: KeyKind::Private,
+        },
+    );
+    assert_eq!(accesses(&k, 1, uaddr, &s), list(&["lock", "unlock"]));
+}
+
+/// FUTEX2_NUMA (cec199c5e39b): get_futex_key reads the word's node; a
+/// FUTEX_NO_NODE word gets the current node written back, which later ops
+/// from any node read; the key goes to that node's table, never the
+/// private hash.
+#[test]
+fn a_numa_word_goes_to_its_node_and_no_node_becomes_the_current_one() {
+    // Tasks 0-3 on node 0, 4-5 on node 1.
+    let mut k = Kernel::of_era("v6.17", 6, None);
+    let chosen = k.word(0x40);
+    let wait = |uaddr, node| FutexOp::Wait {
+        uaddr,
+        val: 1,
+        kind: KeyKind::PrivateNuma(node),
+    };
+    let s = k.run(0, wait(chosen, FutexNode::Node(1)));
+    let (_, bucket) = k
+        .sys
+        .locate(0, chosen.addr, KeyKind::PrivateNuma(FutexNode::Node(1)));
+    assert_eq!(bucket.table, TableSel::Global(1));
+    assert_eq!(accesses(&k, 0, chosen, &s)[0], "read uaddr node");
+    let unset = k.word(0x80);
+    let s = k.run(4, wait(unset, FutexNode::NoNode));
+    let names = accesses(&k, 4, unset, &s);
+    assert_eq!(names[..2], list(&["read uaddr node", "write uaddr node"]));
+    assert!(
+        !names.iter().any(|n| n.starts_with("read fph")),
+        "{names:?}"
+    );
+    // Task 0, on node 0, finds node 1 in the word now.
+    let s = k.run(0, wait(unset, FutexNode::NoNode));
+    assert!(!accesses(&k, 0, unset, &s).contains(&"write uaddr node".to_string()));
+    let (_, bucket) = k
+        .sys
+        .locate(0, unset.addr, KeyKind::PrivateNuma(FutexNode::NoNode));
+    assert_eq!(bucket.table, TableSel::Global(1));
+}
