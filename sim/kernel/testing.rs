@@ -7,6 +7,7 @@ use super::futex_hash::{FutexHash, ProcessInfo, SetSlots};
 use super::key::{KeyKind, PAGE_SIZE};
 use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
+use crate::coherence::AccessKind;
 use crate::memory::{Home, Mem, MemoryMap};
 
 const HEAP: u64 = 0x5555_5555_6000;
@@ -116,15 +117,20 @@ pub fn blocks(s: &Script) -> bool {
 /// the field it touches: what the era tests compare with the kernel source.
 pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
     s.iter()
-        .filter_map(|step| match step {
-            Step::Access(m, kind) => Some(format!(
+        .filter_map(|step| {
+            let (m, kind) = match *step {
+                Step::Access(m, kind) => (m, kind),
+                // A load issued to overlap with what follows is a read all the same.
+                Step::Load(m) => (m, AccessKind::Read),
+                Step::Lock(_) => return Some("lock".into()),
+                Step::Unlock(_) => return Some("unlock".into()),
+                _ => return None,
+            };
+            Some(format!(
                 "{} {}",
                 format!("{kind:?}").to_lowercase(),
                 k.sys.field_name(&k.memory, task, uaddr.addr, m.addr)
-            )),
-            Step::Lock(_) => Some("lock".into()),
-            Step::Unlock(_) => Some("unlock".into()),
-            _ => None,
+            ))
         })
         .collect()
 }
