@@ -430,8 +430,8 @@ impl HostFigures {
             .iter()
             .map(|t| {
                 format!(
-                    "transfer {:?} CPU {} -> {}: {:.1} ns",
-                    t.distance, t.from, t.to, t.ns
+                    "line transfer, CPUs {} and {} ({}): {:.1} ns",
+                    t.from, t.to, t.distance, t.ns
                 )
             })
             .collect();
@@ -488,17 +488,27 @@ pub fn profile(
     };
     let described = figures.topology.is_some();
     spec.topology = figures.topology.clone().unwrap_or(flat);
+    // A distance the machine has but no usable pair of CPUs spans keeps the
+    // base's figure, and the source says so; one it does not have (no SMT,
+    // one cache per node) prices no pair, and takes the next nearer one.
+    let t = &spec.topology;
+    let (has_smt, has_llc, has_node) = (
+        t.threads_per_core > 1,
+        t.cores_per_socket > 1,
+        t.cores_per_llc < t.cores_per_socket / t.nodes_per_socket,
+    );
     let mut unmeasured = Vec::new();
-    let mut pick = |what: &'static str, measured: Option<f64>, fallback: f64| {
-        measured.map(tenth).unwrap_or_else(|| {
+    let mut pick = |what: &'static str, distance: Distance, has: bool, fallback: f64| {
+        let measured = figures.transfer(distance);
+        if measured.is_none() && has {
             unmeasured.push(what);
-            fallback
-        })
+        }
+        measured.map_or(fallback, tenth)
     };
-    let llc = pick("llc", figures.transfer(Distance::Llc), base.latency.llc);
-    spec.latency.smt = pick("smt", figures.transfer(Distance::Smt), base.latency.smt);
+    let llc = pick("llc", Distance::Llc, has_llc, base.latency.llc);
+    spec.latency.smt = pick("smt", Distance::Smt, has_smt, base.latency.smt);
     spec.latency.llc = llc;
-    spec.latency.node = pick("node", figures.transfer(Distance::Node), llc);
+    spec.latency.node = pick("node", Distance::Node, has_node, llc);
     // Nodes in sysfs order; a pair not measured takes the mean of those measured.
     let mut nodes: Vec<u32> = figures.cpus.iter().map(|c| c.node).collect();
     nodes.sort_unstable();

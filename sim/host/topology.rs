@@ -29,6 +29,17 @@ pub enum Distance {
     Remote,
 }
 
+impl std::fmt::Display for Distance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Distance::Smt => "SMT siblings",
+            Distance::Llc => "sharing a last-level cache",
+            Distance::Node => "in one node",
+            Distance::Remote => "across nodes",
+        })
+    }
+}
+
 impl HostCpu {
     pub fn distance(&self, other: &HostCpu) -> Distance {
         if self.core == other.core {
