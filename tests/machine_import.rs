@@ -127,6 +127,23 @@ fn mlc_c2c_and_latency_matrix_set_transfers_and_memory() {
     runs_as_named(&scratch);
 }
 
+/// A plain `mlc` run holds both sections, and reads as the two outputs do.
+#[test]
+fn a_plain_mlc_run_reads_as_its_two_sections() {
+    let scratch = Scratch::new("import-mlc-plain");
+    let (whole, _) = import(&scratch, &[&input("mlc-2s.txt"), "--base", "clx-2s"]);
+    let (parts, _) = import(
+        &scratch,
+        &[
+            &input("mlc-c2c-latency-2s.txt"),
+            &input("mlc-latency-matrix-2s.txt"),
+            "--base",
+            "clx-2s",
+        ],
+    );
+    assert_eq!(whole.latency, parts.latency);
+}
+
 #[test]
 fn a_latency_matrix_alone_keeps_the_base_transfers() {
     let scratch = Scratch::new("import-idle");
