@@ -2,7 +2,7 @@
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
 use futexsim::coherence::AccessKind;
-use futexsim::engine::{Engine, Outcome};
+use futexsim::engine::{Engine, Outcome, SchedLayout};
 use futexsim::kernel::core::{FutexSystem, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
@@ -71,7 +71,8 @@ fn run_process(
         .zip(programs(&word))
         .map(|(&cpu, program)| TaskSpec { cpu, program })
         .collect();
-    Engine::new(m, &memory, futex, specs, lock, window).run()
+    let layout = SchedLayout::new(m, &mut memory, cpus);
+    Engine::new(m, &memory, futex, specs, lock, window, layout).run()
 }
 
 /// Runs `tasks` (cpu, word offset) failing FUTEX_WAIT on their word, all in one process.
@@ -312,7 +313,8 @@ fn a_store_to_a_word_nobody_reads_is_a_hit() {
 
 #[test]
 fn a_waiter_sleeps_until_each_wake() {
-    // One task sleeps on a word that matches; another wakes it every 10 us.
+    // One task sleeps on a word that matches; another wakes it every 10 us,
+    // 90 times, and exits.
     struct Waiter(Mem);
     impl Program for Waiter {
         fn next_op(&mut self) -> Op {
@@ -323,13 +325,16 @@ fn a_waiter_sleeps_until_each_wake() {
             })
         }
     }
-    struct Waker(Mem, bool);
+    struct Waker(Mem, bool, u32);
     impl Program for Waker {
         fn next_op(&mut self) -> Op {
             self.1 = !self.1;
-            if self.1 {
+            if self.2 == 0 {
+                Op::Exit
+            } else if self.1 {
                 Op::Compute(10_000_000)
             } else {
+                self.2 -= 1;
                 Op::Futex(FutexOp::Wake {
                     uaddr: self.0,
                     nr: 1,
@@ -338,16 +343,17 @@ fn a_waiter_sleeps_until_each_wake() {
             }
         }
     }
+    const WAKES: u64 = 90;
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
     let programs = |word: &dyn Fn(u64) -> Mem| {
         vec![
             Box::new(Waiter(word(0))) as Box<dyn Program>,
-            Box::new(Waker(word(0), false)),
+            Box::new(Waker(word(0), false, WAKES as u32)),
         ]
     };
     let window = RunWindow {
         warmup: 0,
-        duration: MS,
+        duration: 2 * MS,
     };
     let o = run_process(
         &m,
@@ -358,16 +364,13 @@ fn a_waiter_sleeps_until_each_wake() {
         window,
     );
     let [waits, waker_ops] = [o.metrics.ops_per_task[0], o.metrics.ops_per_task[1]];
-    // Under 100 wakes in 1 ms (10 us apart plus the wake itself); each completes one wait, give or take the one in flight at the end.
-    assert!((90..=100).contains(&(waker_ops / 2)), "{waker_ops}");
-    assert!(
-        waits.abs_diff(waker_ops / 2) <= 1,
-        "{waits} waits for {} wakes",
-        waker_ops / 2
-    );
+    // Every wake (a compute and a FUTEX_WAKE each) completes one wait, and
+    // the waiter is asleep in the next when the run ends.
+    assert_eq!(waker_ops, 2 * WAKES);
+    assert_eq!(waits, WAKES, "{waits} waits for {WAKES} wakes");
+    assert_eq!(o.asleep_at_end, 1);
     // A completed wait lasted about one wake period: it slept.
     assert!(o.metrics.latency.max() > 9_000);
-    assert_eq!(o.asleep_at_end, 1);
 }
 
 /// A task that takes one of the workload's spinlocks in a loop: hold it
@@ -533,4 +536,99 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     );
     assert!(ratios[1] > 1.5, "{ratios:?}");
     assert!(ratios[2] > 2.0 * ratios[1], "{ratios:?}");
+}
+
+/// One wake-up every 50 us from CPU 0 of a task asleep on `wakee_cpu`: the
+/// mean time the waker's FUTEX_WAKE takes, and the mean time from the
+/// wake's start until the wakee runs again, in ps.
+fn wake_up_times(m: &Machine, wakee_cpu: u32) -> (u64, u64) {
+    use std::sync::{Arc, Mutex};
+    #[derive(Default)]
+    struct Times {
+        wake_started: Vec<u64>,
+        wake_took: Vec<u64>,
+        woken_at: Vec<u64>,
+    }
+    struct Waiter(Mem, Arc<Mutex<Times>>);
+    impl Program for Waiter {
+        fn next_op(&mut self) -> Op {
+            Op::Futex(FutexOp::Wait {
+                uaddr: self.0,
+                val: 0,
+                kind: KeyKind::Private,
+            })
+        }
+        fn op_returned(&mut self, done: futexsim::task::Done) {
+            self.1.lock().unwrap().woken_at.push(done.now);
+        }
+    }
+    struct Waker(Mem, bool, Arc<Mutex<Times>>);
+    impl Program for Waker {
+        fn next_op(&mut self) -> Op {
+            self.1 = !self.1;
+            if self.1 {
+                Op::Sleep(50_000_000)
+            } else {
+                Op::Futex(FutexOp::Wake {
+                    uaddr: self.0,
+                    nr: 1,
+                    kind: KeyKind::Private,
+                })
+            }
+        }
+        fn op_returned(&mut self, done: futexsim::task::Done) {
+            let mut t = self.2.lock().unwrap();
+            if self.1 {
+                t.wake_started.push(done.now);
+            } else if let Some(&start) = t.wake_started.last() {
+                t.wake_took.push(done.now - start);
+            }
+        }
+    }
+    let times = Arc::new(Mutex::new(Times::default()));
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        vec![
+            Box::new(Waker(word(0), false, times.clone())) as Box<dyn Program>,
+            Box::new(Waiter(word(0), times.clone())),
+        ]
+    };
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS,
+    };
+    run_process(
+        m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, wakee_cpu],
+        programs,
+        window,
+    );
+    let t = times.lock().unwrap();
+    let n = t.wake_took.len().min(t.woken_at.len());
+    assert!(n > 10, "{n} wake-ups");
+    let mean = |v: &mut dyn Iterator<Item = u64>| v.sum::<u64>() / n as u64;
+    let took = mean(&mut t.wake_took.iter().take(n).copied());
+    let latency = mean(&mut (0..n).map(|i| t.woken_at[i].saturating_sub(t.wake_started[i])));
+    (took, latency)
+}
+
+#[test]
+fn a_wake_up_takes_longer_when_the_wakee_is_idle_on_another_socket() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let other_socket = (0..m.cpus()).find(|&c| m.place(c).socket == 1).unwrap();
+    let same_cpu = wake_up_times(&m, 0);
+    let same_socket = wake_up_times(&m, 1);
+    let remote = wake_up_times(&m, other_socket);
+    // The waker sends an IPI only to another CPU, and the runqueue lock
+    // and task_struct lines come from further away on the other socket.
+    assert!(same_cpu.0 < same_socket.0, "{same_cpu:?} {same_socket:?}");
+    assert!(same_socket.0 < remote.0, "{same_socket:?} {remote:?}");
+    // The wakee on another CPU waits for the IPI and the exit from idle.
+    let k = &m.sched;
+    assert!(
+        same_socket.1 >= same_cpu.0 + k.ipi + k.idle_exit,
+        "{same_socket:?}"
+    );
+    assert!(remote.1 > same_socket.1, "{same_socket:?} {remote:?}");
 }

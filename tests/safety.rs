@@ -420,7 +420,7 @@ fn a_run_whose_events_never_advance_time_is_stopped_with_an_error() {
         latency = { l1_hit = 0.0, smt = 0.0, llc = 0.0, node = 0.0, remote = [[0.0, 0.0], [0.0, 0.0]], \
         dram_local = 0.0, rmw = 0.0 }\n\
         kernel = { syscall = 0.0, futex_key_private = 0.0, futex_key_shared = 0.0, jhash2 = 0.0, \
-        wakeup = 0.0, schedule = 0.0 }\n";
+        schedule = 0.0 }\n";
     let text = CONFIG
         .replace(
             "preset = \"icx-2s\"\n",

@@ -95,3 +95,45 @@ fn only_futex1_to_futex4_exist() {
     };
     assert!(s.simulate().unwrap_err().contains("futex1 to futex4"));
 }
+
+#[test]
+fn more_tasks_than_cpus_take_turns_on_them() {
+    // Eight tasks on four CPUs, in both modes: each CPU's two tasks share
+    // it a slice at a time, so the machine does what four tasks do, and
+    // every task does about half of what one alone on a CPU does.
+    let on = |mode: Mode, tasks: u32| {
+        let mut spec = machine("clx-2s").unwrap();
+        spec.topology.nr_cpus = Some(4);
+        Scenario {
+            machine: spec,
+            design: table("aligned-3.14").unwrap(),
+            workload: WorkloadSpec::WillItScale(WillItScale {
+                test: 4,
+                mode,
+                tasks: Some(tasks),
+            }),
+            window: RunWindow {
+                warmup: 2_000 * US,
+                duration: 30_000 * US,
+            },
+            seed: 11,
+        }
+        .simulate()
+        .unwrap()
+        .0
+    };
+    for mode in [Mode::Thread, Mode::Process] {
+        let (alone, shared) = (on(mode, 4), on(mode, 8));
+        assert_eq!(shared.threads, 8);
+        let ratio = shared.ops as f64 / alone.ops as f64;
+        assert!((0.9..=1.0).contains(&ratio), "{mode:?}: {ratio}");
+        let half = alone.min_thread_ops as f64 / 2.0;
+        assert!(
+            shared.min_thread_ops as f64 > 0.8 * half
+                && (shared.max_thread_ops as f64) < 1.2 * half,
+            "{mode:?}: {} to {} ops per task, against {half} for half a CPU",
+            shared.min_thread_ops,
+            shared.max_thread_ops
+        );
+    }
+}

@@ -14,6 +14,7 @@
 
 pub mod metrics;
 mod queue;
+mod sched;
 mod spin;
 mod step;
 
@@ -28,8 +29,10 @@ use crate::prefetch::prefetch;
 use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
 use metrics::Metrics;
 use queue::EventQueue;
+use sched::{OnCpu, Sched, TICK_EVENTS};
 
 pub use queue::MAX_TASKS;
+pub use sched::SchedLayout;
 
 /// Why a task is not running its script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +82,7 @@ struct Task {
     ret: i64,
     counting: Counting,
     iteration_start: Ps,
+    on_cpu: OnCpu,
 }
 
 /// Everything a finished run hands to its record.
@@ -116,9 +120,11 @@ pub struct Engine<'a> {
     /// a locked RMW's extra. A lock acquired within it did not wait for
     /// another holder; an access within it needs no event of its own.
     uncontended_ps: Ps,
-    /// The id of the workload's lock 0: its locks follow the tables' locks.
+    /// The id of the workload's lock 0: its locks follow the tables'
+    /// locks and the runqueues'.
     workload_lock_base: u32,
     timeline: Timeline,
+    sched: Sched,
 }
 
 /// The event that marks the end of the warm-up: counting starts afresh.
@@ -136,13 +142,16 @@ impl<'a> Engine<'a> {
         tasks: Vec<TaskSpec>,
         lock: LockKind,
         window: RunWindow,
+        layout: SchedLayout,
     ) -> Engine<'a> {
         assert!(
-            tasks.len() < MAX_TASKS,
+            tasks.len() < TICK_EVENTS as usize,
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);
-        let workload_lock_base = futex.lock_count();
+        let task_cpus: Vec<u32> = tasks.iter().map(|t| t.cpu).collect();
+        let (sched, on_cpu) = Sched::new(m, layout, futex.lock_count(), &task_cpus);
+        let workload_lock_base = futex.lock_count() + m.cpus();
         let mcs_nodes = tasks
             .iter()
             .map(|t| futex.mcs_node(memory, t.cpu))
@@ -155,7 +164,8 @@ impl<'a> Engine<'a> {
         };
         let tasks = tasks
             .into_iter()
-            .map(|t| Task {
+            .zip(on_cpu)
+            .map(|(t, on_cpu)| Task {
                 cpu: t.cpu,
                 counting: t.program.counting(),
                 iteration_start: 0,
@@ -169,6 +179,7 @@ impl<'a> Engine<'a> {
                 woken_early: false,
                 read_writes: 0,
                 ret: 0,
+                on_cpu,
             })
             .collect();
         Engine {
@@ -187,6 +198,7 @@ impl<'a> Engine<'a> {
             uncontended_ps: m.l1_ps + m.rmw_ps,
             workload_lock_base,
             timeline,
+            sched,
         }
     }
 
@@ -195,7 +207,13 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Outcome {
         self.queue.push(self.window.warmup, WARMUP_DONE);
         for t in 0..self.tasks.len() as u32 {
-            self.queue.push(0, t);
+            if !self.tasks[t as usize].on_cpu.off {
+                self.queue.push(0, t);
+            }
+        }
+        let oversubscribed: Vec<u32> = self.sched.oversubscribed().collect();
+        for cpu in oversubscribed {
+            self.arm_tick(cpu, 0);
         }
         let mut progress = crate::progress::RunProgress::default();
         let (mut instant, mut at_instant, mut stalled_at) = (0, 0u64, None);
@@ -216,6 +234,10 @@ impl<'a> Engine<'a> {
             self.prefetch_next_task();
             if task == WARMUP_DONE {
                 self.start_counting();
+            } else if task >= TICK_EVENTS {
+                self.tick(task - TICK_EVENTS, now);
+            } else if self.tasks[task as usize].on_cpu.off {
+                self.off_cpu_event(task, now);
             } else {
                 self.resume(task, now);
             }

@@ -46,6 +46,24 @@ impl Engine<'_> {
                 self.tasks[task as usize].script = script;
             }
             Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
+            Op::WaitEvent(word, until) => {
+                t.script.push(Step::OpDone);
+                if !until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
+                    self.wait_event(task, now, word.mem);
+                    return false;
+                }
+            }
+            Op::WakeUp(word) => {
+                let sleepers = self.sched.wake_up(word);
+                let t = &mut self.tasks[task as usize];
+                t.script.extend(sleepers.map(Step::Wake));
+                t.script.push(Step::OpDone);
+            }
+            Op::Sleep(ps) => {
+                t.script.push(Step::OpDone);
+                self.sleep(task, now, ps);
+                return false;
+            }
             Op::Access(mem, kind) => t.script.extend([Step::Access(mem, kind), Step::OpDone]),
             Op::Atomic(word, op) => {
                 // The atomic takes effect as it is issued: programs run in event order.
@@ -82,6 +100,7 @@ impl Engine<'_> {
             Op::Clock => self.timeline.clock_reads[task as usize].push(now),
             Op::Exit => {
                 self.timeline.exits[task as usize] = Some(now);
+                self.exited(task, now);
                 return false;
             }
         }
@@ -117,12 +136,14 @@ impl Engine<'_> {
                     return Some(now);
                 }
                 t.wait = Wait::Blocked;
+                self.block(task, now);
                 None
             }
             Step::Wake(other) => {
-                self.wake(other, now);
+                self.try_to_wake_up(task, other);
                 Some(now)
             }
+            Step::Activate(other) => Some(self.activate(task, other, now)),
             Step::Returns(ret) => {
                 self.tasks[task as usize].ret = ret;
                 Some(now)
@@ -194,20 +215,9 @@ impl Engine<'_> {
         }
     }
 
-    /// Makes a task that sleeps runnable; one still on its way to sleep
-    /// will not sleep.
-    fn wake(&mut self, other: u32, now: Ps) {
-        let o = &mut self.tasks[other as usize];
-        if o.wait == Wait::Blocked {
-            o.wait = Wait::Running;
-            self.queue.push(now + self.m.costs.wakeup, other);
-        } else {
-            o.woken_early = true;
-        }
-    }
-
     /// The op is complete: counted, reported to its program, and the task
-    /// yields, so no task runs ahead of the others on hits alone.
+    /// yields, so no task runs ahead of the others on hits alone; at this
+    /// return to user space the scheduler may preempt it.
     fn op_done(&mut self, task: u32, now: Ps) {
         let counted = self.window.counts(now);
         let t = &mut self.tasks[task as usize];
@@ -219,7 +229,9 @@ impl Engine<'_> {
             ret: t.ret,
             counted,
         });
-        self.queue.push(now, task);
+        if !self.preempted_at_op(task, now) {
+            self.queue.push(now, task);
+        }
     }
 
     /// One access through the directory; a write wakes the line's spinners

@@ -55,8 +55,12 @@ pub enum Step {
     Decide(Decision),
     /// Sleep until another task's Wake.
     Block,
-    /// Make a sleeping task runnable.
+    /// Make a sleeping task runnable: try_to_wake_up, whose accesses the
+    /// engine's scheduler writes in after this step.
     Wake(u32),
+    /// ttwu_do_activate under the target runqueue's lock: the task is
+    /// queued on its CPU, or runs at once on an idle one.
+    Activate(u32),
     /// What the operation returns to its program: a syscall's return value,
     /// or a user atomic's old value.
     Returns(i64),

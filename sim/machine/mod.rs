@@ -12,6 +12,7 @@ pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES};
 
 pub use profile::{
     CoherenceSpec, HomeRoutes, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec,
+    SchedulerSpec,
     TopologySpec,
 };
 
@@ -114,6 +115,7 @@ pub struct Machine {
     pub board_line_shift: Option<u32>,
     pub hierarchy: Hierarchy,
     pub costs: ResolvedCosts,
+    pub sched: SchedCosts,
 }
 
 /// Kernel work that is not a memory access, in picoseconds.
@@ -123,8 +125,19 @@ pub struct ResolvedCosts {
     pub futex_key_private: Ps,
     pub futex_key_shared: Ps,
     pub jhash2: Ps,
-    pub wakeup: Ps,
     pub schedule: Ps,
+}
+
+/// The scheduler's timing, in picoseconds (profile.rs SchedulerSpec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedCosts {
+    pub tick: Ps,
+    pub slice: Ps,
+    pub ipi_send: Ps,
+    pub ipi: Ps,
+    pub idle_exit: Ps,
+    pub deep_idle_exit: Ps,
+    pub deep_idle_after: Ps,
 }
 
 impl Machine {
@@ -279,8 +292,16 @@ impl Machine {
                 futex_key_private: ns_to_ps(k.futex_key_private),
                 futex_key_shared: ns_to_ps(k.futex_key_shared),
                 jhash2: ns_to_ps(k.jhash2),
-                wakeup: ns_to_ps(k.wakeup),
                 schedule: ns_to_ps(k.schedule),
+            },
+            sched: SchedCosts {
+                tick: 1_000_000_000_000 / u64::from(spec.scheduler.tick_hz),
+                slice: ns_to_ps(spec.scheduler.slice),
+                ipi_send: ns_to_ps(spec.scheduler.ipi_send),
+                ipi: ns_to_ps(spec.scheduler.ipi),
+                idle_exit: ns_to_ps(spec.scheduler.idle_exit),
+                deep_idle_exit: ns_to_ps(spec.scheduler.deep_idle_exit),
+                deep_idle_after: ns_to_ps(spec.scheduler.deep_idle_after),
             },
             spec,
         })

@@ -16,6 +16,8 @@ pub struct MachineSpec {
     pub coherence: CoherenceSpec,
     #[serde(default)]
     pub kernel: KernelCosts,
+    #[serde(default)]
+    pub scheduler: SchedulerSpec,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -149,12 +151,11 @@ impl MachineSpec {
             ("kernel.futex_key_private", k.futex_key_private),
             ("kernel.futex_key_shared", k.futex_key_shared),
             ("kernel.jhash2", k.jhash2),
-            ("kernel.wakeup", k.wakeup),
             ("kernel.schedule", k.schedule),
         ] {
             check_ns(what, ns)?;
         }
-        Ok(())
+        self.scheduler.check()
     }
 }
 
@@ -324,9 +325,9 @@ pub struct KernelCosts {
     /// get_user_pages_fast and the page lookup of a shared key.
     pub futex_key_shared: f64,
     pub jhash2: f64,
-    /// From a wake-up to the woken task running on its (idle) CPU.
-    pub wakeup: f64,
-    /// Putting a task to sleep: schedule() out of the futex wait.
+    /// One context switch: schedule() putting a task to sleep or switching
+    /// the next one in, as a blocking wait, a preemption or a CPU leaving
+    /// idle pays it.
     pub schedule: f64,
     pub lock: LockKind,
 }
@@ -338,16 +339,97 @@ impl Default for KernelCosts {
             futex_key_private: 8.0,
             futex_key_shared: 60.0,
             jhash2: 4.0,
-            wakeup: 3000.0,
             schedule: 1000.0,
             lock: LockKind::Queued,
         }
     }
 }
 
+/// The scheduler's timing (sim/engine/sched.rs), in ns except the tick.
+/// Every default is a published figure for a server of the 2010s:
+///
+/// - `tick_hz`: CONFIG_HZ's default, 250 (kernel/Kconfig.hz, HZ_250).
+/// - `slice`: CFS/EEVDF's slice before the tick preempts, 0.75 ms
+///   (sysctl_sched_base_slice, kernel/sched/fair.c, v6.6; min_granularity
+///   before it) scaled by 1 + ilog2(min(CPUs, 8)) = 4 for 8 CPUs or more
+///   (SCHED_TUNABLESCALING_LOG): 3 ms.
+/// - `ipi_send`: the waker's cost of sending the IPI, 1600-2000 cycles for
+///   smp_call_function_single to an idle CPU on Westmere (V. Pallipadi,
+///   "Extend mwait idle to optimize away IPIs when possible", LKML
+///   2012-02-06): 700 ns at 2.6 GHz.
+/// - `ipi`: from the IPI's send to the target CPU taking it, 1 us (an IPI's
+///   round trip is 1-3 us on x86: sgx-step's APIC IPI measurements and the
+///   kernel's own smp_call_function figures above).
+/// - `idle_exit`, `deep_idle_exit`, `deep_idle_after`: intel_idle's
+///   Skylake-SP table as `cpupower idle-info` prints it: C1 exits in 2 us;
+///   C6 exits in 133 us and pays off after 400 us (its target residency),
+///   so a CPU idle that long is taken to be in C6.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerSpec {
+    pub tick_hz: u32,
+    pub slice: f64,
+    pub ipi_send: f64,
+    pub ipi: f64,
+    pub idle_exit: f64,
+    pub deep_idle_exit: f64,
+    pub deep_idle_after: f64,
+}
+
+impl Default for SchedulerSpec {
+    fn default() -> Self {
+        SchedulerSpec {
+            tick_hz: 250,
+            slice: 3_000_000.0,
+            ipi_send: 700.0,
+            ipi: 1000.0,
+            idle_exit: 2000.0,
+            deep_idle_exit: 133_000.0,
+            deep_idle_after: 400_000.0,
+        }
+    }
+}
+
+impl SchedulerSpec {
+    fn check(&self) -> Result<(), String> {
+        if !(100..=1000).contains(&self.tick_hz) {
+            return Err(format!(
+                "scheduler.tick_hz = {} must be from 100 to 1000 (CONFIG_HZ)",
+                self.tick_hz
+            ));
+        }
+        for (what, ns) in [
+            ("scheduler.slice", self.slice),
+            ("scheduler.ipi_send", self.ipi_send),
+            ("scheduler.ipi", self.ipi),
+            ("scheduler.idle_exit", self.idle_exit),
+            ("scheduler.deep_idle_exit", self.deep_idle_exit),
+            ("scheduler.deep_idle_after", self.deep_idle_after),
+        ] {
+            check_ns(what, ns)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scheduler_defaults_load_and_a_tick_outside_config_hz_does_not() {
+        assert_eq!(SchedulerSpec::default().check(), Ok(()));
+        let slow = SchedulerSpec {
+            tick_hz: 10,
+            ..SchedulerSpec::default()
+        };
+        assert!(slow.check().unwrap_err().contains("tick_hz = 10"));
+        let negative = SchedulerSpec {
+            ipi: -1.0,
+            ..SchedulerSpec::default()
+        };
+        assert!(negative.check().unwrap_err().contains("scheduler.ipi"));
+    }
 
     #[test]
     fn a_latency_table_must_cover_every_node() {

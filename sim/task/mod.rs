@@ -20,6 +20,9 @@ pub enum Op {
     Futex(FutexOp),
     /// User-space work that touches no shared line.
     Compute(Ps),
+    /// A timed sleep (usleep, nanosleep): the task leaves its CPU and a
+    /// timer on that CPU wakes it.
+    Sleep(Ps),
     /// A user-space load, store or atomic.
     Access(Mem, AccessKind),
     /// An atomic on a word whose value matters (the kernel sees it too: a
@@ -27,6 +30,13 @@ pub enum Op {
     Atomic(UserWord, AtomicOp),
     /// Spin reading a word (`while (...) cpu_relax();`) until its value satisfies the condition.
     SpinUntil(UserWord, Until),
+    /// A kernel wait_event() on the wait queue a word stands for: unless
+    /// the word's value already satisfies the condition, the task leaves
+    /// its CPU until a `WakeUp` of the word; it returns when woken.
+    WaitEvent(UserWord, Until),
+    /// wake_up() of the word's wait queue: try_to_wake_up of every task
+    /// asleep in `WaitEvent` on it.
+    WakeUp(Mem),
     /// spin_lock of one of the workload's own kernel locks. Its id counts
     /// from 0 among the workload's locks; the engine places them after the
     /// futex tables' bucket locks, and prices them the same way.
@@ -73,6 +83,13 @@ pub trait Program: Send {
 
     fn counting(&self) -> Counting {
         Counting::EachOp
+    }
+
+    /// Whether the task is inside the kernel between its ops (a workload
+    /// that writes a kernel path as ops, such as an exit): the scheduler
+    /// preempts a task only where it returns to user space.
+    fn in_kernel(&self) -> bool {
+        false
     }
 }
 

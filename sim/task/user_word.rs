@@ -84,6 +84,7 @@ pub enum Until {
     Equals(u32),
     NotEquals(u32),
     AtLeast(u32),
+    Below(u32),
 }
 
 impl Until {
@@ -92,6 +93,7 @@ impl Until {
             Until::Equals(v) => value == v,
             Until::NotEquals(v) => value != v,
             Until::AtLeast(v) => value >= v,
+            Until::Below(v) => value < v,
         }
     }
 }

@@ -97,7 +97,7 @@ struct Main {
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.phase {
-            Phase::Sleep => Op::Compute(self.rounds.next_timed(self.now) - self.now),
+            Phase::Sleep => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
             Phase::Requeue { .. } => Op::Futex(FutexOp::CmpRequeue {
                 uaddr: self.futex1,
                 uaddr2: self.futex2,

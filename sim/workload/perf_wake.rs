@@ -10,9 +10,11 @@
 //!
 //! Left out: thread creation and joining (the model's threads block again at
 //! the next round), the pthread mutex and condition variables around the
-//! start, and the scheduler: the main thread runs on the CPU after the last
-//! worker's (wrapping to CPU 0, whose worker is asleep while it wakes), and
-//! a woken thread's CPU is idle, so it runs after the machine's wake-up time.
+//! start. The main thread runs on the CPU after the last worker's (wrapping
+//! to CPU 0, where it time-shares with worker 0); each wake runs
+//! try_to_wake_up's accesses and the IPI to the woken thread's idle CPU
+//! (sim/engine/sched.rs). The wake time per thread is the loop's time over
+//! the threads it woke.
 
 use super::WorkloadError;
 use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
@@ -82,7 +84,7 @@ struct Main {
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.waking {
-            None => Op::Compute(self.rounds.next_timed(self.now) - self.now),
+            None => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
             Some(_) => Op::Futex(FutexOp::Wake {
                 uaddr: self.futex,
                 nr: self.nwakes,
@@ -182,6 +184,11 @@ impl Workload for PerfWake {
                 vec![
                     Metric::new("rounds", counted.len() as f64, "rounds"),
                     Metric::new("wake time", mean(&counted, |r| ms(r.time)), "ms"),
+                    Metric::new(
+                        "wake time per thread",
+                        mean(&counted, |r| ms(r.time) * 1000.0 / r.woken.max(1) as f64),
+                        "us",
+                    ),
                     Metric::new(
                         "woken per round",
                         mean(&counted, |r| r.woken as f64),

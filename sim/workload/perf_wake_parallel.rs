@@ -77,7 +77,7 @@ struct Waker {
 impl Program for Waker {
     fn next_op(&mut self) -> Op {
         match self.waking {
-            None => Op::Compute(self.rounds.next_timed(self.now) - self.now),
+            None => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
             Some(_) => Op::Futex(FutexOp::Wake {
                 uaddr: self.futex,
                 nr: self.share,

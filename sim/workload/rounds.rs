@@ -93,7 +93,7 @@ impl Blocked {
 impl Program for Blocked {
     fn next_op(&mut self) -> Op {
         if self.woken {
-            Op::Compute(self.rounds.next_start(self.now) - self.now)
+            Op::Sleep(self.rounds.next_start(self.now) - self.now)
         } else {
             Op::Futex(FutexOp::Wait {
                 uaddr: self.futex,

@@ -14,9 +14,11 @@
 //! Left out: the request work itself (`-n` matrix multiplies, `-s` usleep)
 //! is a compute of `work_ns` that touches no shared line (0 for the reports'
 //! `-n 0 -s 0`); the per-CPU pthread mutexes `-L` turns off; a failed
-//! cmpxchg retry on the list head; the RPS mode; `-M auto` placement: message
-//! thread m runs on CPU m(t+1) and its workers on the CPUs after it, one per
-//! CPU, so schbench's oversubscription of CPUs is not modelled. Each
+//! cmpxchg retry on the list head; the RPS mode; `-M auto` placement: thread
+//! i (message thread m is thread m(t+1), its workers the threads after it)
+//! is pinned to CPU i mod the CPUs, so with more threads than CPUs each CPU
+//! time-shares its threads (sim/engine/sched.rs) where the kernel would
+//! balance them. Each
 //! thread_data is schbench's layout (`next` at byte 24, `wake_time` at 56,
 //! `futex` at 72, 1087640 bytes apart in one mmapped calloc).
 
@@ -264,7 +266,7 @@ impl Workload for Schbench {
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
-        // Saturating: a huge worker count is refused as more threads than CPUs.
+        // Saturating: a huge worker count is refused as more threads than the engine names.
         self.message_threads
             .max(1)
             .saturating_mul(self.workers(machine).saturating_add(1))

@@ -6,50 +6,65 @@
 //!
 //! The exit path is modelled as the critical sections and atomics on state
 //! that every child shares with the others (everything private to a child
-//! is one compute step). Each names the kernel function it stands for; the
-//! report's kernels were 3.0 and 3.8, and the sections are the v3.x ones:
+//! is one compute step), step by step as do_exit runs them. Each names the
+//! kernel function it stands for; the report's kernels were 3.0 and 3.8,
+//! and the sections are the v3.8 ones:
 //!
-//! | section | kernel (v3.x) | shared by |
-//! |---|---|---|
-//! | shared page `_mapcount` atomic dec | mm/rmap.c `page_remove_rmap`, from `zap_pte_range` in `exit_mmap` | all children: one struct page |
-//! | shmem mapping's `i_mmap_mutex`, unlink the vma from `i_mmap` | mm/mmap.c `unlink_file_vma` (via `free_pgtables`) | all children: one address_space |
-//! | `fput` of the mapping's file | fs/file_table.c `fput` (`f_count`) | all children: one struct file |
-//! | each private vma's anon_vma root lock | mm/rmap.c `unlink_anon_vmas` (`anon_vma_lock` on the root, inherited from the parent by fork) | all children: the parent's anon_vmas |
-//! | `fput` of stdin, stdout, stderr | fs/file.c `close_files` from `exit_files` | all children: the parent's struct files |
-//! | `dput` of root and cwd: `d_lock`, `d_count` | fs/dcache.c `dput` from `exit_fs` (`path_put`; d_count under d_lock before 3.12's lockref) | all children: two dentries |
-//! | `tasklist_lock` for write | kernel/exit.c `exit_notify` | every task on the machine |
-//! | parent's `siglock`, SIGCHLD | kernel/signal.c `do_notify_parent` | all children: one parent |
-//! | parent's `wait_chldexit` wait queue lock | kernel/exit.c `__wake_up_parent` | all children: one parent |
-//! | parent: `tasklist_lock` (read) and a walk of its children list reading each `exit_state` | kernel/exit.c `do_wait`, `wait_consider_task` | the parent against every exiting child |
-//! | parent: `tasklist_lock` (write) to reap | kernel/exit.c `release_task` from `wait_task_zombie` | the parent against every exiting child |
+//! | step | section | kernel (v3.8) | shared by |
+//! |---|---|---|---|
+//! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; the private pages and page tables | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
+//! | free_pgtables | each private vma's anon_vma root lock | mm/memory.c `free_pgtables` -> mm/rmap.c `unlink_anon_vmas` (`anon_vma_lock` on the root, inherited from the parent by fork) | all children: the parent's anon_vmas |
+//! | free_pgtables | the shmem mapping's `i_mmap_mutex`, unlink the vma from `i_mmap` | mm/memory.c `free_pgtables` -> mm/mmap.c `unlink_file_vma` | all children: one address_space |
+//! | remove_vma | `fput` of the mapping's file | mm/mmap.c `remove_vma` -> fs/file_table.c `fput` (`f_count`) | all children: one struct file |
+//! | exit_files | `fput` of stdin, stdout, stderr | kernel/exit.c `exit_files` -> `close_files` | all children: the parent's struct files |
+//! | exit_fs | `dput` of root and cwd: `d_lock`, `d_count` | kernel/exit.c `exit_fs` -> fs/dcache.c `dput` (d_count under d_lock before 3.12's lockref) | all children: two dentries |
+//! | exit_notify | `tasklist_lock` for write | kernel/exit.c `exit_notify` (`write_lock_irq`) | every task on the machine |
+//! | exit_notify | the parent's `siglock`, SIGCHLD | kernel/signal.c `do_notify_parent` | all children: one parent |
+//! | exit_notify | the parent's `wait_chldexit` wait queue: its lock, and try_to_wake_up of the parent asleep in wait() | kernel/exit.c `__wake_up_parent` -> kernel/sched/core.c `__wake_up_sync_key` | all children: one parent |
+//! | schedule | do_exit's last schedule() | kernel/exit.c `do_exit` | none |
+//! | parent: do_wait | `tasklist_lock` for read, a walk of the children list reading each `exit_state`; asleep on `wait_chldexit` when no child is a zombie | kernel/exit.c `do_wait`, `do_wait_thread`, `wait_consider_task` | the parent against every exiting child |
+//! | parent: release_task | `tasklist_lock` for write, the child unhashed | kernel/exit.c `wait_task_zombie` -> `release_task` | the parent against every exiting child |
+//!
+//! `tasklist_lock` is an rwlock: the x86 one of v3.8, a counter that a
+//! writer takes with one atomic subtract of RW_LOCK_BIAS and a reader with
+//! one decrement; a failed attempt undoes its atomic and spins reading the
+//! word until the lock looks free, then tries again
+//! (arch/x86/include/asm/spinlock.h `arch_read_lock`, `arch_write_lock`;
+//! arch/x86/lib/rwlock.S `__read_lock_failed`, `__write_lock_failed`).
+//! Readers do not wait for waiting writers. The word here counts the other
+//! way round: 0 is free, a writer adds the bias, a reader adds 1.
 //!
 //! These are named from the kernel's function structure (read for facts);
 //! struct layouts inside each object are approximate, and which v3.x
 //! release added or removed a given lock is not pinned line by line.
+//! The record's figures give the time each step took, mean per child, and
+//! the parent's time in do_wait, asleep and in release_task.
 //!
-//! Simplifications: rwlocks and mutexes (`tasklist_lock`, `i_mmap_mutex`,
-//! the anon_vma lock) are modelled as the machine's spinlock, exclusive
-//! for readers too (the only reader is the parent); a sleeping mutex
-//! waiter's sleep and wake are not; the parent's sleep in wait() is a wait
-//! for the line its children write when they notify it; the parent runs on
-//! CPU 0 beside child 0 (it is not pinned in the real test) and the model
-//! does not time-slice them; the children's page-table teardown and every
-//! other private part of exit are fixed compute steps; `-p` (a delay before
-//! the release) does not change what is timed and is not modelled.
+//! Simplifications: the mutexes (`i_mmap_mutex`, the anon_vma lock) are
+//! modelled as the machine's spinlock; a sleeping mutex waiter's sleep and
+//! wake are not; the parent runs on CPU 0 beside child 0 (it is not pinned
+//! in the real test) and the two time-share it; a spin on the rwlock's
+//! word is a spin the tick may preempt, where the kernel's is not; the
+//! page lock and the page wait table are not on this path as modelled
+//! (nothing here locks the shared page); the children's page-table
+//! teardown and every other private part of exit are fixed compute steps;
+//! `-p` (a delay before the release) does not change what is timed and is
+//! not modelled.
 
 use super::WorkloadError;
 use super::objects::{Object, Objects};
 use super::{user_memory, Setup, Workload};
-use crate::machine::Machine;
+use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
 use crate::task::{
-    AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec, Timeline, Until,
-    UserWord,
+    AccessKind, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
+    Timeline, Until, UserWord,
 };
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,11 +102,16 @@ const REAP_NS: u64 = 1_500;
 const EXIT_ZOMBIE: u32 = 16;
 const EXIT_DEAD: u32 = 32;
 
+/// `RW_LOCK_BIAS` of x86's rwlock before the qrwlock (3.16).
+const RW_LOCK_BIAS: u32 = 0x0100_0000;
+
 /// Everything the children share, and the parent's side of it.
 #[derive(Clone)]
 struct Shared {
     ready: UserWord,
     quit: UserWord,
+    /// The shared page's struct page: `flags`, and `_mapcount` on its line.
+    page_flags: Mem,
     mapcount: UserWord,
     i_mmap_mutex: LockRef,
     i_mmap: Mem,
@@ -99,72 +119,305 @@ struct Shared {
     anon_vma_roots: Vec<(LockRef, Mem)>,
     std_files: Vec<UserWord>,
     dentries: Vec<(LockRef, Mem)>,
-    tasklist_lock: LockRef,
+    /// The rwlock's word: 0 free, RW_LOCK_BIAS a writer, each reader 1.
+    tasklist_lock: UserWord,
     siglock: LockRef,
     wait_chldexit_lock: LockRef,
-    /// Written by each child's wake-up of the parent: what the sleeping parent waits on.
+    /// Written by each child's notification: the word the parent's
+    /// `wait_chldexit` wait queue stands for.
     notified: UserWord,
     /// Each child's `exit_state`, in its task_struct.
     exit_state: Vec<UserWord>,
 }
 
+/// A step of the exit path, or of the parent's wait(), as the record
+/// times it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    BeforeRelease,
+    ExitMm,
+    FreePgtables,
+    RemoveVma,
+    ExitFiles,
+    ExitFs,
+    ExitNotify,
+    Schedule,
+    DoWait,
+    Asleep,
+    ReleaseTask,
+}
+
+/// The stages the record gives, and their names: the children's first.
+const REPORTED: [(Stage, &str); 10] = [
+    (Stage::ExitMm, "exit_mm (unmap_vmas)"),
+    (Stage::FreePgtables, "free_pgtables"),
+    (Stage::RemoveVma, "remove_vma"),
+    (Stage::ExitFiles, "exit_files"),
+    (Stage::ExitFs, "exit_fs and do_exit's other private work"),
+    (Stage::ExitNotify, "exit_notify"),
+    (Stage::Schedule, "last schedule"),
+    (Stage::DoWait, "parent: do_wait"),
+    (Stage::Asleep, "parent: asleep in wait()"),
+    (Stage::ReleaseTask, "parent: release_task"),
+];
+const STAGES: usize = Stage::ReleaseTask as usize + 1;
+
+/// Simulated time spent in each stage, summed over the tasks.
+type StageTimes = Arc<Mutex<[Ps; STAGES]>>;
+
+/// A task's clock for its stages: the time until each op ends goes to the
+/// stage of that op.
+struct Stages {
+    times: StageTimes,
+    current: Stage,
+    since: Ps,
+}
+
+impl Stages {
+    fn returned(&mut self, now: Ps) {
+        let mut times = self.times.lock().expect("one thread runs programs");
+        times[self.current as usize] += now - self.since;
+        self.since = now;
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    Op(Op),
+    ReadLock(UserWord),
+    WriteLock(UserWord),
+    ReadUnlock(UserWord),
+    WriteUnlock(UserWord),
+}
+
+/// An rwlock acquisition in flight: the atomic, its undo when it failed,
+/// the spin until the lock looks free, and again.
+#[derive(Clone, Copy, Debug)]
+struct RwAttempt {
+    word: UserWord,
+    write: bool,
+    phase: RwPhase,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RwPhase {
+    Try,
+    Undo,
+    Spin,
+}
+
+impl RwAttempt {
+    fn amount(&self) -> u32 {
+        if self.write {
+            RW_LOCK_BIAS
+        } else {
+            1
+        }
+    }
+
+    fn op(&self) -> Op {
+        match self.phase {
+            RwPhase::Try => Op::Atomic(self.word, AtomicOp::Add(self.amount())),
+            RwPhase::Undo => Op::Atomic(self.word, AtomicOp::Sub(self.amount())),
+            RwPhase::Spin if self.write => Op::SpinUntil(self.word, Until::Equals(0)),
+            RwPhase::Spin => Op::SpinUntil(self.word, Until::Below(RW_LOCK_BIAS)),
+        }
+    }
+
+    /// The op returned `old`: whether the lock is now held.
+    fn returned(&mut self, old: u32) -> bool {
+        match self.phase {
+            RwPhase::Try => {
+                let free = if self.write {
+                    old == 0
+                } else {
+                    old < RW_LOCK_BIAS
+                };
+                if !free {
+                    self.phase = RwPhase::Undo;
+                }
+                free
+            }
+            RwPhase::Undo => {
+                self.phase = RwPhase::Spin;
+                false
+            }
+            RwPhase::Spin => {
+                self.phase = RwPhase::Try;
+                false
+            }
+        }
+    }
+}
+
+/// A task's actions in order, each in its stage; an rwlock acquisition
+/// runs as many ops as it takes.
+struct Actions {
+    queue: VecDeque<(Stage, Action)>,
+    attempt: Option<RwAttempt>,
+    /// Whether the op in flight is a plain atomic, whose old value its
+    /// program reads.
+    atomic_in_flight: bool,
+    stages: Stages,
+}
+
+impl Actions {
+    fn new(times: StageTimes) -> Actions {
+        Actions {
+            queue: VecDeque::new(),
+            attempt: None,
+            atomic_in_flight: false,
+            stages: Stages {
+                times,
+                current: Stage::BeforeRelease,
+                since: 0,
+            },
+        }
+    }
+
+    fn push(&mut self, stage: Stage, ops: impl IntoIterator<Item = Op>) {
+        self.queue
+            .extend(ops.into_iter().map(|op| (stage, Action::Op(op))));
+    }
+
+    fn next(&mut self) -> Option<Op> {
+        if let Some(attempt) = &self.attempt {
+            return Some(attempt.op());
+        }
+        let (stage, action) = self.queue.pop_front()?;
+        self.stages.current = stage;
+        self.atomic_in_flight = matches!(action, Action::Op(Op::Atomic(..)));
+        Some(match action {
+            Action::Op(op) => op,
+            Action::ReadLock(word) | Action::WriteLock(word) => {
+                let attempt = RwAttempt {
+                    word,
+                    write: matches!(action, Action::WriteLock(_)),
+                    phase: RwPhase::Try,
+                };
+                self.attempt = Some(attempt);
+                attempt.op()
+            }
+            Action::ReadUnlock(word) => Op::Atomic(word, AtomicOp::Sub(1)),
+            Action::WriteUnlock(word) => Op::Atomic(word, AtomicOp::Sub(RW_LOCK_BIAS)),
+        })
+    }
+
+    /// Past the release every step is the kernel's: exit, or wait().
+    fn in_kernel(&self) -> bool {
+        self.stages.current != Stage::BeforeRelease
+    }
+
+    /// The op ended: the old value of a plain atomic, for its program.
+    fn returned(&mut self, done: Done) -> Option<u32> {
+        self.stages.returned(done.now);
+        if let Some(attempt) = &mut self.attempt {
+            if attempt.returned(done.ret as u32) {
+                self.attempt = None;
+            }
+            return None;
+        }
+        self.atomic_in_flight.then_some(done.ret as u32)
+    }
+}
+
 struct Child {
-    ops: VecDeque<Op>,
+    actions: Actions,
 }
 
 impl Program for Child {
     fn next_op(&mut self) -> Op {
-        self.ops.pop_front().unwrap_or(Op::Exit)
+        self.actions.next().unwrap_or(Op::Exit)
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        self.actions.returned(done);
+    }
+
+    fn in_kernel(&self) -> bool {
+        self.actions.in_kernel()
     }
 }
 
-fn child_ops(s: &Shared, child: usize, schedule_ps: u64) -> VecDeque<Op> {
+fn child_actions(s: &Shared, child: usize, schedule_ps: u64, times: StageTimes) -> Actions {
     let ns = |n: u64| Op::Compute(n * 1000);
-    let mut ops = VecDeque::from([
-        Op::Atomic(s.ready, AtomicOp::Add(1)),
-        Op::SpinUntil(s.quit, Until::NotEquals(0)),
-        // exit_mm -> exit_mmap: zap the shared page, tear down the rest.
-        Op::Atomic(s.mapcount, AtomicOp::Sub(1)),
-        ns(EXIT_MMAP_PRIVATE_NS),
-        Op::SpinLock(s.i_mmap_mutex),
-        Op::Access(s.i_mmap, crate::coherence::AccessKind::Write),
-        ns(VMA_UNLINK_NS),
-        Op::SpinUnlock(s.i_mmap_mutex),
-        Op::Atomic(s.shm_file, AtomicOp::Sub(1)),
-    ]);
+    let mut a = Actions::new(times);
+    a.push(
+        Stage::BeforeRelease,
+        [
+            Op::Atomic(s.ready, AtomicOp::Add(1)),
+            Op::SpinUntil(s.quit, Until::NotEquals(0)),
+        ],
+    );
+    // exit_mm -> exit_mmap -> unmap_vmas: zap the shared page, tear down the rest.
+    a.push(
+        Stage::ExitMm,
+        [
+            Op::Access(s.page_flags, AccessKind::Rmw),
+            Op::Access(s.page_flags, AccessKind::Read),
+            Op::Atomic(s.mapcount, AtomicOp::Sub(1)),
+            ns(EXIT_MMAP_PRIVATE_NS),
+        ],
+    );
+    // free_pgtables: each vma's anon_vmas, then the file vma from i_mmap.
     for &(lock, root) in &s.anon_vma_roots {
-        ops.extend([
-            Op::SpinLock(lock),
-            Op::Access(root, crate::coherence::AccessKind::Write),
+        a.push(
+            Stage::FreePgtables,
+            [
+                Op::SpinLock(lock),
+                Op::Access(root, AccessKind::Write),
+                ns(VMA_UNLINK_NS),
+                Op::SpinUnlock(lock),
+            ],
+        );
+    }
+    a.push(
+        Stage::FreePgtables,
+        [
+            Op::SpinLock(s.i_mmap_mutex),
+            Op::Access(s.i_mmap, AccessKind::Write),
             ns(VMA_UNLINK_NS),
-            Op::SpinUnlock(lock),
-        ]);
-    }
-    ops.extend(s.std_files.iter().map(|&f| Op::Atomic(f, AtomicOp::Sub(1))));
+            Op::SpinUnlock(s.i_mmap_mutex),
+        ],
+    );
+    a.push(
+        Stage::RemoveVma,
+        [Op::Atomic(s.shm_file, AtomicOp::Sub(1))],
+    );
+    a.push(
+        Stage::ExitFiles,
+        s.std_files.iter().map(|&f| Op::Atomic(f, AtomicOp::Sub(1))),
+    );
     for &(d_lock, d_count) in &s.dentries {
-        ops.extend([
-            Op::SpinLock(d_lock),
-            Op::Access(d_count, crate::coherence::AccessKind::Write),
-            Op::SpinUnlock(d_lock),
-        ]);
+        a.push(
+            Stage::ExitFs,
+            [
+                Op::SpinLock(d_lock),
+                Op::Access(d_count, AccessKind::Write),
+                Op::SpinUnlock(d_lock),
+            ],
+        );
     }
-    ops.extend([
-        ns(EXIT_OTHER_PRIVATE_NS),
-        // exit_notify.
-        Op::SpinLock(s.tasklist_lock),
-        Op::SpinLock(s.siglock),
-        ns(NOTIFY_NS),
-        Op::SpinLock(s.wait_chldexit_lock),
-        Op::Atomic(s.notified, AtomicOp::Add(1)),
-        Op::SpinUnlock(s.wait_chldexit_lock),
-        Op::SpinUnlock(s.siglock),
-        Op::Atomic(s.exit_state[child], AtomicOp::Store(EXIT_ZOMBIE)),
-        Op::SpinUnlock(s.tasklist_lock),
-        // The last schedule() of do_exit.
-        Op::Compute(schedule_ps),
-        Op::Exit,
-    ]);
-    ops
+    a.push(Stage::ExitFs, [ns(EXIT_OTHER_PRIVATE_NS)]);
+    a.queue
+        .push_back((Stage::ExitNotify, Action::WriteLock(s.tasklist_lock)));
+    a.push(
+        Stage::ExitNotify,
+        [
+            Op::SpinLock(s.siglock),
+            ns(NOTIFY_NS),
+            Op::SpinLock(s.wait_chldexit_lock),
+            Op::Atomic(s.notified, AtomicOp::Add(1)),
+            Op::WakeUp(s.notified.mem),
+            Op::SpinUnlock(s.wait_chldexit_lock),
+            Op::SpinUnlock(s.siglock),
+            Op::Atomic(s.exit_state[child], AtomicOp::Store(EXIT_ZOMBIE)),
+        ],
+    );
+    a.queue
+        .push_back((Stage::ExitNotify, Action::WriteUnlock(s.tasklist_lock)));
+    a.push(Stage::Schedule, [Op::Compute(schedule_ps)]);
+    a
 }
 
 /// The parent: wait for every child to be ready, release them, then
@@ -176,10 +429,9 @@ struct Parent {
     /// Children not yet reaped, in fork order.
     alive: Vec<usize>,
     state: ParentState,
-    ops: VecDeque<Op>,
-    /// The old value the last `Op::Atomic` returned, until a step reads it.
+    actions: Actions,
+    /// The old value the last plain atomic returned, until a step reads it.
     last: Option<u32>,
-    atomic_in_flight: bool,
     syscall_ps: u64,
 }
 
@@ -198,45 +450,55 @@ enum ParentState {
 
 impl Program for Parent {
     fn next_op(&mut self) -> Op {
-        let op = self.choose_op();
-        self.atomic_in_flight = matches!(op, Op::Atomic(..));
-        op
+        self.choose_op()
     }
 
     fn op_returned(&mut self, done: Done) {
-        if self.atomic_in_flight {
-            self.last = Some(done.ret as u32);
+        if let Some(old) = self.actions.returned(done) {
+            self.last = Some(old);
         }
+    }
+
+    fn in_kernel(&self) -> bool {
+        self.actions.in_kernel()
     }
 }
 
 impl Parent {
     fn choose_op(&mut self) -> Op {
         loop {
-            if let Some(op) = self.ops.pop_front() {
+            if let Some(op) = self.actions.next() {
                 return op;
             }
             let s = &self.shared;
             let last = self.last.take();
             match self.state {
                 ParentState::Release => {
-                    self.ops.extend([
-                        Op::SpinUntil(s.ready, Until::Equals(self.children)),
-                        Op::Clock,
-                        Op::Atomic(s.quit, AtomicOp::Store(1)),
-                    ]);
+                    self.actions.push(
+                        Stage::BeforeRelease,
+                        [
+                            Op::SpinUntil(s.ready, Until::Equals(self.children)),
+                            Op::Clock,
+                            Op::Atomic(s.quit, AtomicOp::Store(1)),
+                        ],
+                    );
                     self.state = ParentState::WaitStart;
                 }
                 ParentState::WaitStart if self.alive.is_empty() => {
-                    self.ops.extend([Op::Clock, Op::Exit]);
+                    self.actions.push(Stage::DoWait, [Op::Clock, Op::Exit]);
                     self.state = ParentState::Done;
                 }
                 ParentState::WaitStart => {
-                    self.ops.extend([
-                        Op::Compute(self.syscall_ps / 2),
-                        Op::Atomic(s.notified, AtomicOp::Load),
-                        Op::SpinLock(s.tasklist_lock),
-                    ]);
+                    self.actions.push(
+                        Stage::DoWait,
+                        [
+                            Op::Compute(self.syscall_ps / 2),
+                            Op::Atomic(s.notified, AtomicOp::Load),
+                        ],
+                    );
+                    self.actions
+                        .queue
+                        .push_back((Stage::DoWait, Action::ReadLock(s.tasklist_lock)));
                     self.state = ParentState::Walk {
                         notified: u32::MAX,
                         at: 0,
@@ -256,23 +518,29 @@ impl Parent {
                     };
                     if at < self.alive.len() {
                         let child = self.alive[at];
-                        self.ops
-                            .push_back(Op::Atomic(s.exit_state[child], AtomicOp::Load));
+                        self.actions.push(
+                            Stage::DoWait,
+                            [Op::Atomic(s.exit_state[child], AtomicOp::Load)],
+                        );
                         self.state = ParentState::Walk {
                             notified,
                             at: at + 1,
                         };
                     } else {
                         // No zombie yet: sleep until another child notifies.
-                        self.ops.extend([
-                            Op::SpinUnlock(s.tasklist_lock),
-                            Op::SpinUntil(s.notified, Until::NotEquals(notified)),
-                        ]);
+                        self.actions
+                            .queue
+                            .push_back((Stage::DoWait, Action::ReadUnlock(s.tasklist_lock)));
+                        self.actions.push(
+                            Stage::Asleep,
+                            [Op::WaitEvent(s.notified, Until::NotEquals(notified))],
+                        );
                         self.state = ParentState::WaitStart;
                     }
                 }
                 ParentState::Reaped => {
-                    self.ops.push_back(Op::Compute(self.syscall_ps / 2));
+                    self.actions
+                        .push(Stage::DoWait, [Op::Compute(self.syscall_ps / 2)]);
                     self.state = ParentState::WaitStart;
                 }
                 ParentState::Done => return Op::Exit,
@@ -280,16 +548,18 @@ impl Parent {
         }
     }
 
-    /// wait_task_zombie -> release_task.
+    /// wait_task_zombie drops the read lock; release_task takes it for write.
     fn reap(&mut self, child: usize) {
         let s = &self.shared;
-        self.ops.extend([
-            Op::SpinUnlock(s.tasklist_lock),
-            Op::Compute(REAP_NS * 1000),
-            Op::SpinLock(s.tasklist_lock),
-            Op::Atomic(s.exit_state[child], AtomicOp::Store(EXIT_DEAD)),
-            Op::SpinUnlock(s.tasklist_lock),
-        ]);
+        let q = &mut self.actions.queue;
+        q.push_back((Stage::DoWait, Action::ReadUnlock(s.tasklist_lock)));
+        q.push_back((Stage::ReleaseTask, Action::Op(Op::Compute(REAP_NS * 1000))));
+        q.push_back((Stage::ReleaseTask, Action::WriteLock(s.tasklist_lock)));
+        q.push_back((
+            Stage::ReleaseTask,
+            Action::Op(Op::Atomic(s.exit_state[child], AtomicOp::Store(EXIT_DEAD))),
+        ));
+        q.push_back((Stage::ReleaseTask, Action::WriteUnlock(s.tasklist_lock)));
         self.state = ParentState::Reaped;
     }
 }
@@ -341,7 +611,12 @@ impl Workload for TimeExit {
                 kind: KeyKind::SharedFile,
             }
         };
-        let mapcount = word_in(&mut o, memory, "shared page struct page", 64, 12);
+        let page = o.object(memory, "shared page struct page", 64, home);
+        let page_flags = page.at(memory, 0);
+        let mapcount = UserWord {
+            mem: page.at(memory, 24),
+            kind: KeyKind::SharedFile,
+        };
         let mapping = o.object(memory, "shmem address_space", 192, home);
         let i_mmap_mutex = o.lock_at("shmem i_mmap_mutex", mapping.at(memory, 0x48));
         let i_mmap = mapping.at(memory, 0x20);
@@ -368,7 +643,7 @@ impl Workload for TimeExit {
                 )
             })
             .collect();
-        let tasklist_lock = o.lock(memory, "tasklist_lock", Home::Node(0));
+        let tasklist_lock = word_in(&mut o, memory, "tasklist_lock", 64, 0);
         let signal = o.object(memory, "parent sighand and signal", 128, home);
         let siglock = o.lock_at("parent siglock", signal.at(memory, 8));
         let wait_chldexit_lock = o.lock_at("parent wait_chldexit lock", signal.at(memory, 64));
@@ -378,7 +653,7 @@ impl Workload for TimeExit {
         };
         let exit_state = (0..n)
             .map(|c| {
-                let node = Home::Node(machine.node_of(c));
+                let node = Home::Node(machine.node_of(c % machine.cpus()));
                 let task = o.object(memory, format!("child {c} task_struct"), 64, node);
                 UserWord {
                     mem: task.at(memory, 0),
@@ -389,6 +664,7 @@ impl Workload for TimeExit {
         let shared = Shared {
             ready,
             quit,
+            page_flags,
             mapcount,
             i_mmap_mutex,
             i_mmap,
@@ -402,11 +678,17 @@ impl Workload for TimeExit {
             notified,
             exit_state,
         };
+        let times: StageTimes = Arc::new(Mutex::new([0; STAGES]));
         let mut tasks: Vec<TaskSpec> = (0..n)
             .map(|c| TaskSpec {
-                cpu: c,
+                cpu: c % machine.cpus(),
                 program: Box::new(Child {
-                    ops: child_ops(&shared, c as usize, machine.costs.schedule),
+                    actions: child_actions(
+                        &shared,
+                        c as usize,
+                        machine.costs.schedule,
+                        times.clone(),
+                    ),
                 }),
             })
             .collect();
@@ -417,9 +699,8 @@ impl Workload for TimeExit {
                 children: n,
                 alive: (0..n as usize).collect(),
                 state: ParentState::Release,
-                ops: VecDeque::new(),
+                actions: Actions::new(times.clone()),
                 last: None,
-                atomic_in_flight: false,
                 syscall_ps: machine.costs.syscall,
             }),
         });
@@ -431,7 +712,20 @@ impl Workload for TimeExit {
             mms: user_memory::mm_addresses(processes, rng),
             futexes: 0,
             lock_names: o.into_lock_names(),
-            readout: Some(Box::new(time_until_all_exited)),
+            readout: Some(Box::new(move |window, timeline| {
+                let mut figures = time_until_all_exited(window, timeline);
+                let times = times.lock().expect("the run is over");
+                for (stage, name) in REPORTED {
+                    let total = times[stage as usize] as f64 / 1e6;
+                    let (figure, per) = if stage as usize >= Stage::DoWait as usize {
+                        (total, "")
+                    } else {
+                        (total / f64::from(n), ", mean per child")
+                    };
+                    figures.push(Metric::new(format!("{name}{per}"), figure, "us"));
+                }
+                figures
+            })),
             keys: None,
         }
     }
