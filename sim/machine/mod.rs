@@ -12,8 +12,7 @@ pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES};
 
 pub use profile::{
     CoherenceSpec, HomeRoutes, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec,
-    SchedulerSpec,
-    TopologySpec,
+    SchedulerSpec, TopologySpec,
 };
 
 use serde::{Deserialize, Serialize};
