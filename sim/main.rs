@@ -40,6 +40,9 @@ enum Command {
     Calibrate(cli::calibrate::CalibrateArgs),
     /// Run a benchmark natively on this machine with real futex syscalls.
     Native(cli::native::NativeArgs),
+    /// Machine profiles: `import` reads core-to-core-latency and Intel MLC
+    /// measurements into one.
+    Machine(cli::machine::MachineArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => cli::validate::run(&args, &mut out),
         Command::Calibrate(args) => cli::calibrate::run(&args, &mut out),
         Command::Native(args) => cli::native::run(&args, &mut out),
+        Command::Machine(args) => cli::machine::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

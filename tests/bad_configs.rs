@@ -2,6 +2,8 @@
 //! starts with `# expect: FILE:LINE:COLUMN: FRAGMENT`, the place the error
 //! must name and what its message says (fragments that must appear in that
 //! order, separated by ` ... `); `# rule: RULE` lines are passed as `--rule`. Every file must be refused, in one line, without a panic.
+//! FILE is relative to this directory: a mistake in a machine profile a
+//! config names (under profiles/) is placed in that profile.
 
 use futexsim::config::Config;
 use std::collections::BTreeSet;
@@ -18,8 +20,12 @@ struct Case {
     rules: Vec<String>,
 }
 
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_configs")
+}
+
 fn cases() -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_configs");
+    let dir = dir();
     let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -76,7 +82,10 @@ fn every_bad_config_is_refused_with_its_message() {
     let mut messages = BTreeSet::new();
     for case in &cases {
         let parsed = std::panic::catch_unwind(|| {
-            Config::parse(&case.file, "bad", &case.text, &case.rules).map(|c| c.points.len())
+            // Named by its path, as `futexsim run` names it, so that the
+            // profiles it names are found beside it.
+            let file = case.path.display().to_string();
+            Config::parse(&file, "bad", &case.text, &case.rules).map(|c| c.points.len())
         });
         let error = match parsed {
             Err(_) => {
@@ -89,7 +98,13 @@ fn every_bad_config_is_refused_with_its_message() {
             }
             Ok(Err(e)) => e.to_string(),
         };
-        let expected_start = format!("{}: ", case.place);
+        // A `--rule` has no file.
+        let expected_start = match case.place.split(':').next() {
+            Some(file) if file.ends_with(".toml") => {
+                format!("{}: ", dir().join(&case.place).display())
+            }
+            _ => format!("{}: ", case.place),
+        };
         if !error.starts_with(&expected_start)
             || !says_in_order(&error, &case.fragment)
             || error.contains('\n')

@@ -42,6 +42,12 @@ const CLX_MLC: &str =
     "Intel MLC v3.10, Cascade Lake 2S (gjbex/Code-optimization info/cascadelake_mlc.txt)";
 const ICX_MLC: &str = "Intel MLC v3.10, Ice Lake 2S (gjbex/Code-optimization info/icelake_mlc.txt)";
 const C2C: &str = "nviennot/core-to-core-latency README";
+const SPR_MLC: &str =
+    "Intel MLC v3.11a, Sapphire Rapids 2S SNC4 (gjbex/Code-optimization info/sapphirerapids_mlc.txt)";
+const WILLHALM_E7: &str =
+    "Intel MLC on a 4-socket Xeon E7-4800 (T. Willhalm, software.intel.com, 2014-01-28)";
+const ANANDTECH_ZEN4: &str = "AnandTech, Ryzen 9 7950X review, core-to-core latency";
+const ANANDTECH_GRAVITON2: &str = "AnandTech, 'Cloud Clash', Graviton2 memory latency";
 
 fn f(distance: Distance, ns: f64, source: &'static str) -> Figure {
     Figure {
@@ -130,6 +136,42 @@ fn idle_figures(profile: &str) -> Vec<Figure> {
             f(LocalHitm, 44.0, C2C),
             f(FarHitm, 1100.0, "theregister.com 2010-05-26"),
         ],
+        // The E5-2695 v4 (Broadwell-EP) on a socket and one QPI hop across;
+        // MLC's memory latencies of a 4-socket E7-4800.
+        "bdx-ex-4s-192" => vec![
+            f(LocalHitm, 44.0, C2C),
+            f(RemoteHitm, 118.0, C2C),
+            f(DramLocal, 135.0, WILLHALM_E7),
+            f(DramRemote, 201.0, WILLHALM_E7),
+        ],
+        // MLC's memory latencies of the 8468 itself; Ice Lake's transfers
+        // stand in.
+        "spr-2s-96" => vec![
+            f(LocalHitm, 64.2, ICX_MLC),
+            f(LocalClean, 60.1, ICX_MLC),
+            f(RemoteHitm, 127.0, ICX_MLC),
+            f(DramLocal, 95.4, SPR_MLC),
+            f(DramRemote, 188.3, SPR_MLC),
+        ],
+        // The Ryzen 9 7950X's CCDs (AnandTech's review) for Genoa's, Milan
+        // across sockets.
+        "genoa-2s-384" => vec![
+            f(LocalHitm, 17.0, ANANDTECH_ZEN4),
+            f(NodeHitm, 79.5, ANANDTECH_ZEN4),
+            f(RemoteHitm, 197.0, C2C),
+        ],
+        "graviton2-64" => vec![
+            f(LocalHitm, 47.0, C2C),
+            f(DramLocal, 81.0, ANANDTECH_GRAVITON2),
+        ],
+        // Graviton2's memory stands in.
+        "graviton3-64" => vec![
+            f(LocalHitm, 46.0, C2C),
+            f(DramLocal, 81.0, ANANDTECH_GRAVITON2),
+        ],
+        // Power7 for POWER9: no two cores share an L3 region, so a chip's
+        // transfers are node-level.
+        "power9-lpar-160" => vec![f(NodeHitm, 173.0, C2C), f(RemoteHitm, 443.0, C2C)],
         other => panic!("{other}: a shipped profile without published figures to check"),
     }
 }

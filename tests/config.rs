@@ -172,3 +172,32 @@ preset = "v5.7"
     );
     assert!(e.message.contains("EINVAL"), "{e}");
 }
+
+/// A profile file named by `preset` is found beside the config, loads as
+/// the shipped profile it copies, and takes the config's overrides.
+#[test]
+fn a_preset_path_names_a_profile_file_beside_the_config() {
+    let dir = std::env::temp_dir().join(format!("futexsim-profile-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("machines")).unwrap();
+    let shipped = include_str!("../configs/machines/arm64-8.toml");
+    std::fs::write(dir.join("machines/box.toml"), shipped).unwrap();
+    let text = SMALL
+        .replace(
+            "preset = \"icx-2s\"",
+            "preset = \"machines/box.toml\"\nlatency.llc = 50.0",
+        )
+        .replace("\"machine.coherence.line\" = [64, 128]\n", "");
+    std::fs::write(dir.join("study.toml"), &text).unwrap();
+    let config = Config::load(&dir.join("study.toml"), &[]).unwrap();
+    let mut expected = futexsim::machine::presets::preset("arm64-8").unwrap();
+    expected.latency.llc = 50.0;
+    expected.topology.nr_cpus = Some(4);
+    assert_eq!(config.points[0].machine, expected);
+    // Named from elsewhere, the same relative path is not found.
+    let elsewhere = Config::parse("other/study.toml", "study", &text, &[]).unwrap_err();
+    assert!(
+        elsewhere.message.contains("other/machines/box.toml"),
+        "{elsewhere}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

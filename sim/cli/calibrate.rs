@@ -1,42 +1,54 @@
-//! `futexsim calibrate`: measures this machine and writes its profile.
+//! `futexsim calibrate`: measures this machine and writes its profile, one
+//! that a config names with `preset = "path"` and runs as written.
 
+use crate::cli::machine::{base_profile, write_profile};
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::campaign::write_atomic;
-use futexsim::host::calibrate::{measure, profile};
+use futexsim::host::calibrate::{measure, profile, Effort};
 use futexsim::machine::MachineSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
-    /// The profile the figures not measured come from.
+    /// The profile (a shipped name or a file) the figures not measured come from.
     #[arg(long, default_value = "icx-2s")]
     pub base: String,
     /// Where the profile is written.
     #[arg(long, default_value = "configs/machines/host.toml")]
     pub out: PathBuf,
+    /// Measure briefly (a second or two; the figures are noisier).
+    #[arg(long)]
+    pub quick: bool,
 }
 
 pub fn run(args: &CalibrateArgs, out: &mut impl Write) -> Result<(), CliError> {
-    calibrate(&args.base, &args.out, out).map(|_| ())
+    let effort = if args.quick {
+        Effort::QUICK
+    } else {
+        Effort::FULL
+    };
+    calibrate(&args.base, &args.out, effort, out).map(|_| ())
 }
 
 /// Measures, writes the profile to `path`, reports the figures, and returns it.
-pub fn calibrate(base: &str, path: &Path, out: &mut impl Write) -> Result<MachineSpec, CliError> {
-    let figures = measure();
-    let spec = profile(&figures, base).map_err(CliError::Input)?;
-    writeln!(out, "{}", spec.source)?;
-    let text = format!(
-        "# Written by futexsim calibrate; measure again rather than edit.\n{}",
-        toml::to_string(&spec).expect("a profile serializes")
-    );
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::Failed(format!("{}: {e}", dir.display())))?;
+pub fn calibrate(
+    base: &str,
+    path: &Path,
+    effort: Effort,
+    out: &mut impl Write,
+) -> Result<MachineSpec, CliError> {
+    let base_spec = base_profile(base)?;
+    let figures = measure(effort);
+    for line in figures.lines() {
+        writeln!(out, "{line}")?;
     }
-    write_atomic(path, text.as_bytes())
-        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    let spec = profile(&figures, &base_spec, base).map_err(CliError::Input)?;
+    write_profile(
+        &spec,
+        path,
+        "Written by futexsim calibrate; measure again rather than edit.",
+    )?;
     writeln!(out, "profile: {}", path.display())?;
     Ok(spec)
 }

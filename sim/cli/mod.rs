@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod diff;
 pub mod hash;
 pub mod layout;
+pub mod machine;
 pub mod merge;
 pub mod native;
 pub mod report;

@@ -74,7 +74,12 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
 /// Calibrates this machine, then sets the simulated figures on its profile
 /// against the same benchmarks run natively.
 fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
-    let spec = crate::cli::calibrate::calibrate("icx-2s", &dir.join("host.toml"), out)?;
+    let spec = crate::cli::calibrate::calibrate(
+        "icx-2s",
+        &dir.join("host.toml"),
+        futexsim::host::calibrate::Effort::FULL,
+        out,
+    )?;
     let rows = futexsim::host::compare::compare(&spec, 300).map_err(CliError::Failed)?;
     let mut md = format!(
         "# The model against this machine\n\nProfile: {}\n\n| figure | simulated | native | simulated / native |\n|---|---:|---:|---:|\n",

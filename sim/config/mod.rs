@@ -5,6 +5,7 @@
 //!
 //! The schema, annotated, is configs/default.toml; docs/config.md lists every key.
 
+pub mod profile;
 mod source;
 mod sweep;
 mod tree;
@@ -227,7 +228,8 @@ impl Point {
     }
 }
 
-/// `[machine]`: a preset with fields overridden, or a full profile.
+/// `[machine]`: a preset (a shipped profile's name, or a profile file's
+/// path) with fields overridden, or a full profile.
 fn resolve_machine(src: &Source, written: Option<&Table>) -> Result<Table, ConfigError> {
     let Some(written) = written else {
         return Err(src.error_at(
@@ -243,10 +245,22 @@ fn resolve_machine(src: &Source, written: Option<&Table>) -> Result<Table, Confi
     let name = preset
         .as_str()
         .ok_or_else(|| src.error_at(at(), "machine.preset must be a string"))?;
-    let spec = presets::preset(name).ok_or_else(|| {
-        let names: Vec<&str> = presets::names().collect();
-        src.error_at(at(), unknown("machine preset", name, &names))
-    })?;
+    let spec = if profile::is_profile_path(name) {
+        profile::load(&profile::resolve(&src.file, name), |e| {
+            src.error_at(at(), e)
+        })?
+    } else {
+        presets::preset(name).ok_or_else(|| {
+            let names: Vec<&str> = presets::names().collect();
+            src.error_at(
+                at(),
+                format!(
+                    "{}, or a profile file's path (holding a '/' or ending in .toml)",
+                    unknown("machine preset", name, &names)
+                ),
+            )
+        })?
+    };
     let mut base = to_table(&spec);
     tree::merge(&mut base, &overrides);
     Ok(base)
@@ -699,7 +713,7 @@ fn value_at(value: &Value, path: &[String]) -> Value {
 /// serde says "unknown field `machin`, expected one of `run`, `machine`";
 /// users also want "did you mean `machine`?". Likewise for unknown variants
 /// (a workload or lock kind).
-fn with_suggestion(message: &str) -> String {
+pub(crate) fn with_suggestion(message: &str) -> String {
     // serde's data model says map and sequence; a TOML user writes tables and arrays.
     let message = message
         .trim_end()

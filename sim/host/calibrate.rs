@@ -1,29 +1,99 @@
 //! `futexsim calibrate`: measures this machine and writes its profile.
 //!
-//! Measured: the one-way cache-line transfer between cores (CAS-free
-//! ping-pong on one line between two pinned threads, the method of
-//! nviennot/core-to-core-latency), and the cost of a failed private and a
-//! failed shared FUTEX_WAIT. The topology is the online CPU count on one
-//! node, one thread per core, one shared last-level cache. Everything not
-//! measured comes from a base profile, named in the profile's source.
+//! Measured, each between pinned threads:
+//! - the one-way line transfer per distance (SMT sibling, shared
+//!   last-level cache, same node, each pair of nodes): a store-and-wait
+//!   ping-pong on one line, the method of nviennot/core-to-core-latency;
+//! - the fan-out: one writer stores a line that k readers wait on, each
+//!   answering on a line of its own; the round time against k, and its
+//!   slope, the price of each further reader of one written line;
+//! - contended `lock add` throughput on one line across k CPUs of one
+//!   socket, and across two sockets where the machine has two;
+//! - a bare system call (getppid), and a failed private and a failed
+//!   shared FUTEX_WAIT.
+//!
+//! The topology is what sysfs says (sockets, nodes, cores, SMT threads,
+//! last-level caches), one flat node when it does not say or its parts are
+//! unalike. Everything not measured comes from a base profile, named in the
+//! profile's source.
 //!
 //! The failed wait sets the kernel's costs: the simulator runs one thread of
 //! perf bench futex hash with the base syscall cost, and the syscall cost is
 //! moved by the difference to the measured wait; a shared key costs what
-//! the shared wait measures above the private one.
+//! the shared wait measures above the private one. The fan-out slope and
+//! the lock-add throughput have no field of the profile to set yet; they
+//! are reported and kept in its source.
+//!
+//! A measurement on a busy machine only ever gains time (a preempted
+//! thread), so each takes the least over a few trials, and every trial
+//! stops at a time budget, so an oversubscribed machine cannot make a
+//! spinning trial run on.
 
-use super::sys::{futex_wait, online_cpus, pin_to};
+use super::sys::{allowed_cpus, bare_syscall, futex_wait, pin_to};
+use super::topology::{self, Distance, HostCpu};
 use crate::config::Config;
-use crate::machine::{presets, MachineSpec};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::time::Instant;
+use crate::machine::{MachineSpec, RemoteSpec, TopologySpec};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use toml::{Table, Value};
+
+/// How long calibrate measures: the full run, or a quick one for tests and
+/// small machines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effort {
+    pub round_trips: u64,
+    pub trials: usize,
+    /// The most one trial of a spinning measurement may take.
+    pub trial_budget: Duration,
+    pub syscalls: u32,
+    /// The most readers the fan-out and CPUs the lock-add measure.
+    pub max_cpus: usize,
+}
+
+impl Effort {
+    pub const FULL: Effort = Effort {
+        round_trips: 20_000,
+        trials: 5,
+        trial_budget: Duration::from_millis(400),
+        syscalls: 100_000,
+        max_cpus: 8,
+    };
+    pub const QUICK: Effort = Effort {
+        round_trips: 2_000,
+        trials: 3,
+        trial_budget: Duration::from_millis(20),
+        syscalls: 10_000,
+        max_cpus: 4,
+    };
+}
+
+/// One measured transfer between two CPUs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transfer {
+    pub from: usize,
+    pub to: usize,
+    pub distance: Distance,
+    pub ns: f64,
+}
+
+/// Contended `lock add` on one line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LockAdd {
+    pub cpus: usize,
+    pub sockets: usize,
+    pub ops_per_sec: f64,
+}
 
 #[derive(Clone, Debug)]
 pub struct HostFigures {
-    pub cpus: usize,
-    /// One-way line transfer from CPU 0 to each other CPU, ns.
-    pub transfer_ns: Vec<f64>,
+    pub cpus: Vec<HostCpu>,
+    /// The shape sysfs gives, when every part is alike.
+    pub topology: Option<TopologySpec>,
+    pub transfers: Vec<Transfer>,
+    /// Round time of one write seen by k readers, (k, ns).
+    pub fan_out: Vec<(usize, f64)>,
+    pub lock_add: Vec<LockAdd>,
+    pub syscall_ns: f64,
     pub failed_wait_private_ns: f64,
     pub failed_wait_shared_ns: f64,
 }
@@ -31,103 +101,467 @@ pub struct HostFigures {
 #[repr(align(128))]
 struct Line(AtomicU64);
 
-const ROUND_TRIPS: u64 = 20_000;
-const TRIALS: usize = 5;
-
-/// One-way transfer between `a` and `b`: the least over a few trials of
-/// half a round trip, since a preempted trial only ever adds time.
-pub fn transfer_ns(a: usize, b: usize) -> f64 {
-    (0..TRIALS)
-        .map(|_| {
-            let line = Line(AtomicU64::new(0));
-            std::thread::scope(|s| {
-                let line = &line;
-                s.spawn(move || {
-                    pin_to(b);
-                    for i in 0..ROUND_TRIPS {
-                        while line.0.load(Ordering::Acquire) != 2 * i + 1 {
-                            std::hint::spin_loop();
-                        }
-                        line.0.store(2 * i + 2, Ordering::Release);
-                    }
-                });
-                pin_to(a);
-                let began = Instant::now();
-                for i in 0..ROUND_TRIPS {
-                    line.0.store(2 * i + 1, Ordering::Release);
-                    while line.0.load(Ordering::Acquire) != 2 * i + 2 {
-                        std::hint::spin_loop();
-                    }
-                }
-                began.elapsed().as_nanos() as f64 / (2 * ROUND_TRIPS) as f64
-            })
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// The least mean cost of a failed FUTEX_WAIT over a few trials.
-pub fn failed_wait_ns(private: bool) -> f64 {
-    const CALLS: u32 = 100_000;
-    let word = AtomicU32::new(0);
-    pin_to(0);
-    (0..TRIALS)
-        .map(|_| {
-            let began = Instant::now();
-            for _ in 0..CALLS {
-                futex_wait(&word, 1, private);
-            }
-            began.elapsed().as_nanos() as f64 / CALLS as f64
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-pub fn measure() -> HostFigures {
-    let cpus = online_cpus();
-    HostFigures {
-        cpus,
-        transfer_ns: (1..cpus).map(|b| transfer_ns(0, b)).collect(),
-        failed_wait_private_ns: failed_wait_ns(true),
-        failed_wait_shared_ns: failed_wait_ns(false),
+impl Line {
+    fn new() -> Line {
+        Line(AtomicU64::new(0))
     }
 }
 
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// Tells a spinning partner to stop: odd, so never a value it waits for.
+const STOP: u64 = u64::MAX;
+
+/// The least over `effort.trials` runs of `trial`.
+fn least(effort: Effort, mut trial: impl FnMut() -> f64) -> f64 {
+    (0..effort.trials)
+        .map(|_| trial())
+        .fold(f64::INFINITY, f64::min)
 }
 
-/// The host's profile: `base` with the measured figures in place.
-pub fn profile(figures: &HostFigures, base: &str) -> Result<MachineSpec, String> {
-    let base_spec = presets::preset(base).ok_or_else(|| {
-        let names: Vec<&str> = presets::names().collect();
-        format!(
-            "no machine profile '{base}' (there are {})",
-            names.join(", ")
-        )
-    })?;
-    let transfer = if figures.transfer_ns.is_empty() {
-        base_spec.latency.llc
-    } else {
-        median(&figures.transfer_ns)
+/// One-way transfer between `a` and `b`: half a round trip.
+pub fn transfer_ns(a: usize, b: usize, effort: Effort) -> f64 {
+    least(effort, || {
+        let line = Line::new();
+        std::thread::scope(|s| {
+            let line = &line;
+            s.spawn(move || {
+                pin_to(b);
+                let mut expect = 1;
+                loop {
+                    match line.0.load(Ordering::Acquire) {
+                        STOP => break,
+                        v if v == expect => {
+                            line.0.store(v + 1, Ordering::Release);
+                            expect += 2;
+                        }
+                        _ => std::hint::spin_loop(),
+                    }
+                }
+            });
+            pin_to(a);
+            let began = Instant::now();
+            let mut done = 0;
+            for i in 0..effort.round_trips {
+                line.0.store(2 * i + 1, Ordering::Release);
+                while line.0.load(Ordering::Acquire) != 2 * i + 2 {
+                    std::hint::spin_loop();
+                }
+                done = i + 1;
+                if done % 64 == 0 && began.elapsed() > effort.trial_budget {
+                    break;
+                }
+            }
+            let ns = began.elapsed().as_nanos() as f64 / (2 * done) as f64;
+            line.0.store(STOP, Ordering::Release);
+            ns
+        })
+    })
+}
+
+/// The round time of one store by `writer` that every one of `readers`
+/// sees and answers.
+pub fn fan_out_ns(writer: usize, readers: &[usize], effort: Effort) -> f64 {
+    least(effort, || {
+        let line = Line::new();
+        let acks: Vec<Line> = readers.iter().map(|_| Line::new()).collect();
+        std::thread::scope(|s| {
+            for (&cpu, ack) in readers.iter().zip(&acks) {
+                let line = &line;
+                s.spawn(move || {
+                    pin_to(cpu);
+                    let mut expect = 1;
+                    loop {
+                        match line.0.load(Ordering::Acquire) {
+                            STOP => break,
+                            v if v == expect => {
+                                ack.0.store(v, Ordering::Release);
+                                expect += 1;
+                            }
+                            _ => std::hint::spin_loop(),
+                        }
+                    }
+                });
+            }
+            pin_to(writer);
+            let began = Instant::now();
+            let mut done = 0;
+            for round in 1..=effort.round_trips {
+                line.0.store(round, Ordering::Release);
+                for ack in &acks {
+                    while ack.0.load(Ordering::Acquire) != round {
+                        std::hint::spin_loop();
+                    }
+                }
+                done = round;
+                if done % 64 == 0 && began.elapsed() > effort.trial_budget {
+                    break;
+                }
+            }
+            let ns = began.elapsed().as_nanos() as f64 / done as f64;
+            line.0.store(STOP, Ordering::Release);
+            ns
+        })
+    })
+}
+
+/// `lock add` on one line from every CPU of `cpus` at once, for one trial
+/// budget: additions per second, all CPUs together.
+pub fn lock_add_ops_per_sec(cpus: &[usize], effort: Effort) -> f64 {
+    let run = || {
+        let counter = Line::new();
+        let go = AtomicBool::new(false);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = cpus
+                .iter()
+                .map(|&cpu| {
+                    let (counter, go, stop) = (&counter, &go, &stop);
+                    s.spawn(move || {
+                        pin_to(cpu);
+                        while !go.load(Ordering::Acquire) {
+                            std::hint::spin_loop();
+                        }
+                        let mut ops = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            for _ in 0..64 {
+                                // The result unused, this is one `lock add`.
+                                counter.0.fetch_add(1, Ordering::Relaxed);
+                            }
+                            ops += 64;
+                        }
+                        ops
+                    })
+                })
+                .collect();
+            let began = Instant::now();
+            go.store(true, Ordering::Release);
+            std::thread::sleep(effort.trial_budget);
+            stop.store(true, Ordering::Relaxed);
+            let elapsed = began.elapsed().as_secs_f64();
+            let ops: u64 = workers.into_iter().map(|w| w.join().unwrap_or(0)).sum();
+            ops as f64 / elapsed
+        })
     };
-    let mut spec = base_spec.clone();
+    // Throughput: the best trial is the least disturbed.
+    (0..effort.trials).map(|_| run()).fold(0.0, f64::max)
+}
+
+/// The least mean cost of `call` over `effort.syscalls` calls.
+fn per_call_ns(effort: Effort, mut call: impl FnMut()) -> f64 {
+    least(effort, || {
+        let began = Instant::now();
+        for _ in 0..effort.syscalls {
+            call();
+        }
+        began.elapsed().as_nanos() as f64 / f64::from(effort.syscalls)
+    })
+}
+
+/// The CPUs to measure: what sysfs says of those this process may use, or
+/// each its own core of one node where sysfs says nothing.
+fn host_cpus() -> Vec<HostCpu> {
+    let allowed = allowed_cpus();
+    let described = topology::read_host().unwrap_or_default();
+    if allowed
+        .iter()
+        .all(|id| described.iter().any(|c| c.id == *id))
+        && !described.is_empty()
+    {
+        return described;
+    }
+    allowed
+        .iter()
+        .map(|&id| HostCpu {
+            id,
+            socket: 0,
+            core: (0, id as u32),
+            llc: allowed[0],
+            node: 0,
+        })
+        .collect()
+}
+
+pub fn measure(effort: Effort) -> HostFigures {
+    let cpus = host_cpus();
+    let allowed = allowed_cpus();
+    let usable: Vec<HostCpu> = cpus
+        .iter()
+        .copied()
+        .filter(|c| allowed.contains(&c.id))
+        .collect();
+    let mut transfers = Vec::new();
+    if let Some(first) = usable.first() {
+        for distance in [Distance::Smt, Distance::Llc, Distance::Node] {
+            if let Some(to) = usable
+                .iter()
+                .find(|c| c.id != first.id && first.distance(c) == distance)
+            {
+                transfers.push(Transfer {
+                    from: first.id,
+                    to: to.id,
+                    distance,
+                    ns: transfer_ns(first.id, to.id, effort),
+                });
+            }
+        }
+    }
+    // One pair per pair of nodes: the first usable CPU of each.
+    let mut firsts: Vec<&HostCpu> = Vec::new();
+    for c in &usable {
+        if !firsts.iter().any(|f| f.node == c.node) {
+            firsts.push(c);
+        }
+    }
+    for (i, a) in firsts.iter().enumerate() {
+        for b in &firsts[i + 1..] {
+            transfers.push(Transfer {
+                from: a.id,
+                to: b.id,
+                distance: Distance::Remote,
+                ns: transfer_ns(a.id, b.id, effort),
+            });
+        }
+    }
+    // Readers nearest the writer first, siblings last (they share its core).
+    let writer = usable.first().copied();
+    let mut near: Vec<HostCpu> = usable.iter().skip(1).copied().collect();
+    if let Some(w) = writer {
+        near.retain(|c| c.node == w.node);
+        near.sort_by_key(|c| (c.distance(&w) == Distance::Smt, c.distance(&w), c.id));
+    }
+    let fan_out = match writer {
+        Some(w) => (1..=near.len().min(effort.max_cpus))
+            .map(|k| {
+                let readers: Vec<usize> = near[..k].iter().map(|c| c.id).collect();
+                (k, fan_out_ns(w.id, &readers, effort))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut lock_add = Vec::new();
+    if let Some(w) = writer {
+        let mut socket: Vec<HostCpu> = usable
+            .iter()
+            .copied()
+            .filter(|c| c.socket == w.socket)
+            .collect();
+        socket.sort_by_key(|c| {
+            (
+                c.distance(&w) == Distance::Smt && c.id != w.id,
+                c.distance(&w),
+                c.id,
+            )
+        });
+        for k in 1..=socket.len().min(effort.max_cpus) {
+            let ids: Vec<usize> = socket[..k].iter().map(|c| c.id).collect();
+            lock_add.push(LockAdd {
+                cpus: k,
+                sockets: 1,
+                ops_per_sec: lock_add_ops_per_sec(&ids, effort),
+            });
+        }
+        let other: Vec<usize> = usable
+            .iter()
+            .filter(|c| c.socket != w.socket)
+            .map(|c| c.id)
+            .collect();
+        for half in 1..=socket.len().min(other.len()).min(effort.max_cpus / 2) {
+            let ids: Vec<usize> = socket[..half]
+                .iter()
+                .map(|c| c.id)
+                .chain(other[..half].iter().copied())
+                .collect();
+            lock_add.push(LockAdd {
+                cpus: 2 * half,
+                sockets: 2,
+                ops_per_sec: lock_add_ops_per_sec(&ids, effort),
+            });
+        }
+    }
+    if let Some(w) = writer {
+        pin_to(w.id);
+    }
+    let word = AtomicU32::new(0);
+    HostFigures {
+        topology: topology::topology(&cpus),
+        cpus,
+        transfers,
+        fan_out,
+        lock_add,
+        syscall_ns: per_call_ns(effort, || {
+            bare_syscall();
+        }),
+        failed_wait_private_ns: per_call_ns(effort, || {
+            futex_wait(&word, 1, true);
+        }),
+        failed_wait_shared_ns: per_call_ns(effort, || {
+            futex_wait(&word, 1, false);
+        }),
+    }
+}
+
+impl HostFigures {
+    /// The least-squares slope of the fan-out's round time against its
+    /// readers; None with fewer than two reader counts.
+    pub fn fan_out_slope_ns(&self) -> Option<f64> {
+        let n = self.fan_out.len() as f64;
+        if self.fan_out.len() < 2 {
+            return None;
+        }
+        let mean_k = self.fan_out.iter().map(|&(k, _)| k as f64).sum::<f64>() / n;
+        let mean_t = self.fan_out.iter().map(|&(_, t)| t).sum::<f64>() / n;
+        let (num, den) = self.fan_out.iter().fold((0.0, 0.0), |(num, den), &(k, t)| {
+            let dk = k as f64 - mean_k;
+            (num + dk * (t - mean_t), den + dk * dk)
+        });
+        Some(num / den)
+    }
+
+    fn transfer(&self, distance: Distance) -> Option<f64> {
+        self.transfers
+            .iter()
+            .find(|t| t.distance == distance)
+            .map(|t| t.ns)
+    }
+
+    /// Every figure, one line each, as calibrate prints them.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .transfers
+            .iter()
+            .map(|t| {
+                format!(
+                    "line transfer, CPUs {} and {} ({}): {:.1} ns",
+                    t.from, t.to, t.distance, t.ns
+                )
+            })
+            .collect();
+        out.extend(
+            self.fan_out
+                .iter()
+                .map(|(k, ns)| format!("fan-out, 1 writer and {k} readers: {ns:.1} ns a round")),
+        );
+        if let Some(slope) = self.fan_out_slope_ns() {
+            out.push(format!("fan-out slope: {slope:.1} ns per reader"));
+        }
+        out.extend(self.lock_add.iter().map(|l| {
+            format!(
+                "lock add on one line, {} CPUs on {} socket(s): {:.1} M/s ({:.1} ns each)",
+                l.cpus,
+                l.sockets,
+                l.ops_per_sec / 1e6,
+                1e9 / l.ops_per_sec
+            )
+        }));
+        out.push(format!("bare syscall (getppid): {:.1} ns", self.syscall_ns));
+        out.push(format!(
+            "failed FUTEX_WAIT: {:.1} ns private, {:.1} ns shared",
+            self.failed_wait_private_ns, self.failed_wait_shared_ns
+        ));
+        out
+    }
+}
+
+/// Rounded to 0.1 ns, the precision the figures are printed with.
+fn tenth(ns: f64) -> f64 {
+    (ns * 10.0).round() / 10.0
+}
+
+/// The host's profile: `base` (named `base_name` in the source) with the
+/// measured figures in place.
+pub fn profile(
+    figures: &HostFigures,
+    base: &MachineSpec,
+    base_name: &str,
+) -> Result<MachineSpec, String> {
+    let mut spec = base.clone();
     spec.name = "host".into();
-    spec.topology = toml::from_str(&format!(
-        "sockets = 1\ncores_per_socket = {0}\nthreads_per_core = 1\ncores_per_llc = {0}",
-        figures.cpus
-    ))
-    .expect("a one-node topology parses");
-    spec.latency.llc = transfer;
-    spec.latency.node = transfer;
-    spec.latency.remote = toml::from_str::<Table>("r = [[0.0]]").expect("parses")["r"]
-        .clone()
-        .try_into()
-        .map_err(|e| format!("a one-node latency matrix: {e}"))?;
+    let flat = TopologySpec {
+        sockets: 1,
+        nodes_per_socket: 1,
+        cores_per_socket: figures.cpus.len().max(1) as u32,
+        threads_per_core: 1,
+        cores_per_llc: figures.cpus.len().max(1) as u32,
+        sockets_per_board: None,
+        numa_fake: 1,
+        possible_cpus: None,
+        nr_cpus: None,
+        page_size: super::sys::page_size(),
+    };
+    let described = figures.topology.is_some();
+    spec.topology = figures.topology.clone().unwrap_or(flat);
+    // A distance the machine has but no usable pair of CPUs spans keeps the
+    // base's figure, and the source says so; one it does not have (no SMT,
+    // one cache per node) prices no pair, and takes the next nearer one.
+    let t = &spec.topology;
+    let (has_smt, has_llc, has_node) = (
+        t.threads_per_core > 1,
+        t.cores_per_socket > 1,
+        t.cores_per_llc < t.cores_per_socket / t.nodes_per_socket,
+    );
+    let mut unmeasured = Vec::new();
+    let mut pick = |what: &'static str, distance: Distance, has: bool, fallback: f64| {
+        let measured = figures.transfer(distance);
+        if measured.is_none() && has {
+            unmeasured.push(what);
+        }
+        measured.map_or(fallback, tenth)
+    };
+    let llc = pick("llc", Distance::Llc, has_llc, base.latency.llc);
+    spec.latency.smt = pick("smt", Distance::Smt, has_smt, base.latency.smt);
+    spec.latency.llc = llc;
+    spec.latency.node = pick("node", Distance::Node, has_node, llc);
+    // Nodes in sysfs order; a pair not measured takes the mean of those measured.
+    let mut nodes: Vec<u32> = figures.cpus.iter().map(|c| c.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let node_count = (spec.topology.sockets * spec.topology.nodes_per_socket) as usize;
+    if nodes.len() != node_count {
+        nodes = vec![0; node_count];
+    }
+    let node_of = |cpu: usize| figures.cpus.iter().find(|c| c.id == cpu).map(|c| c.node);
+    let remote: Vec<(u32, u32, f64)> = figures
+        .transfers
+        .iter()
+        .filter(|t| t.distance == Distance::Remote)
+        .filter_map(|t| Some((node_of(t.from)?, node_of(t.to)?, t.ns)))
+        .collect();
+    let mean_remote = if remote.is_empty() {
+        2.0 * spec.latency.node
+    } else {
+        remote.iter().map(|r| r.2).sum::<f64>() / remote.len() as f64
+    };
+    if node_count > 1 && remote.len() < node_count * (node_count - 1) / 2 {
+        unmeasured.push("some node pairs (the mean of the others, or twice node)");
+    }
+    spec.latency.remote = RemoteSpec::Matrix(
+        nodes
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(j, b)| {
+                        if i == j {
+                            0.0
+                        } else {
+                            tenth(
+                                remote
+                                    .iter()
+                                    .find(|r| (r.0, r.1) == (*a, *b) || (r.0, r.1) == (*b, *a))
+                                    .map_or(mean_remote, |r| r.2),
+                            )
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+    );
     spec.latency.dram_remote = None;
+    spec.latency.board = None;
     let simulated = simulated_hash(&spec, 1, false, 200)?;
     let modelled = spec.kernel.ns();
-    let syscall = modelled.syscall + figures.failed_wait_private_ns - 1e9 / simulated;
+    let syscall = tenth(modelled.syscall + figures.failed_wait_private_ns - 1e9 / simulated);
     spec.kernel.syscall = Some(syscall);
     if syscall <= 0.0 {
         return Err(format!(
@@ -136,15 +570,30 @@ pub fn profile(figures: &HostFigures, base: &str) -> Result<MachineSpec, String>
             figures.failed_wait_private_ns
         ));
     }
-    spec.kernel.futex_key_shared = Some(
+    spec.kernel.futex_key_shared = Some(tenth(
         modelled.futex_key_private
             + (figures.failed_wait_shared_ns - figures.failed_wait_private_ns).max(0.0),
-    );
+    ));
+    let t = &spec.topology;
     spec.source = format!(
-        "futexsim calibrate on this machine: {} CPUs; line transfer {:.1} ns (median over CPU 0 \
-         to each other CPU); failed FUTEX_WAIT {:.1} ns private, {:.1} ns shared, which set \
-         kernel.syscall and kernel.futex_key_shared; everything else from {base}",
-        figures.cpus, transfer, figures.failed_wait_private_ns, figures.failed_wait_shared_ns
+        "futexsim calibrate on this machine: {} CPUs, {} ({} sockets x {} nodes x {} cores x {} \
+         threads, {} cores per last-level cache); {}; failed FUTEX_WAIT {:.1} ns private and \
+         {:.1} ns shared set kernel.syscall and kernel.futex_key_shared; not measured, from {base_name}: {}",
+        figures.cpus.len(),
+        if described { "topology from sysfs" } else { "one flat node (sysfs does not describe it evenly)" },
+        t.sockets,
+        t.nodes_per_socket,
+        t.cores_per_socket,
+        t.threads_per_core,
+        t.cores_per_llc,
+        figures.lines().join("; "),
+        figures.failed_wait_private_ns,
+        figures.failed_wait_shared_ns,
+        if unmeasured.is_empty() {
+            "l1_hit, dram, rmw and the other kernel costs".to_string()
+        } else {
+            format!("{} and l1_hit, dram, rmw and the other kernel costs", unmeasured.join(", "))
+        }
     );
     Ok(spec)
 }
@@ -194,4 +643,31 @@ pub fn simulated_hash(
         .expect("one point, one design");
     let (record, _) = run.scenario.simulate()?;
     Ok(record.mean_thread_ops_per_sec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(fan_out: Vec<(usize, f64)>) -> HostFigures {
+        HostFigures {
+            cpus: Vec::new(),
+            topology: None,
+            transfers: Vec::new(),
+            fan_out,
+            lock_add: Vec::new(),
+            syscall_ns: 50.0,
+            failed_wait_private_ns: 120.0,
+            failed_wait_shared_ns: 180.0,
+        }
+    }
+
+    #[test]
+    fn the_fan_out_slope_is_the_least_squares_line() {
+        assert_eq!(figures(vec![(1, 100.0)]).fan_out_slope_ns(), None);
+        let slope = figures(vec![(1, 100.0), (2, 130.0), (3, 160.0)])
+            .fan_out_slope_ns()
+            .unwrap();
+        assert!((slope - 30.0).abs() < 1e-9, "{slope}");
+    }
 }

@@ -7,3 +7,4 @@ pub mod calibrate;
 pub mod compare;
 pub mod native;
 mod sys;
+pub mod topology;

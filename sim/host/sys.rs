@@ -1,4 +1,4 @@
-//! The two system calls the host measurements need.
+//! The system calls the host measurements need.
 
 use std::sync::atomic::AtomicU32;
 
@@ -66,4 +66,34 @@ pub fn futex_hash_slots() -> Option<u32> {
     // SAFETY: PR_FUTEX_HASH_GET_SLOTS takes no pointer.
     let ret = unsafe { libc::prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS) };
     u32::try_from(ret).ok()
+}
+
+/// The CPUs this process may run on (its affinity mask), in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
+    // writes at most its size, and CPU_ISSET reads inside it for every
+    // cpu below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..online_cpus()).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// The cheapest system call there is, for the cost of entering and
+/// leaving the kernel: getppid does no work but read a field.
+pub fn bare_syscall() -> libc::c_long {
+    // SAFETY: getppid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_getppid) }
+}
+
+/// The host's page size in bytes (4096 where sysconf cannot say).
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf reads a constant of the running system and touches no memory of ours.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).unwrap_or(4096)
 }

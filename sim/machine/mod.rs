@@ -3,6 +3,7 @@
 //! builds, and the cost of the kernel's non-memory work. Profiles are TOML
 //! (configs/machines/); everything here is resolved to integer picoseconds.
 
+pub mod import;
 mod platform;
 pub mod presets;
 mod profile;

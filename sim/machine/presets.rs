@@ -12,6 +12,10 @@ const PRESETS: &[(&str, &str)] = &[
         "arm64-8",
         include_str!("../../configs/machines/arm64-8.toml"),
     ),
+    (
+        "bdx-ex-4s-192",
+        include_str!("../../configs/machines/bdx-ex-4s-192.toml"),
+    ),
     ("clx-2s", include_str!("../../configs/machines/clx-2s.toml")),
     (
         "clx-ap-2s-192",
@@ -26,13 +30,29 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../configs/machines/e5-2650-2s-32.toml"),
     ),
     (
+        "genoa-2s-384",
+        include_str!("../../configs/machines/genoa-2s-384.toml"),
+    ),
+    (
         "gnr-2s-384",
         include_str!("../../configs/machines/gnr-2s-384.toml"),
+    ),
+    (
+        "graviton2-64",
+        include_str!("../../configs/machines/graviton2-64.toml"),
+    ),
+    (
+        "graviton3-64",
+        include_str!("../../configs/machines/graviton3-64.toml"),
     ),
     ("icx-2s", include_str!("../../configs/machines/icx-2s.toml")),
     (
         "milan-2s",
         include_str!("../../configs/machines/milan-2s.toml"),
+    ),
+    (
+        "power9-lpar-160",
+        include_str!("../../configs/machines/power9-lpar-160.toml"),
     ),
     (
         "sg2042-64",
@@ -41,6 +61,10 @@ const PRESETS: &[(&str, &str)] = &[
     (
         "skl-2s-104",
         include_str!("../../configs/machines/skl-2s-104.toml"),
+    ),
+    (
+        "spr-2s-96",
+        include_str!("../../configs/machines/spr-2s-96.toml"),
     ),
     (
         "srf-2s-192",

@@ -1,0 +1,125 @@
+//! `futexsim machine import`: measurements a user already has (a
+//! core-to-core-latency CSV, Intel MLC's output) read into a profile file a
+//! config names with `preset = "path"`. Also the two steps every command
+//! that writes a profile shares: the base profile the unmeasured figures
+//! come from, and writing the file so that it loads as written.
+
+use crate::cli::CliError;
+use clap::{Args, Subcommand};
+use futexsim::campaign::write_atomic;
+use futexsim::config::profile;
+use futexsim::machine::import::{self, Shape};
+use futexsim::machine::{presets, MachineSpec};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct MachineArgs {
+    #[command(subcommand)]
+    command: MachineCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum MachineCommand {
+    /// Read core-to-core-latency CSV matrices and Intel MLC outputs
+    /// (--c2c_latency, --latency_matrix) into a profile; each file sets
+    /// what it measures, in the order given, over the base profile.
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug)]
+struct ImportArgs {
+    /// The measurement files: `core-to-core-latency --csv` output, or MLC's.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The profile (a shipped name or a file) the figures not measured come from.
+    #[arg(long, default_value = "icx-2s")]
+    base: String,
+    /// The profile's name.
+    #[arg(long, default_value = "imported")]
+    name: String,
+    /// Sockets of the measured machine, as lscpu says (a CSV is read against it).
+    #[arg(long, default_value_t = 1)]
+    sockets: u32,
+    /// NUMA nodes per socket (sub-NUMA clustering, NPS).
+    #[arg(long, default_value_t = 1)]
+    nodes_per_socket: u32,
+    /// SMT threads per core; Linux numbers siblings after every core's first thread.
+    #[arg(long, default_value_t = 1)]
+    threads_per_core: u32,
+    /// Where the profile is written.
+    #[arg(long, default_value = "configs/machines/imported.toml")]
+    out: PathBuf,
+}
+
+pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let MachineCommand::Import(args) = &args.command;
+    let mut spec = base_profile(&args.base)?;
+    spec.name = args.name.clone();
+    let shape = Shape {
+        sockets: args.sockets,
+        nodes_per_socket: args.nodes_per_socket,
+        threads_per_core: args.threads_per_core,
+    };
+    let mut said = Vec::new();
+    for path in &args.files {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::Input(format!("{file}: cannot read it: {e}")))?;
+        let measurement =
+            import::read(&text).map_err(|e| CliError::Input(format!("{file}:{e}")))?;
+        said.push(
+            import::apply(&mut spec, &measurement, &file, shape)
+                .map_err(|e| CliError::Input(e.to_string()))?,
+        );
+    }
+    spec.source = format!(
+        "futexsim machine import: {}; everything else from {}",
+        said.join("; "),
+        args.base
+    );
+    writeln!(out, "{}", spec.source)?;
+    write_profile(
+        &spec,
+        &args.out,
+        "Written by futexsim machine import from the measurements its source names.",
+    )?;
+    writeln!(out, "profile: {}", args.out.display())?;
+    Ok(())
+}
+
+/// A shipped profile by name, or a profile file by path.
+pub fn base_profile(base: &str) -> Result<MachineSpec, CliError> {
+    if profile::is_profile_path(base) {
+        return profile::load(Path::new(base), |message| futexsim::config::ConfigError {
+            file: "--base".into(),
+            line: 1,
+            column: 1,
+            message,
+        })
+        .map_err(CliError::from);
+    }
+    presets::preset(base).ok_or_else(|| {
+        let names: Vec<&str> = presets::names().collect();
+        CliError::Input(format!(
+            "--base {base}: no such profile; expected a profile file's path or one of {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// Writes `spec` to `path` under a comment, and reads it back as a config
+/// would: a profile that would not load is never left behind.
+pub fn write_profile(spec: &MachineSpec, path: &Path, header: &str) -> Result<(), CliError> {
+    let body = toml::to_string(spec)
+        .map_err(|e| CliError::Failed(format!("the profile does not serialize: {e}")))?;
+    let text = format!("# {header}\n{body}");
+    profile::parse(&path.display().to_string(), &text)
+        .map_err(|e| CliError::Input(format!("the measured figures do not make a machine: {e}")))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::Failed(format!("{}: {e}", dir.display())))?;
+    }
+    write_atomic(path, text.as_bytes())
+        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
+}
