@@ -443,7 +443,7 @@ impl Directory {
     /// an op knows its lines when it begins, events before it touches them.
     #[inline]
     pub fn prefetch(&self, line: LineId) {
-        prefetch(&self.lines[line as usize]);
+        prefetch_whole(&self.lines[line as usize]);
         let stats = self.stats_of[line as usize];
         if stats != 0 {
             prefetch_whole(&self.stats[stats as usize - 1]);

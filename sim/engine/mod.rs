@@ -26,7 +26,7 @@ use crate::kernel::script::Script;
 use crate::kernel::spinlock::{After, LockWait, Locks};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
 use memory_order::CpuOrder;
 use metrics::Metrics;
@@ -272,7 +272,10 @@ impl<'a> Engine<'a> {
             .peek_task()
             .and_then(|t| self.tasks.get(t as usize))
         {
-            prefetch(next);
+            prefetch_whole(next);
+            if let Some(step) = next.script.get(next.pc) {
+                prefetch(step);
+            }
         }
     }
 
