@@ -238,7 +238,8 @@ impl Scenario {
                 let region = memory.region(memory.region_of_line(s.line));
                 let address = memory.line_addr(s.line);
                 let what = |offset: u16| describe(&hash, &region.name, address + u64::from(offset));
-                LineRecord::from_stats(s, address, region.name.clone(), what, |c| {
+                let node = memory.home_of_line(s.line);
+                LineRecord::from_stats(s, address, node, region.name.clone(), what, |c| {
                     machine.node_of(c)
                 })
             })

@@ -27,12 +27,14 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
     perf_bench_lines(&mut md, &cells);
-    c2c_tables(&mut md, &cells);
+    let appendix = c2c_tables(&mut md, &cells);
     config(&mut md, set);
-    Ok(vec![File {
+    let mut files = vec![File {
         path: REPORT_MD.into(),
         bytes: md.into_bytes(),
-    }])
+    }];
+    files.extend(appendix);
+    Ok(files)
 }
 
 /// The headline every summary and comparison uses: what `perf bench futex
@@ -589,88 +591,78 @@ fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
     }
 }
 
-fn c2c_tables(md: &mut String, cells: &[Cell]) {
-    let _ = writeln!(md, "## Shared Data Cache Line Table\n");
-    let _ = writeln!(
-        md,
-        "As `perf c2c report --stdio`, per point and design (first repetition): the lines with the most HITM, sorted by total HITM. Hitm % is of all the run's HITM of that kind. \"Lock words of\" names the buckets whose lock lies on the line; two or more are bucket locks falsely sharing it.\n"
-    );
-    for c in cells {
+/// Where the c2c tables of the points other than the busiest go.
+fn c2c_appendix(point: usize) -> String {
+    format!("c2c/point-{point}.md")
+}
+
+/// The c2c tables of every design at one point, as `perf c2c report
+/// --stdio` prints them, each followed by the lines that hold two or more
+/// buckets' lock words.
+fn c2c_of_point(md: &mut String, cells: &[Cell], point: usize) {
+    for c in cells.iter().filter(|c| c.point == point) {
         let r = c.runs[0];
         let _ = writeln!(md, "### {} at {} (seed {})\n", c.design, c.label, r.seed);
         if r.top_lines.is_empty() {
-            let _ = writeln!(md, "No line moved Modified between caches.\n");
+            let _ = writeln!(md, "No load found a line Modified in another cache.\n");
             continue;
         }
-        let _ = writeln!(
-            md,
-            "| Index | Cacheline | Region | Rmt Hitm % | Lcl Hitm % | LLC Load Hitm Total | LclHitm | RmtHitm | Total records | Total loads | Total stores | LLC Load Hit LclHit | RMT Load Hit RmtHit | Load Dram Lcl | Load Dram Rmt | Lock words of |"
-        );
-        let _ = writeln!(
-            md,
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-        );
-        for (i, line) in r.top_lines.iter().enumerate() {
+        let _ = writeln!(md, "```text\n{}```\n", c2c::stdio(r));
+        for line in &r.top_lines {
             let locks = c2c::lock_buckets(line);
-            let locks = match locks.len() {
-                0 => "-".to_string(),
-                1 => locks[0].to_string(),
-                _ => {
-                    let names: Vec<String> = locks.iter().map(ToString::to_string).collect();
-                    format!("{} (false sharing)", names.join(", "))
-                }
-            };
-            let _ = writeln!(
-                md,
-                "| {i} | {:#x} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {locks} |",
-                line.address,
-                line.region,
-                c2c::percent(line.rmt_hitm, r.coherence.rmt_hitm),
-                c2c::percent(line.lcl_hitm, r.coherence.lcl_hitm),
-                line.hitm(),
-                line.lcl_hitm,
-                line.rmt_hitm,
-                line.loads + line.stores,
-                line.loads,
-                line.stores,
-                line.lcl_hit,
-                line.rmt_hit,
-                line.dram_lcl,
-                line.dram_rmt,
-            );
-        }
-        let _ = writeln!(md, "\n#### Shared Cache Line Distribution Pareto\n");
-        let _ = writeln!(
-            md,
-            "| Index | Cacheline | Offset | Data | HITM Rmt % | HITM Lcl % | Store Refs L1 Hit % | Store Refs L1 Miss % | Loads | Stores | mean HITM ns | cpu cnt | Node |"
-        );
-        let _ = writeln!(
-            md,
-            "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-        );
-        for (i, line) in r.top_lines.iter().enumerate() {
-            let stores: u64 = line.offsets.iter().map(|o| o.stores).sum();
-            for o in &line.offsets {
+            if locks.len() >= 2 {
+                let names: Vec<String> = locks.iter().map(ToString::to_string).collect();
                 let _ = writeln!(
                     md,
-                    "| {i} | {:#x} | 0x{:x} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {:.1} | {} | {} |",
+                    "- Line {:#x} holds the lock words of {} (false sharing).",
                     line.address,
-                    o.offset,
-                    o.what,
-                    c2c::percent(o.rmt_hitm, line.rmt_hitm),
-                    c2c::percent(o.lcl_hitm, line.lcl_hitm),
-                    c2c::percent(o.store_l1_hit, stores),
-                    c2c::percent(o.store_l1_miss, stores),
-                    o.loads,
-                    o.stores,
-                    o.mean_hitm_ns,
-                    o.cpu_count,
-                    c2c::nodes(o),
+                    names.join(", ")
                 );
             }
         }
         md.push('\n');
     }
+}
+
+const C2C_INTRO: &str = "As `perf c2c report --stdio` prints them, from the first repetition: the lines with the most HITM loads, sorted by them. The columns perf has carry perf's definitions: HITM and the other load classes count loads only, stores are L1 hits or misses, and each Pareto percentage is the offset's share of the line's count in that column. After perf's columns come futexsim's own: RFO from Modified (stores and RMWs that took the line from a cache holding it Modified), the region, and what lives at each offset. `futexsim c2c DIR --point P --design D` prints one run's tables alone.\n";
+
+/// The c2c tables: the busiest point's in report.md, each other point's in
+/// its own appendix file, linked from here.
+fn c2c_tables(md: &mut String, cells: &[Cell]) -> Vec<File> {
+    let Some(busiest) = c2c::busiest_point(cells) else {
+        return Vec::new();
+    };
+    let _ = writeln!(md, "## perf c2c tables\n");
+    let _ = writeln!(md, "{C2C_INTRO}");
+    let label = cells
+        .iter()
+        .find(|c| c.point == busiest)
+        .map_or("-", |c| c.label.as_str());
+    let _ = writeln!(
+        md,
+        "The point with the most HITM loads, {label}, is here; every other point's tables are in its own file:\n"
+    );
+    let mut appendix = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    for c in cells {
+        if c.point == busiest || seen.contains(&c.point) {
+            continue;
+        }
+        seen.push(c.point);
+        let path = c2c_appendix(c.point);
+        let _ = writeln!(md, "- [{}]({path})", c.label);
+        let mut page = String::new();
+        let _ = writeln!(page, "# perf c2c tables at {}\n", c.label);
+        let _ = writeln!(page, "{C2C_INTRO}");
+        c2c_of_point(&mut page, cells, c.point);
+        appendix.push(File {
+            path,
+            bytes: page.into_bytes(),
+        });
+    }
+    md.push('\n');
+    c2c_of_point(md, cells, busiest);
+    appendix
 }
 
 fn config(md: &mut String, set: &ResultSet) {
