@@ -13,7 +13,7 @@
 //! simulation (code address, pid, tid, symbol) are left out, not faked.
 
 use super::summary::Cell;
-use crate::record::{BucketRef, LineRecord, OffsetRecord, RunRecord};
+use crate::record::{BucketRef, CoherenceRecord, LineRecord, OffsetRecord, RunRecord};
 use std::fmt::Write;
 
 /// The point whose first repetitions, over all designs, have the most HITM
@@ -53,6 +53,35 @@ pub fn percent(part: u64, total: u64) -> f64 {
     } else {
         100.0 * part as f64 / total as f64
     }
+}
+
+/// One Pareto row's percentages: the offset's share of the line's remote
+/// HITM, local HITM, store L1 hits and store L1 misses. Each is a share of
+/// the line's total in that column, so over a line's offsets every column
+/// sums to 100 % (or is 0 throughout when the line has none of that kind).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParetoShares {
+    pub rmt_hitm: f64,
+    pub lcl_hitm: f64,
+    pub store_l1_hit: f64,
+    pub store_l1_miss: f64,
+}
+
+pub fn pareto_shares(line: &LineRecord) -> Vec<ParetoShares> {
+    line.offsets
+        .iter()
+        .map(|o| ParetoShares {
+            rmt_hitm: percent(o.rmt_hitm, line.rmt_hitm),
+            lcl_hitm: percent(o.lcl_hitm, line.lcl_hitm),
+            store_l1_hit: percent(o.store_l1_hit, line.store_l1_hit),
+            store_l1_miss: percent(o.store_l1_miss, line.store_l1_miss),
+        })
+        .collect()
+}
+
+/// perf c2c's Tot Hitm %: the line's share of every HITM load in the run.
+pub fn tot_hitm_percent(line: &LineRecord, run: &CoherenceRecord) -> f64 {
+    percent(line.hitm(), run.lcl_hitm + run.rmt_hitm)
 }
 
 /// perf c2c's Node column (its default form): the nodes of the CPUs that
@@ -153,8 +182,8 @@ fn banner(out: &mut String, title: &str) {
     let _ = writeln!(out, "{rule}\n{title:^49}\n{rule}\n#");
 }
 
-fn pct(part: u64, total: u64) -> String {
-    format!("{:.2}%", percent(part, total))
+fn pct(share: f64) -> String {
+    format!("{share:.2}%")
 }
 
 /// futexsim's own columns, after perf's: stores and RMWs that took the line
@@ -221,7 +250,6 @@ pub fn stdio(r: &RunRecord) -> String {
     let mut out = String::new();
     banner(&mut out, "Shared Data Cache Line Table");
     header(&mut out, &LINE_COLUMNS);
-    let total_hitm = r.coherence.lcl_hitm + r.coherence.rmt_hitm;
     for (i, l) in r.top_lines.iter().enumerate() {
         let cells = [
             i.to_string(),
@@ -229,7 +257,7 @@ pub fn stdio(r: &RunRecord) -> String {
             l.node.to_string(),
             // Each simulated line is one physical address.
             "1".into(),
-            pct(l.hitm(), total_hitm),
+            pct(tot_hitm_percent(l, &r.coherence)),
             l.hitm().to_string(),
             l.lcl_hitm.to_string(),
             l.rmt_hitm.to_string(),
@@ -275,14 +303,14 @@ pub fn stdio(r: &RunRecord) -> String {
             format!("{:#x}", l.address)
         );
         let _ = writeln!(out, "{PARETO_LINE_RULE}");
-        for o in &l.offsets {
+        for (o, share) in l.offsets.iter().zip(pareto_shares(l)) {
             let cells = [
                 String::new(),
-                pct(o.rmt_hitm, l.rmt_hitm),
-                pct(o.lcl_hitm, l.lcl_hitm),
-                pct(o.store_l1_hit, l.store_l1_hit),
-                pct(o.store_l1_miss, l.store_l1_miss),
-                pct(0, 0),
+                pct(share.rmt_hitm),
+                pct(share.lcl_hitm),
+                pct(share.store_l1_hit),
+                pct(share.store_l1_miss),
+                pct(0.0),
                 format!("{:#x}", o.offset),
                 l.node.to_string(),
                 "1".into(),
