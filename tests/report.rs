@@ -3,7 +3,7 @@
 
 use futexsim::kernel::table;
 use futexsim::machine::presets;
-use futexsim::record::{BucketRef, RunRecord};
+use futexsim::record::RunRecord;
 use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, GENERATION, REPORT_MD, RESULTS_JSON};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
@@ -187,45 +187,59 @@ fn the_summary_shows_the_records() {
 }
 
 #[test]
-fn the_c2c_table_names_falsely_shared_bucket_locks() {
+fn the_c2c_tables_show_the_records_in_perf_s_layout() {
     let (set, _) = campaign();
-    let (_, md) = rendered("c2c");
+    let (dir, md) = rendered("c2c");
+    // The busiest point's tables are in report.md, the other point's in its appendix.
+    let appendix: Vec<String> = (0..THREADS.len())
+        .map(|p| format!("c2c/point-{p}.md"))
+        .filter(|path| dir.join(path).exists())
+        .collect();
+    assert_eq!(appendix.len(), THREADS.len() - 1, "{appendix:?}");
+    for path in &appendix {
+        assert!(md.contains(&format!("]({path})")), "report.md links {path}");
+    }
     let r = records(set, 64, "fixed-256")[0];
     let section = "### fixed-256 at threads=64";
+    let text = if md.contains(section) {
+        md.clone()
+    } else {
+        std::fs::read_to_string(dir.join("c2c/point-1.md")).unwrap()
+    };
+    let start = text.find(section).unwrap_or_else(|| panic!("no {section}"));
+    let tables = &text[start..];
     let shared = r
         .top_lines
         .iter()
-        .filter(|line| {
-            let mut locks: Vec<BucketRef> = line
-                .offsets
-                .iter()
-                .filter_map(|o| o.what.bucket_lock())
-                .collect();
-            locks.dedup();
-            locks.len() >= 2
-        })
+        .filter(|line| report::c2c::lock_buckets(line).len() >= 2)
         .count();
     assert!(
         shared > 0,
         "fixed-256 at 64 CPUs has no line with two bucket locks"
     );
-    // Each such line's row names both buckets and its HITM count.
     for (i, line) in r.top_lines.iter().enumerate() {
-        let cells = row(&md, section, &format!("| {i} | {:#x} |", line.address));
-        assert_eq!(cells[5], line.hitm().to_string());
-        let locks: Vec<BucketRef> = line
-            .offsets
-            .iter()
-            .filter_map(|o| o.what.bucket_lock())
-            .collect();
-        let named = &cells[15];
-        for bucket in &locks {
-            assert!(
-                named.contains(&bucket.to_string()),
-                "{named} lacks {bucket}"
-            );
-        }
-        assert_eq!(named.ends_with("(false sharing)"), locks.len() >= 2);
+        // The line's row: perf's columns in perf's order, whitespace apart.
+        let address = format!("{:#x}", line.address);
+        let cells: Vec<&str> = tables
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|c| c.len() > 2 && c[0] == i.to_string() && c[1] == address)
+            .unwrap_or_else(|| panic!("no row {i} {address}"));
+        let expected = [
+            line.hitm(),
+            line.lcl_hitm,
+            line.rmt_hitm,
+            line.loads + line.stores,
+            line.loads,
+            line.stores,
+            line.store_l1_hit,
+            line.store_l1_miss,
+        ]
+        .map(|n| n.to_string());
+        assert_eq!(cells[5..13], expected, "row {i}");
+        // Lines holding two buckets' lock words are named as false sharing.
+        let named = tables.contains(&format!("- Line {address} holds the lock words of"));
+        assert_eq!(named, report::c2c::lock_buckets(line).len() >= 2, "{address}");
     }
 }
 
@@ -356,7 +370,7 @@ fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
         .expect("a perf section");
     let section = &md[start
         ..md[start..]
-            .find("\n## Shared")
+            .find("\n## perf c2c")
             .map_or(md.len(), |e| start + e)];
     // perf's printf formats, as a perf-output parser reads them.
     let summary = regex::Regex::new(
