@@ -412,3 +412,45 @@ fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
     }
     assert_eq!(blocks, THREADS.len() * DESIGNS.len());
 }
+
+#[test]
+fn c2c_prints_one_run_s_tables_and_refuses_what_is_not_there() {
+    let (set, _) = campaign();
+    let (dir, _) = rendered("c2c-cli");
+    let futexsim = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .arg("c2c")
+            .arg(&dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let r = records(set, 64, "fixed-256")[0];
+    for point in ["1", "threads=64"] {
+        let out = futexsim(&["--point", point, "--design", "fixed-256"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), report::c2c::stdio(r));
+    }
+    // Without --design, every design at the point, each after a `#` line.
+    let out = futexsim(&["--point", "0"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    for design in DESIGNS {
+        assert!(text.contains(&format!("# futexsim: design {design} at threads=16 (seed 7)")));
+    }
+    for bad in [
+        &["--point", "7"][..],
+        &["--point", "threads=65"],
+        &["--design", "no-such-design"],
+    ] {
+        let out = futexsim(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("expected"), "{err}");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .args(["c2c", "/nonexistent/futexsim-report"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
