@@ -50,6 +50,19 @@ pub struct RunRecord {
     /// (wake-up times, requests per second, latency percentiles...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra: Vec<Metric>,
+    /// perf bench futex hash's threads, in thread order, for its `[thread N]`
+    /// lines (absent for other workloads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perf_threads: Vec<PerfThreadRecord>,
+}
+
+/// One thread of perf bench futex hash: the addresses of its first and
+/// last futex, and the ops it counted in the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerfThreadRecord {
+    pub first_futex: u64,
+    pub last_futex: u64,
+    pub ops: u64,
 }
 
 /// One figure a workload reports beyond ops and op latency.
@@ -306,8 +319,7 @@ impl LineRecord {
 
     /// Loads that neither another cache nor DRAM served: perf's "Core Load Hit L1".
     pub fn load_l1_hit(&self) -> u64 {
-        self.loads
-            - (self.hitm() + self.lcl_hit + self.rmt_hit + self.dram_lcl + self.dram_rmt)
+        self.loads - (self.hitm() + self.lcl_hit + self.rmt_hit + self.dram_lcl + self.dram_rmt)
     }
 
     pub fn from_stats(
@@ -362,10 +374,7 @@ impl LineRecord {
                         rmt_rfo_modified: o.rmt_rfo_modified,
                         mean_rmt_hitm_ns: mean_ns(o.rmt_hitm_ps, o.rmt_hitm),
                         mean_lcl_hitm_ns: mean_ns(o.lcl_hitm_ps, o.lcl_hitm),
-                        mean_load_ns: mean_ns(
-                            o.other_load_ps,
-                            o.loads - o.lcl_hitm - o.rmt_hitm,
-                        ),
+                        mean_load_ns: mean_ns(o.other_load_ps, o.loads - o.lcl_hitm - o.rmt_hitm),
                         cpu_count: o.cpus.len() as u32,
                         nodes,
                     }

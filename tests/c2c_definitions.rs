@@ -38,7 +38,10 @@ struct Run {
 /// 7. CPU 32 loads the lock word: clean copies only, on node 0, a remote hit.
 fn run() -> Run {
     let m = Machine::new(preset("icx-2s").expect("icx-2s is a preset")).expect("a machine");
-    assert_eq!((m.node_of(NODE0_A), m.node_of(NODE0_B), m.node_of(NODE1)), (0, 0, 1));
+    assert_eq!(
+        (m.node_of(NODE0_A), m.node_of(NODE0_B), m.node_of(NODE1)),
+        (0, 0, 1)
+    );
     let mut mem = MemoryMap::new(64);
     mem.add("x", 0x1000, 4096, Home::Node(0));
     let mut d = Directory::new(&mem, &m);
@@ -108,9 +111,16 @@ fn stores_are_l1_hits_or_misses() {
     let [lock, neighbour] = &line.offsets[..] else {
         panic!("two offsets: {:?}", line.offsets)
     };
-    assert_eq!((lock.store_l1_hit, lock.store_l1_miss, lock.stores), (1, 1, 2));
     assert_eq!(
-        (neighbour.offset, neighbour.store_l1_hit, neighbour.store_l1_miss),
+        (lock.store_l1_hit, lock.store_l1_miss, lock.stores),
+        (1, 1, 2)
+    );
+    assert_eq!(
+        (
+            neighbour.offset,
+            neighbour.store_l1_hit,
+            neighbour.store_l1_miss
+        ),
         (8, 0, 1)
     );
     // Total records: loads plus stores.
@@ -137,7 +147,10 @@ fn pareto_columns_each_sum_to_100_over_the_line() {
     assert_eq!(shares[0].rmt_hitm, 100.0);
     assert_eq!(shares[1].lcl_hitm, 100.0);
     assert_eq!(shares[0].store_l1_hit, 100.0);
-    assert_eq!((shares[0].store_l1_miss, shares[1].store_l1_miss), (50.0, 50.0));
+    assert_eq!(
+        (shares[0].store_l1_miss, shares[1].store_l1_miss),
+        (50.0, 50.0)
+    );
 }
 
 #[test]
@@ -163,7 +176,10 @@ fn node_and_cpu_cnt_name_who_accessed_the_offset() {
     assert_eq!((lock.cpu_count, lock.nodes.as_slice()), (2, &[0, 1][..]));
     assert_eq!(c2c::nodes(lock), " 0  1");
     let neighbour = &line.offsets[1];
-    assert_eq!((neighbour.cpu_count, neighbour.nodes.as_slice()), (1, &[0][..]));
+    assert_eq!(
+        (neighbour.cpu_count, neighbour.nodes.as_slice()),
+        (1, &[0][..])
+    );
 }
 
 #[test]

@@ -192,7 +192,7 @@ fn the_c2c_tables_show_the_records_in_perf_s_layout() {
     let (dir, md) = rendered("c2c");
     // The busiest point's tables are in report.md, the other point's in its appendix.
     let appendix: Vec<String> = (0..THREADS.len())
-        .map(|p| format!("c2c/point-{p}.md"))
+        .map(|p| format!("points/point-{p}.md"))
         .filter(|path| dir.join(path).exists())
         .collect();
     assert_eq!(appendix.len(), THREADS.len() - 1, "{appendix:?}");
@@ -204,7 +204,7 @@ fn the_c2c_tables_show_the_records_in_perf_s_layout() {
     let text = if md.contains(section) {
         md.clone()
     } else {
-        std::fs::read_to_string(dir.join("c2c/point-1.md")).unwrap()
+        std::fs::read_to_string(dir.join("points/point-1.md")).unwrap()
     };
     let start = text.find(section).unwrap_or_else(|| panic!("no {section}"));
     let tables = &text[start..];
@@ -239,7 +239,11 @@ fn the_c2c_tables_show_the_records_in_perf_s_layout() {
         assert_eq!(cells[5..13], expected, "row {i}");
         // Lines holding two buckets' lock words are named as false sharing.
         let named = tables.contains(&format!("- Line {address} holds the lock words of"));
-        assert_eq!(named, report::c2c::lock_buckets(line).len() >= 2, "{address}");
+        assert_eq!(
+            named,
+            report::c2c::lock_buckets(line).len() >= 2,
+            "{address}"
+        );
     }
 }
 
@@ -381,24 +385,49 @@ fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
         r"^Averaged (\d+) operations/sec \(\+- (\d+\.\d\d)%\), total secs = (\d+)$",
     )
     .unwrap();
+    let thread = regex::Regex::new(
+        r"^\[thread +(\d+)\] futexes: 0x([0-9a-f]+) \.\.\. 0x([0-9a-f]+) \[ (\d+) ops/sec \]$",
+    )
+    .unwrap();
     let mut blocks = 0;
+    let mut threads_shown = 0;
     for threads in THREADS {
         for design in DESIGNS {
             let heading = format!("{design} at threads={threads}:");
             let at = section
                 .find(&heading)
                 .unwrap_or_else(|| panic!("no {heading}"));
-            let lines: Vec<&str> = section[at..].lines().skip(3).take(3).collect();
+            let lines: Vec<&str> = section[at..].lines().skip(3).collect();
             let c = summary
                 .captures(lines[0])
                 .unwrap_or_else(|| panic!("{lines:?}"));
             assert_eq!(c[2].parse::<u32>().unwrap(), threads);
             assert_eq!(&c[3], "1024");
             assert_eq!(lines[1], "");
-            let c = averaged
-                .captures(lines[2])
-                .unwrap_or_else(|| panic!("{lines:?}"));
             let r = records(set, threads, design)[0];
+            // The busiest point's runs print perf's thread lines, the others not.
+            let thread_lines = if lines[2].starts_with("[thread") {
+                threads as usize
+            } else {
+                0
+            };
+            for (i, line) in lines[2..2 + thread_lines].iter().enumerate() {
+                let c = thread
+                    .captures(line)
+                    .unwrap_or_else(|| panic!("thread {i}: {line}"));
+                let t = &r.perf_threads[i];
+                assert_eq!(c[1].parse::<usize>().unwrap(), i);
+                assert_eq!(u64::from_str_radix(&c[2], 16).unwrap(), t.first_futex);
+                assert_eq!(u64::from_str_radix(&c[3], 16).unwrap(), t.last_futex);
+                assert_eq!(t.last_futex - t.first_futex, 1023 * 4);
+                let rate = (t.ops as f64 / (r.sim_ns as f64 / 1e9)) as u64;
+                assert_eq!(c[4].parse::<u64>().unwrap(), rate);
+            }
+            threads_shown += thread_lines;
+            let rest = &lines[2 + thread_lines + usize::from(thread_lines > 0)..];
+            let c = averaged
+                .captures(rest[0])
+                .unwrap_or_else(|| panic!("{lines:?}"));
             assert_eq!(
                 c[1].parse::<u64>().unwrap(),
                 r.mean_thread_ops_per_sec as u64
@@ -411,6 +440,10 @@ fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
         }
     }
     assert_eq!(blocks, THREADS.len() * DESIGNS.len());
+    // One point's threads, for every design.
+    assert!(THREADS
+        .map(|t| t as usize * DESIGNS.len())
+        .contains(&threads_shown));
 }
 
 #[test]
@@ -428,14 +461,23 @@ fn c2c_prints_one_run_s_tables_and_refuses_what_is_not_there() {
     let r = records(set, 64, "fixed-256")[0];
     for point in ["1", "threads=64"] {
         let out = futexsim(&["--point", point, "--design", "fixed-256"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), report::c2c::stdio(r));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            report::c2c::stdio(r)
+        );
     }
     // Without --design, every design at the point, each after a `#` line.
     let out = futexsim(&["--point", "0"]);
     let text = String::from_utf8(out.stdout).unwrap();
     for design in DESIGNS {
-        assert!(text.contains(&format!("# futexsim: design {design} at threads=16 (seed 7)")));
+        assert!(text.contains(&format!(
+            "# futexsim: design {design} at threads=16 (seed 7)"
+        )));
     }
     for bad in [
         &["--point", "7"][..],

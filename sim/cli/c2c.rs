@@ -14,8 +14,8 @@ use std::path::PathBuf;
 pub struct C2cArgs {
     /// A report directory holding results.json.
     dir: PathBuf,
-    /// The point: its number (0 for the first, as in the report's c2c
-    /// appendix file names) or its label as the report writes it
+    /// The point: its number (0 for the first, as in the report's appendix
+    /// file names, points/point-N.md) or its label as the report writes it
     /// ("threads=64", "threads=64, line_size=128").
     #[arg(long)]
     point: Option<String>,
@@ -50,7 +50,10 @@ pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
                 })?
         }
         None => c2c::busiest_point(&cells).ok_or_else(|| {
-            CliError::Input(format!("{}: the result set holds no runs", args.dir.display()))
+            CliError::Input(format!(
+                "{}: the result set holds no runs",
+                args.dir.display()
+            ))
         })?,
     };
     if let Some(design) = &args.design {

@@ -380,7 +380,10 @@ mod tests {
         s.record(0, 3, AccessKind::Read, Class::RmtHitm, 100, 64);
         let o = &s.offsets()[0];
         assert_eq!((s.rmt_hitm, o.rmt_hitm, o.loads), (1, 1, 1));
-        assert_eq!((o.store_l1_hit, o.store_l1_miss, o.rmt_rfo_modified), (1, 1, 1));
+        assert_eq!(
+            (o.store_l1_hit, o.store_l1_miss, o.rmt_rfo_modified),
+            (1, 1, 1)
+        );
         assert_eq!((s.loads, s.stores, o.stores()), (1, 2, 2));
     }
 }

@@ -140,8 +140,8 @@ fn header(out: &mut String, columns: &[Column]) {
     while i < columns.len() {
         let (text, span) = columns[i].group.unwrap_or(("", 1));
         let span = span.min(columns.len() - i);
-        let width: usize = columns[i..i + span].iter().map(|c| c.width).sum::<usize>()
-            + SEP.len() * (span - 1);
+        let width: usize =
+            columns[i..i + span].iter().map(|c| c.width).sum::<usize>() + SEP.len() * (span - 1);
         let _ = write!(top, " {text:>width$}");
         top.push(' ');
         i += span;

@@ -9,7 +9,7 @@ use super::compare::{Change, NOISE_RULE};
 use super::summary::{self, duration_ns, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
-use crate::perf_stat::rel_stderr_from_population_rsd;
+use crate::perf_stat::{hash_thread_line, rel_stderr_from_population_rsd};
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use crate::workload::perf_hash;
@@ -551,49 +551,75 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
     }
 }
 
-/// perf bench futex hash's summary lines for each simulated run of it
-/// (first repetition), with perf's definitions: "Averaged" the truncated
-/// mean of the per-thread rates, `(+- x%)` their relative standard error.
+/// perf bench futex hash's output for one simulated run of it (first
+/// repetition), with perf's definitions: "Averaged" the truncated mean of
+/// the per-thread rates, `(+- x%)` their relative standard error; with
+/// `threads`, one `[thread N]` line per thread between them.
+fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
+    let r = c.runs[0];
+    let futexes = r
+        .load
+        .as_ref()
+        .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
+    let kind = if r.workload.ends_with(" -S") {
+        "shared"
+    } else {
+        "private"
+    };
+    let secs = r.sim_ns / 1_000_000_000;
+    let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
+    let _ = writeln!(
+        md,
+        "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
+        c.design, c.label, r.threads,
+    );
+    if threads {
+        let window_s = r.sim_ns as f64 / 1e9;
+        for (i, t) in r.perf_threads.iter().enumerate() {
+            let rate = (t.ops as f64 / window_s) as u64;
+            let _ = writeln!(
+                md,
+                "{}",
+                hash_thread_line(i, t.first_futex, t.last_futex, rate)
+            );
+        }
+        if !r.perf_threads.is_empty() {
+            md.push('\n');
+        }
+    }
+    let _ = writeln!(
+        md,
+        "Averaged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
+        r.mean_thread_ops_per_sec as u64,
+    );
+}
+
+fn is_perf_hash(c: &Cell) -> bool {
+    c.runs[0].workload.starts_with(perf_hash::LABEL)
+}
+
+/// perf bench futex hash's lines for each simulated run of it: every run's
+/// summary and Averaged lines, and the busiest point's thread lines (every
+/// other point's are in its appendix file).
 fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
-    let perf: Vec<&Cell> = cells
-        .iter()
-        .filter(|c| c.runs[0].workload.starts_with(perf_hash::LABEL))
-        .collect();
+    let perf: Vec<&Cell> = cells.iter().filter(|c| is_perf_hash(c)).collect();
     if perf.is_empty() {
         return;
     }
+    let busiest = c2c::busiest_point(cells);
     let _ = writeln!(md, "## As perf bench prints it\n");
-    let _ = writeln!(
-        md,
-        "Each run's `Run summary` and `Averaged` lines as `perf bench futex hash` prints them (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second. futexsim records no per-thread counts, so perf's `[thread N]` lines are not printed.\n"
-    );
+    let _ = writeln!(md, "{PERF_INTRO}");
     for c in perf {
-        let r = c.runs[0];
-        let futexes = r
-            .load
-            .as_ref()
-            .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
-        let kind = if r.workload.ends_with(" -S") {
-            "shared"
-        } else {
-            "private"
-        };
-        let secs = r.sim_ns / 1_000_000_000;
-        let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
-        let _ = writeln!(
-            md,
-            "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n\nAveraged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
-            c.design,
-            c.label,
-            r.threads,
-            r.mean_thread_ops_per_sec as u64,
-        );
+        perf_bench_block(md, c, Some(c.point) == busiest);
     }
 }
 
-/// Where the c2c tables of the points other than the busiest go.
+const PERF_INTRO: &str = "Each run's output as `perf bench futex hash` prints it (first repetition), for scripts that read perf's output: its `Run summary` and `Averaged` lines, and, at the point whose c2c tables are shown below, one `[thread N]` line per thread (the other points' are in their appendix files). `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second (perf divides by its whole seconds).\n";
+
+/// Where the perf output (perf bench's thread lines, perf c2c's tables) of
+/// the points other than the busiest goes.
 fn c2c_appendix(point: usize) -> String {
-    format!("c2c/point-{point}.md")
+    format!("points/point-{point}.md")
 }
 
 /// The c2c tables of every design at one point, as `perf c2c report
@@ -652,7 +678,15 @@ fn c2c_tables(md: &mut String, cells: &[Cell]) -> Vec<File> {
         let path = c2c_appendix(c.point);
         let _ = writeln!(md, "- [{}]({path})", c.label);
         let mut page = String::new();
-        let _ = writeln!(page, "# perf c2c tables at {}\n", c.label);
+        let _ = writeln!(page, "# perf output at {}\n", c.label);
+        if is_perf_hash(c) {
+            let _ = writeln!(page, "## As perf bench prints it\n");
+            let _ = writeln!(page, "{PERF_INTRO}");
+            for at_point in cells.iter().filter(|o| o.point == c.point) {
+                perf_bench_block(&mut page, at_point, true);
+            }
+        }
+        let _ = writeln!(page, "## perf c2c tables\n");
         let _ = writeln!(page, "{C2C_INTRO}");
         c2c_of_point(&mut page, cells, c.point);
         appendix.push(File {
