@@ -173,6 +173,7 @@ fn the_summary_shows_the_records() {
     for chart in [
         "throughput",
         "hitm_per_op",
+        "rfo_modified_per_op",
         "bucket_load-fixed-256",
         "hitm_nodes-aligned-3.14",
     ] {
@@ -190,22 +191,21 @@ fn the_summary_shows_the_records() {
 fn the_c2c_tables_show_the_records_in_perf_s_layout() {
     let (set, _) = campaign();
     let (dir, md) = rendered("c2c");
-    // The busiest point's tables are in report.md, the other point's in its appendix.
-    let appendix: Vec<String> = (0..THREADS.len())
-        .map(|p| format!("points/point-{p}.md"))
-        .filter(|path| dir.join(path).exists())
-        .collect();
-    assert_eq!(appendix.len(), THREADS.len() - 1, "{appendix:?}");
-    for path in &appendix {
+    // Every point has its file, linked from report.md, which keeps the
+    // tables of the point with the most threads and no other.
+    for p in 0..THREADS.len() {
+        let path = format!("points/point-{p}.md");
+        assert!(dir.join(&path).exists(), "{path}");
         assert!(md.contains(&format!("]({path})")), "report.md links {path}");
     }
+    assert!(!md.contains("### fixed-256 at threads=16"));
     let r = records(set, 64, "fixed-256")[0];
     let section = "### fixed-256 at threads=64";
-    let text = if md.contains(section) {
-        md.clone()
-    } else {
-        std::fs::read_to_string(dir.join("points/point-1.md")).unwrap()
-    };
+    let text = std::fs::read_to_string(dir.join("points/point-1.md")).unwrap();
+    assert_eq!(
+        text[text.find(section).unwrap()..],
+        md[md.find(section).unwrap()..md.find("## Resolved config").unwrap()]
+    );
     let start = text.find(section).unwrap_or_else(|| panic!("no {section}"));
     let tables = &text[start..];
     let shared = r
@@ -368,14 +368,22 @@ fn diff_compares_two_result_sets_point_by_point() {
 #[test]
 fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
     let (set, _) = campaign();
-    let (_, md) = rendered("perf-lines");
-    let start = md
-        .find("## As perf bench prints it")
-        .expect("a perf section");
-    let section = &md[start
-        ..md[start..]
+    let (dir, md) = rendered("perf-lines");
+    // report.md's section without thread lines, each point's file with them.
+    let section_of = |text: &str| -> String {
+        let start = text
+            .find("## As perf bench prints it")
+            .expect("a perf section");
+        let end = text[start..]
             .find("\n## perf c2c")
-            .map_or(md.len(), |e| start + e)];
+            .map_or(text.len(), |e| start + e);
+        text[start..end].to_string()
+    };
+    let mut sections = vec![(section_of(&md), None)];
+    for (p, threads) in THREADS.into_iter().enumerate() {
+        let page = std::fs::read_to_string(dir.join(format!("points/point-{p}.md"))).unwrap();
+        sections.push((section_of(&page), Some(threads)));
+    }
     // perf's printf formats, as a perf-output parser reads them.
     let summary = regex::Regex::new(
         r"^Run summary \[PID (\d+)\]: (\d+) threads, each operating on (\d+) \[(shared|private)\] futexes for (\d+) secs\.$",
@@ -390,60 +398,58 @@ fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
     )
     .unwrap();
     let mut blocks = 0;
-    let mut threads_shown = 0;
-    for threads in THREADS {
-        for design in DESIGNS {
-            let heading = format!("{design} at threads={threads}:");
-            let at = section
-                .find(&heading)
-                .unwrap_or_else(|| panic!("no {heading}"));
-            let lines: Vec<&str> = section[at..].lines().skip(3).collect();
-            let c = summary
-                .captures(lines[0])
-                .unwrap_or_else(|| panic!("{lines:?}"));
-            assert_eq!(c[2].parse::<u32>().unwrap(), threads);
-            assert_eq!(&c[3], "1024");
-            assert_eq!(lines[1], "");
-            let r = records(set, threads, design)[0];
-            // The busiest point's runs print perf's thread lines, the others not.
-            let thread_lines = if lines[2].starts_with("[thread") {
-                threads as usize
-            } else {
-                0
-            };
-            for (i, line) in lines[2..2 + thread_lines].iter().enumerate() {
-                let c = thread
-                    .captures(line)
-                    .unwrap_or_else(|| panic!("thread {i}: {line}"));
-                let t = &r.perf_threads[i];
-                assert_eq!(c[1].parse::<usize>().unwrap(), i);
-                assert_eq!(u64::from_str_radix(&c[2], 16).unwrap(), t.first_futex);
-                assert_eq!(u64::from_str_radix(&c[3], 16).unwrap(), t.last_futex);
-                assert_eq!(t.last_futex - t.first_futex, 1023 * 4);
-                let rate = (t.ops as f64 / (r.sim_ns as f64 / 1e9)) as u64;
-                assert_eq!(c[4].parse::<u64>().unwrap(), rate);
+    for (section, with_threads) in &sections {
+        for threads in THREADS
+            .into_iter()
+            .filter(|t| with_threads.is_none_or(|w| w == *t))
+        {
+            for design in DESIGNS {
+                let heading = format!("{design} at threads={threads}:");
+                let at = section
+                    .find(&heading)
+                    .unwrap_or_else(|| panic!("no {heading}"));
+                let lines: Vec<&str> = section[at..].lines().skip(3).collect();
+                let c = summary
+                    .captures(lines[0])
+                    .unwrap_or_else(|| panic!("{lines:?}"));
+                assert_eq!(c[2].parse::<u32>().unwrap(), threads);
+                assert_eq!(&c[3], "1024");
+                assert_eq!(lines[1], "");
+                let r = records(set, threads, design)[0];
+                let thread_lines = if with_threads.is_some() {
+                    threads as usize
+                } else {
+                    0
+                };
+                for (i, line) in lines[2..2 + thread_lines].iter().enumerate() {
+                    let c = thread
+                        .captures(line)
+                        .unwrap_or_else(|| panic!("thread {i}: {line}"));
+                    let t = &r.perf_threads[i];
+                    assert_eq!(c[1].parse::<usize>().unwrap(), i);
+                    assert_eq!(u64::from_str_radix(&c[2], 16).unwrap(), t.first_futex);
+                    assert_eq!(u64::from_str_radix(&c[3], 16).unwrap(), t.last_futex);
+                    assert_eq!(t.last_futex - t.first_futex, 1023 * 4);
+                    let rate = (t.ops as f64 / (r.sim_ns as f64 / 1e9)) as u64;
+                    assert_eq!(c[4].parse::<u64>().unwrap(), rate);
+                }
+                let rest = &lines[2 + thread_lines + usize::from(thread_lines > 0)..];
+                let c = averaged
+                    .captures(rest[0])
+                    .unwrap_or_else(|| panic!("{lines:?}"));
+                assert_eq!(
+                    c[1].parse::<u64>().unwrap(),
+                    r.mean_thread_ops_per_sec as u64
+                );
+                // Population rsd over sqrt(n - 1) is the sample sd over sqrt(n).
+                let expected = r.thread_rsd_pct / f64::from(threads - 1).sqrt();
+                let shown: f64 = c[2].parse().unwrap();
+                assert!((shown - expected).abs() <= 0.005, "{shown} vs {expected}");
+                blocks += 1;
             }
-            threads_shown += thread_lines;
-            let rest = &lines[2 + thread_lines + usize::from(thread_lines > 0)..];
-            let c = averaged
-                .captures(rest[0])
-                .unwrap_or_else(|| panic!("{lines:?}"));
-            assert_eq!(
-                c[1].parse::<u64>().unwrap(),
-                r.mean_thread_ops_per_sec as u64
-            );
-            // Population rsd over sqrt(n - 1) is the sample sd over sqrt(n).
-            let expected = r.thread_rsd_pct / f64::from(threads - 1).sqrt();
-            let shown: f64 = c[2].parse().unwrap();
-            assert!((shown - expected).abs() <= 0.005, "{shown} vs {expected}");
-            blocks += 1;
         }
     }
-    assert_eq!(blocks, THREADS.len() * DESIGNS.len());
-    // One point's threads, for every design.
-    assert!(THREADS
-        .map(|t| t as usize * DESIGNS.len())
-        .contains(&threads_shown));
+    assert_eq!(blocks, 2 * THREADS.len() * DESIGNS.len());
 }
 
 #[test]

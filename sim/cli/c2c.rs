@@ -1,6 +1,7 @@
 //! `futexsim c2c DIR [--point P] [--design D]`: one run's perf c2c tables, as
 //! `perf c2c report --stdio` prints them, so a user can diff a simulated run
-//! against a capture. Without --point, the point with the most HITM loads;
+//! against a capture. Without --point, the point with the most threads (the
+//! report's busiest point);
 //! without --design, every design there, each after a `#` line naming it
 //! (perf's comment mark, so the tables below still read as perf's).
 
@@ -49,7 +50,7 @@ pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
                     ))
                 })?
         }
-        None => c2c::busiest_point(&cells).ok_or_else(|| {
+        None => summary::busiest_point(&cells).ok_or_else(|| {
             CliError::Input(format!(
                 "{}: the result set holds no runs",
                 args.dir.display()

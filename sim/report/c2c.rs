@@ -12,27 +12,8 @@
 //! names perf does not use. perf's columns futexsim cannot fill from a
 //! simulation (code address, pid, tid, symbol) are left out, not faked.
 
-use super::summary::Cell;
 use crate::record::{BucketRef, CoherenceRecord, LineRecord, OffsetRecord, RunRecord};
 use std::fmt::Write;
-
-/// The point whose first repetitions, over all designs, have the most HITM
-/// loads: the one whose c2c tables a report shows first. Ties go to the
-/// later point.
-pub fn busiest_point(cells: &[Cell]) -> Option<usize> {
-    let mut hitm: Vec<(usize, u64)> = Vec::new();
-    for c in cells {
-        let r = c.runs[0];
-        let n = r.coherence.lcl_hitm + r.coherence.rmt_hitm;
-        match hitm.iter_mut().find(|(p, _)| *p == c.point) {
-            Some((_, total)) => *total += n,
-            None => hitm.push((c.point, n)),
-        }
-    }
-    hitm.into_iter()
-        .max_by_key(|&(point, n)| (n, point))
-        .map(|(point, _)| point)
-}
 
 /// The buckets whose lock words lie on the line, in offset order. Two or
 /// more mean the line is falsely shared between bucket locks.

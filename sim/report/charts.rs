@@ -23,6 +23,7 @@ pub const DIR: &str = "charts";
 pub const THROUGHPUT: &str = "charts/throughput.svg";
 pub const PER_THREAD: &str = "charts/per_thread.svg";
 pub const HITM_PER_OP: &str = "charts/hitm_per_op.svg";
+pub const RFO_PER_OP: &str = "charts/rfo_modified_per_op.svg";
 
 const SIZE: (u32, u32) = (960, 600);
 const FONT: &str = "sans-serif";
@@ -60,7 +61,7 @@ struct Figure {
     usl: bool,
 }
 
-const FIGURES: [(&str, Figure); 3] = [
+const FIGURES: [(&str, Figure); 4] = [
     (
         THROUGHPUT,
         Figure {
@@ -84,9 +85,22 @@ const FIGURES: [(&str, Figure); 3] = [
     (
         HITM_PER_OP,
         Figure {
-            what: "HITM per op",
-            unit: "HITM per op (local + remote)",
+            what: "HITM loads per op",
+            unit: "HITM loads per op (local + remote)",
             read: |r| r.coherence.hitm_per_op,
+            log_y: false,
+            usl: false,
+        },
+    ),
+    (
+        RFO_PER_OP,
+        Figure {
+            what: "RFO from Modified per op",
+            unit: "stores and RMWs taking a Modified line, per op",
+            read: |r| {
+                let c = &r.coherence;
+                summary::per_op(c.lcl_rfo_modified + c.rmt_rfo_modified, r)
+            },
             log_y: false,
             usl: false,
         },

@@ -27,13 +27,13 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
     perf_bench_lines(&mut md, &cells);
-    let appendix = c2c_tables(&mut md, &cells);
+    c2c_tables(&mut md, &cells);
     config(&mut md, set);
     let mut files = vec![File {
         path: REPORT_MD.into(),
         bytes: md.into_bytes(),
     }];
-    files.extend(appendix);
+    files.extend(point_files(&cells));
     Ok(files)
 }
 
@@ -432,10 +432,11 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     );
     let _ = writeln!(
         md,
-        "![Throughput]({})\n\n![Averaged ops/s per thread]({})\n\n![HITM per op]({})\n",
+        "![Throughput]({})\n\n![Averaged ops/s per thread]({})\n\n![HITM loads per op]({})\n\n![RFO from Modified per op]({})\n",
         charts::THROUGHPUT,
         charts::PER_THREAD,
-        charts::HITM_PER_OP
+        charts::HITM_PER_OP,
+        charts::RFO_PER_OP
     );
     let mut rows = Vec::new();
     for s in &series {
@@ -598,27 +599,29 @@ fn is_perf_hash(c: &Cell) -> bool {
     c.runs[0].workload.starts_with(perf_hash::LABEL)
 }
 
-/// perf bench futex hash's lines for each simulated run of it: every run's
-/// summary and Averaged lines, and the busiest point's thread lines (every
-/// other point's are in its appendix file).
+/// perf bench futex hash's summary and Averaged lines for each simulated
+/// run of it; the thread lines, one per thread, are in the point's file.
 fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
     let perf: Vec<&Cell> = cells.iter().filter(|c| is_perf_hash(c)).collect();
     if perf.is_empty() {
         return;
     }
-    let busiest = c2c::busiest_point(cells);
     let _ = writeln!(md, "## As perf bench prints it\n");
     let _ = writeln!(md, "{PERF_INTRO}");
+    let _ = writeln!(
+        md,
+        "Here the `Run summary` and `Averaged` lines; each point's file (linked under \"perf c2c tables\") adds perf's `[thread N]` line for every thread.\n"
+    );
     for c in perf {
-        perf_bench_block(md, c, Some(c.point) == busiest);
+        perf_bench_block(md, c, false);
     }
 }
 
-const PERF_INTRO: &str = "Each run's output as `perf bench futex hash` prints it (first repetition), for scripts that read perf's output: its `Run summary` and `Averaged` lines, and, at the point whose c2c tables are shown below, one `[thread N]` line per thread (the other points' are in their appendix files). `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second (perf divides by its whole seconds).\n";
+const PERF_INTRO: &str = "Each run's output as `perf bench futex hash` prints it (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second (perf divides by its whole seconds).\n";
 
-/// Where the perf output (perf bench's thread lines, perf c2c's tables) of
-/// the points other than the busiest goes.
-fn c2c_appendix(point: usize) -> String {
+/// Where a point's perf output goes: perf bench's thread lines and perf
+/// c2c's tables.
+fn point_file(point: usize) -> String {
     format!("points/point-{point}.md")
 }
 
@@ -654,49 +657,58 @@ const C2C_INTRO: &str = "As `perf c2c report --stdio` prints them, from the firs
 
 /// The c2c tables: the busiest point's in report.md, each other point's in
 /// its own appendix file, linked from here.
-fn c2c_tables(md: &mut String, cells: &[Cell]) -> Vec<File> {
-    let Some(busiest) = c2c::busiest_point(cells) else {
-        return Vec::new();
+fn c2c_tables(md: &mut String, cells: &[Cell]) {
+    let Some(busiest) = summary::busiest_point(cells) else {
+        return;
     };
     let _ = writeln!(md, "## perf c2c tables\n");
     let _ = writeln!(md, "{C2C_INTRO}");
-    let label = cells
-        .iter()
-        .find(|c| c.point == busiest)
-        .map_or("-", |c| c.label.as_str());
     let _ = writeln!(
         md,
-        "The point with the most HITM loads, {label}, is here; every other point's tables are in its own file:\n"
+        "The point with the most threads is here. Every point's perf output, with its perf bench thread lines and its c2c tables, is in a file of its own:\n"
     );
-    let mut appendix = Vec::new();
-    let mut seen: Vec<usize> = Vec::new();
+    for c in first_of_each_point(cells) {
+        let _ = writeln!(md, "- [{}]({})", c.label, point_file(c.point));
+    }
+    md.push('\n');
+    c2c_of_point(md, cells, busiest);
+}
+
+/// Each point's first cell, in point order.
+fn first_of_each_point<'a>(cells: &'a [Cell<'a>]) -> Vec<&'a Cell<'a>> {
+    let mut firsts: Vec<&Cell> = Vec::new();
     for c in cells {
-        if c.point == busiest || seen.contains(&c.point) {
-            continue;
+        if !firsts.iter().any(|f| f.point == c.point) {
+            firsts.push(c);
         }
-        seen.push(c.point);
-        let path = c2c_appendix(c.point);
-        let _ = writeln!(md, "- [{}]({path})", c.label);
+    }
+    firsts
+}
+
+/// Each point's perf output in a file of its own: perf bench's lines with
+/// one line per thread, and perf c2c's tables, for every design there.
+fn point_files(cells: &[Cell]) -> Vec<File> {
+    let mut files = Vec::new();
+    for c in first_of_each_point(cells) {
+        let at_point: Vec<&Cell> = cells.iter().filter(|o| o.point == c.point).collect();
         let mut page = String::new();
         let _ = writeln!(page, "# perf output at {}\n", c.label);
         if is_perf_hash(c) {
             let _ = writeln!(page, "## As perf bench prints it\n");
             let _ = writeln!(page, "{PERF_INTRO}");
-            for at_point in cells.iter().filter(|o| o.point == c.point) {
-                perf_bench_block(&mut page, at_point, true);
+            for cell in &at_point {
+                perf_bench_block(&mut page, cell, true);
             }
         }
         let _ = writeln!(page, "## perf c2c tables\n");
         let _ = writeln!(page, "{C2C_INTRO}");
         c2c_of_point(&mut page, cells, c.point);
-        appendix.push(File {
-            path,
+        files.push(File {
+            path: point_file(c.point),
             bytes: page.into_bytes(),
         });
     }
-    md.push('\n');
-    c2c_of_point(md, cells, busiest);
-    appendix
+    files
 }
 
 fn config(md: &mut String, set: &ResultSet) {
