@@ -545,7 +545,7 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         }
         let _ = writeln!(
             md,
-            "![HITM by node of {d}]({})\n",
+            "![HITM loads by node of {d}]({})\n",
             charts::nodes_chart(c.design),
             d = c.design
         );
