@@ -47,6 +47,13 @@ pub struct MemoryMap {
     spans: BTreeMap<u64, u64>,
 }
 
+impl Region {
+    /// How many coherence lines the region spans.
+    pub fn line_count(&self) -> u32 {
+        self.lines
+    }
+}
+
 impl MemoryMap {
     pub fn new(line_size: u64) -> MemoryMap {
         MemoryMap {

@@ -78,25 +78,75 @@ pub const BYTES_PER_LINE: u64 = (std::mem::size_of::<Line>()
 
 const NO_CPU: u16 = u16::MAX;
 const NO_OFFSET: u16 = u16::MAX;
+const NO_DOMAIN: u16 = u16::MAX;
+
+/// Which line, if any, the adjacent-line prefetcher pairs a line with: the
+/// other half of its 128-byte block, when that half lies in the same region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Buddy {
+    None,
+    Next,
+    Previous,
+}
 
 #[derive(Clone, Debug)]
 struct Line {
-    /// Requests on one line are served one after another.
-    busy_until: Ps,
+    /// When the line's server takes its next request: requests are granted
+    /// in the order they are made, each holding the server for its
+    /// occupancy, not for its whole latency.
+    free_at: Ps,
+    /// When the data of the latest grant arrived: no later grant completes
+    /// before it, so requests complete in the order they were granted.
+    ready: Ps,
     sharers: SharerSet,
     /// The CPU holding the line exclusively (E or M), if any.
     owner: u16,
-    /// The last CPU to receive a copy: the source of clean transfers.
+    /// The last CPU to receive a copy: the forwarder of clean transfers (F).
     last: u16,
+    /// The first sharer since the last write, and the sharer farthest from
+    /// it: with `last`, they stand for the whole set, so that finding an
+    /// LLC copy and bounding a write's invalidations take three lookups
+    /// whatever the number of sharers.
+    first: u16,
+    far: u16,
     dirty: bool,
+    buddy: Buddy,
     home: u16,
     /// Offset of the field last written, to tell true from false sharing.
     writer_off: u16,
+    /// The LLC domain that last touched the line, and that domain's fill
+    /// count then: once the domain has filled more lines than it holds
+    /// since, the line has left its caches.
+    llc: u16,
+    llc_stamp: u32,
     /// Opaque to the directory: the engine's list of CPUs spinning on this line.
     pub watch: u32,
     /// Writes served on the line so far: a read served when it was n saw
     /// the value of the n-th write, whenever it completes.
     writes: u32,
+}
+
+impl Line {
+    /// Every cached copy is gone (the data is in memory again).
+    fn evict(&mut self) {
+        self.owner = NO_CPU;
+        self.sharers.clear();
+        self.dirty = false;
+        self.llc = NO_DOMAIN;
+    }
+
+    /// Adds a core to the sharers, keeping the three that stand for them.
+    fn share(&mut self, m: &Machine, core: u16, cpus: usize) {
+        if self.sharers.is_empty() {
+            self.first = core;
+            self.far = core;
+        } else if m.level(self.first.into(), core.into())
+            > m.level(self.first.into(), self.far.into())
+        {
+            self.far = core;
+        }
+        self.sharers.insert(core, cpus);
+    }
 }
 
 pub struct Directory {
@@ -107,6 +157,8 @@ pub struct Directory {
     stats_of: Vec<u32>,
     stats: Vec<LineStats>,
     pub totals: Totals,
+    /// Lines each LLC domain has filled so far.
+    fills: Vec<u32>,
     cpus: usize,
     nodes: u32,
     line_mask: u64,
@@ -115,29 +167,58 @@ pub struct Directory {
 impl Directory {
     pub fn new(memory: &MemoryMap, machine: &Machine) -> Directory {
         let mut lines: Vec<Line> = huge_pages::vec_with_capacity(memory.lines() as usize);
-        lines.extend(memory.line_homes().map(|home| Line {
-            busy_until: 0,
-            sharers: SharerSet::default(),
-            owner: NO_CPU,
-            last: NO_CPU,
-            dirty: false,
-            home: home as u16,
-            writer_off: NO_OFFSET,
-            watch: 0,
-            writes: 0,
-        }));
+        let paired = machine.hierarchy.adjacent_line_prefetch && memory.line_size() == 64;
+        let mut homes = memory.line_homes();
+        for r in memory.regions() {
+            let first = r.base >> memory.line_size().trailing_zeros();
+            let count = u64::from(r.line_count());
+            for i in 0..count {
+                let number = first + i;
+                let buddy = match (paired, number.is_multiple_of(2)) {
+                    (false, _) => Buddy::None,
+                    (true, true) if i + 1 < count => Buddy::Next,
+                    (true, false) if i > 0 => Buddy::Previous,
+                    _ => Buddy::None,
+                };
+                lines.push(Line {
+                    free_at: 0,
+                    ready: 0,
+                    sharers: SharerSet::default(),
+                    owner: NO_CPU,
+                    last: NO_CPU,
+                    first: NO_CPU,
+                    far: NO_CPU,
+                    dirty: false,
+                    buddy,
+                    home: homes.next().unwrap_or(0) as u16,
+                    writer_off: NO_OFFSET,
+                    llc: NO_DOMAIN,
+                    llc_stamp: 0,
+                    watch: 0,
+                    writes: 0,
+                });
+            }
+        }
         Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
             lines,
             stats: Vec::new(),
             totals: Totals::new(machine.nodes()),
+            fills: vec![0; machine.hierarchy.llc_domains as usize],
             cpus: machine.cpus() as usize,
             nodes: machine.nodes(),
             line_mask: memory.line_size() - 1,
         }
     }
-
     /// `cpu` accesses the byte at `addr`, which lies in `line`, at time `now`.
+    ///
+    /// The request is resolved at the lowest level of the hierarchy that can
+    /// serve it: the core's own caches (SMT siblings share them); the LLC
+    /// domain, which holds a copy its cores read; the holder of the line,
+    /// wherever it is, through the home where the machine routes so; the
+    /// line's memory. Each level's answer costs its latency; the line's
+    /// server is held for the request's occupancy: a clean read for the
+    /// read occupancy, an ownership transfer for its share of the transfer.
     #[inline]
     pub fn access(
         &mut self,
@@ -149,9 +230,17 @@ impl Directory {
         kind: AccessKind,
     ) -> Outcome {
         let off = (addr & self.line_mask) as u16;
+        let h = &m.hierarchy;
         // Line states name caches: a core's, shared by its SMT siblings.
         let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
         let l = &mut self.lines[line as usize];
+        if h.llc_lines != u32::MAX
+            && l.llc != NO_DOMAIN
+            && self.fills[l.llc as usize].wrapping_sub(l.llc_stamp) > h.llc_lines
+        {
+            l.evict();
+        }
         let stats = &mut self.stats_of[line as usize];
         let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
         let hit = match kind {
@@ -164,6 +253,8 @@ impl Directory {
                 l.writer_off = off;
                 l.writes = l.writes.wrapping_add(1);
             }
+            l.llc = domain as u16;
+            l.llc_stamp = self.fills[domain as usize];
             let outcome = Outcome {
                 done: now + m.l1_ps + rmw,
                 class: Class::L1Hit,
@@ -181,8 +272,11 @@ impl Directory {
             self.totals.count(kind, Class::L1Hit, 0, None);
             return outcome;
         }
-        // Where the data comes from, and what it costs to get it.
-        let (class, mut latency) = if l.owner != NO_CPU {
+        let home = u32::from(l.home);
+        // Where the data comes from, what it costs, and whether the line
+        // changes hands Modified (an ownership transfer holds its server).
+        let in_domain = |s: u16| s != NO_CPU && m.llc_of(s.into()) == domain;
+        let (class, mut latency, migrates) = if l.owner != NO_CPU {
             let remote = m.is_remote(l.owner.into(), cpu);
             let class = match (l.dirty, remote) {
                 (true, false) => Class::LclHitm,
@@ -194,49 +288,77 @@ impl Directory {
                 self.totals
                     .count_hitm(kind, m.node_of(cpu), m.node_of(l.owner.into()));
             }
-            (class, m.transfer_ps(l.owner.into(), cpu))
-        } else if !l.sharers.is_empty() && l.last != c {
-            let class = if m.is_remote(l.last.into(), cpu) {
-                Class::RmtHit
-            } else {
-                Class::LclHit
-            };
-            (class, m.transfer_ps(l.last.into(), cpu))
+            // The holder is snooped, clean or not: a transaction at the home.
+            let latency = m.routed_transfer_ps(l.owner.into(), cpu, home);
+            (class, latency, true)
         } else if l.sharers.contains(c) {
             // An upgrade: the data is here, only the other copies must go.
-            (Class::L1Hit, m.l1_ps)
+            (Class::L1Hit, m.l1_ps, true)
+        } else if !l.sharers.is_empty() {
+            let local = in_domain(l.first) || in_domain(l.last) || in_domain(l.far);
+            let (class, latency) = if local {
+                // The LLC domain has the line: an L3 hit, or a clean forward
+                // from a neighbour through the snoop filter.
+                (Class::LclHit, h.clean_hit_ps)
+            } else {
+                // The nearest of the sharers that stand for the set forwards it.
+                let source = [l.last, l.first, l.far]
+                    .into_iter()
+                    .min_by_key(|&s| m.transfer_ps(s.into(), cpu))
+                    .unwrap_or(l.last);
+                let class = if m.is_remote(source.into(), cpu) {
+                    Class::RmtHit
+                } else {
+                    Class::LclHit
+                };
+                (class, m.routed_transfer_ps(source.into(), cpu, home))
+            };
+            // Only an inclusive LLC's hit needs no snoop, so only it pipelines.
+            (
+                class,
+                latency,
+                kind != AccessKind::Read || !(local && h.llc_inclusive),
+            )
         } else {
-            let class = if m.is_remote_memory(cpu, l.home.into()) {
+            let class = if m.is_remote_memory(cpu, home) {
                 Class::DramRmt
             } else {
                 Class::DramLcl
             };
-            (class, m.dram_ps(cpu, l.home.into()))
+            (class, m.dram_ps(cpu, home), kind != AccessKind::Read)
         };
-        if kind != AccessKind::Read {
-            // Invalidations go out in parallel; the farthest acknowledgement bounds the write.
-            l.sharers.for_each(|s| {
-                if s != c {
+        if kind != AccessKind::Read && !l.sharers.is_empty() {
+            // Invalidations go out in parallel; the farthest acknowledgement
+            // bounds the write. The three sharers that stand for the set
+            // include the one farthest from the first.
+            for s in [l.first, l.last, l.far] {
+                if s != c && s != NO_CPU {
                     latency = latency.max(m.transfer_ps(s.into(), cpu));
                 }
-            });
+            }
         }
-        let start = now.max(l.busy_until);
-        let done = start + latency + rmw;
-        l.busy_until = done;
+        let start = now.max(l.free_at);
+        let occupancy = if migrates {
+            latency * h.handoff_per_1024 / 1024 + rmw
+        } else {
+            h.read_occupancy_ps
+        };
+        let done = (start + latency).max(l.ready) + rmw;
+        l.free_at = start + occupancy;
+        l.ready = done;
         let sharing = (class.is_transfer() || class == Class::L1Hit) && l.writer_off != NO_OFFSET;
         let falsely = sharing.then_some(l.writer_off != off);
         match kind {
             AccessKind::Read => {
                 if l.owner != NO_CPU {
                     let owner = l.owner;
-                    l.sharers.insert(owner, self.cpus);
                     l.owner = NO_CPU;
-                    l.sharers.insert(c, self.cpus);
+                    l.share(m, owner, self.cpus);
+                    l.share(m, c, self.cpus);
                 } else if l.sharers.is_empty() {
                     l.owner = c;
                 } else {
-                    l.sharers.insert(c, self.cpus);
+                    l.share(m, c, self.cpus);
                 }
                 l.dirty = l.dirty && l.owner != NO_CPU;
             }
@@ -249,6 +371,13 @@ impl Directory {
             }
         }
         l.last = c;
+        l.llc = domain as u16;
+        l.llc_stamp = self.fills[domain as usize];
+        if class != Class::L1Hit {
+            // The data came into the domain (an upgrade brings none).
+            self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
+        }
+        let buddy = l.buddy;
         if *stats == 0 && (class.is_transfer() || sharing) {
             self.stats.push(LineStats::new(line));
             *stats = self.stats.len() as u32;
@@ -264,7 +393,50 @@ impl Directory {
             );
         }
         self.totals.count(kind, class, done - now, falsely);
+        if kind == AccessKind::Read && class != Class::L1Hit {
+            match buddy {
+                Buddy::Next => self.fetch_buddy(m, c, domain, now, line + 1),
+                Buddy::Previous => self.fetch_buddy(m, c, domain, now, line - 1),
+                Buddy::None => {}
+            }
+        }
         Outcome { done, class }
+    }
+
+    /// The adjacent-line prefetcher brings the other line of a missed line's
+    /// 128-byte pair into core `c`, shared. It is no demand access (perf c2c
+    /// samples none), so it is not counted; it takes a read's turn on the
+    /// pair line's server, and a copy Modified elsewhere is downgraded as a
+    /// read would downgrade it, so the next write there misses again.
+    fn fetch_buddy(&mut self, m: &Machine, c: u16, domain: u32, now: Ps, line: LineId) {
+        let h = &m.hierarchy;
+        let l = &mut self.lines[line as usize];
+        if h.llc_lines != u32::MAX
+            && l.llc != NO_DOMAIN
+            && self.fills[l.llc as usize].wrapping_sub(l.llc_stamp) > h.llc_lines
+        {
+            l.evict();
+        }
+        if l.owner == c || l.sharers.contains(c) {
+            return;
+        }
+        if l.owner != NO_CPU {
+            let owner = l.owner;
+            l.owner = NO_CPU;
+            l.dirty = false;
+            l.share(m, owner, self.cpus);
+        }
+        if l.sharers.is_empty() {
+            l.owner = c;
+        } else {
+            l.share(m, c, self.cpus);
+        }
+        let start = now.max(l.free_at);
+        l.free_at = start + h.read_occupancy_ps;
+        l.last = c;
+        l.llc = domain as u16;
+        l.llc_stamp = self.fills[domain as usize];
+        self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
     }
 
     /// Starts loading a line's state and statistics into the host's cache:
@@ -310,6 +482,7 @@ impl Directory {
 mod tests {
     use super::*;
     use crate::machine::presets::preset;
+    use crate::machine::Ps;
     use crate::memory::Home;
 
     fn setup() -> (Machine, MemoryMap, Directory) {
@@ -338,8 +511,14 @@ mod tests {
         assert_eq!(c.done - b.done, m.remote_latency_ps(0, 1) + m.rmw_ps);
         let e = d.access(&m, 0, c.done, 0, 0x1000, AccessKind::Read);
         assert_eq!(e.class, Class::RmtHitm);
+        // Line 1 came into CPU 0's core with line 0 (the adjacent-line
+        // prefetcher); line 2 is in no cache.
         assert_eq!(
             d.access(&m, 33, 0, 1, 0x1040, AccessKind::Read).class,
+            Class::RmtHit
+        );
+        assert_eq!(
+            d.access(&m, 33, 0, 2, 0x1080, AccessKind::Read).class,
             Class::DramRmt
         );
         // CPU 1 (node 0) took the line Modified from CPU 0 (node 0); CPU 0
@@ -365,13 +544,130 @@ mod tests {
     }
 
     #[test]
-    fn requests_on_one_line_queue() {
-        let (m, _, mut d) = setup();
-        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
-        let first = d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write);
-        let second = d.access(&m, 2, 1_000_000, 0, 0x1000, AccessKind::Write);
+    fn ownership_transfers_queue_at_their_handoff() {
+        for handoff in [0.5, 1.0] {
+            let m = machine_with("icx-2s", |s| s.coherence.handoff = Some(handoff));
+            let mut d = directory(&m, 4096, 0);
+            queue_at_the_handoff(&m, &mut d, handoff);
+        }
+    }
+
+    fn queue_at_the_handoff(m: &Machine, d: &mut Directory, handoff: f64) {
+        d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        let first = d.access(m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+        let second = d.access(m, 2, 1_000_000, 0, 0x10_0000, AccessKind::Write);
         assert_eq!(first.done, 1_000_000 + m.node_ps);
-        assert_eq!(second.done, first.done + m.node_ps);
+        // The second request waits for the first's share of the transfer.
+        let share = (m.node_ps as f64 * handoff).round() as Ps;
+        assert_eq!(second.done, 1_000_000 + share + m.node_ps);
+    }
+
+    fn machine_with(name: &str, edit: impl FnOnce(&mut crate::machine::MachineSpec)) -> Machine {
+        let mut spec = preset(name).unwrap();
+        edit(&mut spec);
+        Machine::new(spec).unwrap()
+    }
+
+    fn directory(m: &Machine, bytes: u64, home: u32) -> Directory {
+        let mut mem = MemoryMap::new(64);
+        mem.add("x", 0x10_0000, bytes, Home::Node(home));
+        Directory::new(&mem, m)
+    }
+
+    #[test]
+    fn clean_reads_pipeline_in_an_inclusive_llc_and_serialise_through_a_snoop_filter() {
+        for (name, inclusive) in [("e5-2650-2s-32", true), ("icx-2s", false)] {
+            let m = Machine::new(preset(name).unwrap()).unwrap();
+            assert_eq!(m.hierarchy.llc_inclusive, inclusive, "{name}");
+            let mut d = directory(&m, 4096, 0);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+            d.access(&m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            let now = 2_000_000;
+            let a = d.access(&m, 2, now, 0, 0x10_0000, AccessKind::Read);
+            let b = d.access(&m, 3, now, 0, 0x10_0000, AccessKind::Read);
+            assert_eq!((a.class, b.class), (Class::LclHit, Class::LclHit));
+            assert_eq!(a.done, now + m.hierarchy.clean_hit_ps);
+            let gap = b.done - a.done;
+            if inclusive {
+                assert_eq!(gap, m.hierarchy.read_occupancy_ps, "{name}");
+            } else {
+                let snoop = m.hierarchy.clean_hit_ps * m.hierarchy.handoff_per_1024 / 1024;
+                assert_eq!(gap, snoop, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn lines_beyond_the_llc_come_from_memory_when_cold() {
+        // 1 MiB of LLC holds 16384 lines; a table of twice that is walked twice.
+        let m = machine_with("e5-2650-2s-32", |s| {
+            s.coherence.llc_mib = Some(1.0);
+            // Every line a demand miss of its own.
+            s.coherence.adjacent_line_prefetch = false;
+        });
+        let lines = 2 * 16384;
+        let mut d = directory(&m, lines * 64, 0);
+        let read = |d: &mut Directory, line: u32, now: Ps| {
+            d.access(
+                &m,
+                0,
+                now,
+                line,
+                0x10_0000 + u64::from(line) * 64,
+                AccessKind::Read,
+            )
+            .class
+        };
+        for line in 0..lines as u32 {
+            assert_eq!(read(&mut d, line, u64::from(line) * 1000), Class::DramLcl);
+        }
+        let now = lines * 1000;
+        assert_eq!(
+            read(&mut d, 0, now),
+            Class::DramLcl,
+            "the coldest line left"
+        );
+        assert_eq!(read(&mut d, lines as u32 - 1, now), Class::L1Hit);
+    }
+
+    #[test]
+    fn the_adjacent_line_prefetcher_fetches_the_buddy_without_pairing_the_lines() {
+        let with = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let without = machine_with("icx-2s", |s| s.coherence.adjacent_line_prefetch = false);
+        for (m, prefetches) in [(&with, true), (&without, false)] {
+            let mut d = directory(m, 4096, 0);
+            d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Read);
+            let buddy = d.access(m, 0, 1_000_000, 1, 0x10_0040, AccessKind::Read);
+            let expected = if prefetches {
+                Class::L1Hit
+            } else {
+                Class::DramLcl
+            };
+            assert_eq!(buddy.class, expected);
+            // A write to the buddy takes it from CPU 0's core, and only it.
+            d.access(m, 1, 2_000_000, 1, 0x10_0040, AccessKind::Write);
+            let again = d.access(m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Read);
+            assert_eq!(again.class, Class::L1Hit);
+        }
+    }
+
+    #[test]
+    fn amd_goes_through_the_home_between_core_complexes() {
+        let m = Machine::new(preset("milan-2s").unwrap()).unwrap();
+        let other_ccx = (1..m.cpus())
+            .find(|&c| m.level(0, c) == crate::machine::Level::Node)
+            .unwrap();
+        let cost = |home: u32| {
+            let mut d = directory(&m, 4096, home);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+            let out = d.access(&m, other_ccx, 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            out.done - 1_000_000
+        };
+        // Home on the CPUs' own node: the measured cross-CCX transfer.
+        assert_eq!(cost(0), m.node_ps);
+        // Home on the other socket: to it, back to the holder, then the data.
+        let far = m.remote_latency_ps(0, 1);
+        assert_eq!(cost(1), (far + far + m.node_ps) / 2);
     }
 
     #[test]

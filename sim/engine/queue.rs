@@ -1,6 +1,12 @@
 //! The pending-event set: (time, sequence, task) packed into one u128 so a
 //! binary heap compares a single integer. The sequence number breaks ties in
 //! the order events were scheduled, which makes every run reproducible.
+//!
+//! Most events schedule exactly one more for the same task, so the popped
+//! event stays at the top of the heap until the next push overwrites it:
+//! one sift-down (the classic "hold" operation) instead of a pop's and a
+//! push's. Keys are unique, so the order events come out in is the same
+//! as with any priority queue.
 
 use crate::machine::Ps;
 use std::cmp::Reverse;
@@ -13,6 +19,9 @@ pub const MAX_TASKS: usize = 1 << TASK_BITS;
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<u128>>,
     seq: u64,
+    /// The top of `heap` was handed out by `pop` and is no longer pending:
+    /// the next push replaces it, the next pop removes it first.
+    top_taken: bool,
 }
 
 impl EventQueue {
@@ -20,27 +29,52 @@ impl EventQueue {
     pub fn push(&mut self, time: Ps, task: u32) {
         debug_assert!((task as usize) < MAX_TASKS);
         self.seq += 1;
-        let key = (u128::from(time) << 64) | (u128::from(self.seq) << TASK_BITS) | u128::from(task);
-        self.heap.push(Reverse(key));
+        let key = Reverse(
+            (u128::from(time) << 64) | (u128::from(self.seq) << TASK_BITS) | u128::from(task),
+        );
+        if std::mem::take(&mut self.top_taken) {
+            if let Some(mut top) = self.heap.peek_mut() {
+                // Dropping the PeekMut sifts the new key down to its place.
+                *top = key;
+                return;
+            }
+        }
+        self.heap.push(key);
     }
 
-    /// The task of the earliest event, without taking it.
+    /// The task of the earliest pending event, without taking it.
     #[inline]
     pub fn peek_task(&self) -> Option<u32> {
-        let Reverse(key) = self.heap.peek()?;
-        Some((*key as u32) & ((1 << TASK_BITS) - 1))
+        let pending = self.heap.as_slice();
+        let Reverse(key) = if self.top_taken {
+            // The earliest after the top is one of the top's two children.
+            pending.get(1..)?.iter().take(2).max()?
+        } else {
+            pending.first()?
+        };
+        Some(task_of(*key))
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Ps, u32)> {
-        let Reverse(key) = self.heap.pop()?;
-        Some(((key >> 64) as Ps, (key as u32) & ((1 << TASK_BITS) - 1)))
+        if std::mem::take(&mut self.top_taken) {
+            self.heap.pop();
+        }
+        let &Reverse(key) = self.heap.peek()?;
+        self.top_taken = true;
+        Some(((key >> 64) as Ps, task_of(key)))
     }
+}
+
+#[inline]
+fn task_of(key: u128) -> u32 {
+    (key as u32) & ((1 << TASK_BITS) - 1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn earliest_first_then_fifo() {
@@ -55,5 +89,34 @@ mod tests {
         q.push(55, 4);
         assert_eq!(q.peek_task(), Some(4));
         assert_eq!(q.pop(), Some((55, 4)));
+        assert_eq!(q.peek_task(), Some(9));
+    }
+
+    proptest! {
+        /// Any interleaving of pops and pushes (each no earlier than the
+        /// last pop, as in a simulation) comes out as a plain heap of the
+        /// same keys gives it, and peek names what pop takes next.
+        #[test]
+        fn pops_as_a_plain_heap_does(ops in proptest::collection::vec((any::<bool>(), 0u64..50, 0u32..8), 1..200)) {
+            let mut q = EventQueue::default();
+            let mut plain = BinaryHeap::new();
+            let (mut now, mut seq) = (0u64, 0u64);
+            for (pop, delay, task) in ops {
+                if pop {
+                    let peeked = q.peek_task();
+                    let got = q.pop();
+                    let want = plain.pop().map(|Reverse((t, _, k))| (t, k));
+                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(peeked, want.map(|(_, k)| k));
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    seq += 1;
+                    q.push(now + delay, task);
+                    plain.push(Reverse((now + delay, seq, task)));
+                }
+            }
+        }
     }
 }

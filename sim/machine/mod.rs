@@ -10,7 +10,8 @@ mod profile;
 pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES};
 
 pub use profile::{
-    CoherenceSpec, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec, TopologySpec,
+    CoherenceSpec, HomeRoutes, KernelCosts, LatencySpec, MachineSpec, NodeGroup, RemoteSpec,
+    TopologySpec,
 };
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,42 @@ pub struct CpuPlace {
     pub board: u32,
 }
 
+/// The level of the coherence hierarchy at which two CPUs meet: the lowest
+/// structure they share resolves a request of one for a line the other has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// One core's caches, shared by its SMT siblings.
+    Core,
+    /// A last-level cache domain: an Intel socket (or SNC node), an AMD CCX.
+    Complex,
+    /// One node, across its complexes: the node's home agent or probe filter.
+    Node,
+    /// Another node: the interconnect, through the line's home where the
+    /// machine routes so.
+    Remote,
+    /// Another board of a multi-board machine.
+    Board,
+}
+
+/// The coherence hierarchy's parameters, resolved from `[coherence]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hierarchy {
+    /// A clean line served inside the requester's LLC domain.
+    pub clean_hit_ps: Ps,
+    /// How long a clean read holds its line's server.
+    pub read_occupancy_ps: Ps,
+    /// The share of a transfer's latency an ownership transfer holds its
+    /// line for, in 1/1024ths.
+    pub handoff_per_1024: u64,
+    pub home_routes: HomeRoutes,
+    pub llc_inclusive: bool,
+    /// Lines one LLC domain holds; `u32::MAX` for no limit.
+    pub llc_lines: u32,
+    pub adjacent_line_prefetch: bool,
+    /// LLC domains with CPUs.
+    pub llc_domains: u32,
+}
+
 /// A resolved machine profile.
 #[derive(Clone, Debug)]
 pub struct Machine {
@@ -74,6 +111,7 @@ pub struct Machine {
     pub rmw_ps: Ps,
     pub line_shift: u32,
     pub board_line_shift: Option<u32>,
+    pub hierarchy: Hierarchy,
     pub costs: ResolvedCosts,
 }
 
@@ -218,6 +256,7 @@ impl Machine {
             )))
             }
         };
+        let hierarchy = resolve_hierarchy(&spec, &places, line).map_err(err)?;
         let k = &spec.kernel;
         Ok(Machine {
             places,
@@ -233,6 +272,7 @@ impl Machine {
             rmw_ps: ns_to_ps(lat.rmw),
             line_shift: line.trailing_zeros(),
             board_line_shift,
+            hierarchy,
             costs: ResolvedCosts {
                 syscall: ns_to_ps(k.syscall),
                 futex_key_private: ns_to_ps(k.futex_key_private),
@@ -303,7 +343,7 @@ impl Machine {
     }
 
     /// Time for CPU `to` to obtain a line that CPU `from` holds.
-    /// Time for CPU `to` to obtain a line that CPU `from` holds.
+    #[inline]
     pub fn transfer_ps(&self, from: u32, to: u32) -> Ps {
         let (a, b) = (&self.places[from as usize], &self.places[to as usize]);
         if a.board != b.board {
@@ -317,6 +357,61 @@ impl Machine {
         } else {
             self.remote_ps[(b.phys_node * self.phys_nodes + a.phys_node) as usize]
         }
+    }
+
+    /// The lowest level of the hierarchy that CPUs `a` and `b` share.
+    #[inline]
+    pub fn level(&self, a: u32, b: u32) -> Level {
+        let (a, b) = (&self.places[a as usize], &self.places[b as usize]);
+        if a.board != b.board {
+            Level::Board
+        } else if a.core == b.core {
+            Level::Core
+        } else if a.llc == b.llc {
+            Level::Complex
+        } else if a.phys_node == b.phys_node {
+            Level::Node
+        } else {
+            Level::Remote
+        }
+    }
+
+    /// Time for CPU `to` to obtain a line that CPU `from` holds, when the
+    /// line's memory is on `home_node`: the direct transfer, or where the
+    /// machine sends the request through the home, three legs (to the home,
+    /// from the home to the holder, from the holder back), each half the
+    /// round trip between its ends; legs inside one node cost nothing
+    /// beyond what the direct transfer already measures.
+    #[inline]
+    pub fn routed_transfer_ps(&self, from: u32, to: u32, home_node: u32) -> Ps {
+        let direct = self.transfer_ps(from, to);
+        let through_home = match self.hierarchy.home_routes {
+            HomeRoutes::None => false,
+            HomeRoutes::Remote => self.level(from, to) == Level::Remote,
+            HomeRoutes::Complex => matches!(self.level(from, to), Level::Node | Level::Remote),
+        };
+        if !through_home {
+            return direct;
+        }
+        let home = self.phys(home_node);
+        let (holder, requester) = (
+            self.places[from as usize].phys_node,
+            self.places[to as usize].phys_node,
+        );
+        let hop = |a: u32, b: u32| {
+            if a == b {
+                0
+            } else {
+                self.remote_latency_ps(a, b)
+            }
+        };
+        direct.max((hop(requester, home) + hop(home, holder) + direct) / 2)
+    }
+
+    /// The last-level cache domain of a CPU.
+    #[inline]
+    pub fn llc_of(&self, cpu: u32) -> u32 {
+        self.places[cpu as usize].llc
     }
 
     /// Whether a transfer between the two CPUs crosses a node (perf c2c's remote HITM).
@@ -351,4 +446,42 @@ impl Machine {
     pub fn cpus_of_node(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
         (0..self.cpus()).filter(move |&c| self.places[c as usize].node == node)
     }
+}
+
+/// The hierarchy's parameters from `[coherence]`, each absent one derived
+/// from the latencies.
+fn resolve_hierarchy(
+    spec: &MachineSpec,
+    places: &[CpuPlace],
+    line: u64,
+) -> Result<Hierarchy, String> {
+    let c = &spec.coherence;
+    let lat = &spec.latency;
+    let handoff = c.handoff.unwrap_or(1.0);
+    if !(handoff.is_finite() && handoff > 0.0 && handoff <= 1.0) {
+        return Err(format!(
+            "coherence.handoff = {handoff} must be a share of a transfer, above 0 and at most 1"
+        ));
+    }
+    let llc_lines = match c.llc_mib {
+        None => u32::MAX,
+        Some(mib) if mib.is_finite() && mib > 0.0 && mib <= 1e6 => {
+            ((mib * 1024.0 * 1024.0 / line as f64) as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
+        }
+        Some(mib) => {
+            return Err(format!(
+                "coherence.llc_mib = {mib} must be a size in MiB above 0 and at most 1e6"
+            ))
+        }
+    };
+    Ok(Hierarchy {
+        clean_hit_ps: ns_to_ps(c.clean_hit.unwrap_or(lat.llc)),
+        read_occupancy_ps: ns_to_ps(c.read_occupancy.unwrap_or(lat.l1_hit)),
+        handoff_per_1024: (handoff * 1024.0).round() as u64,
+        home_routes: c.home_routes,
+        llc_inclusive: c.llc_inclusive,
+        llc_lines,
+        adjacent_line_prefetch: c.adjacent_line_prefetch,
+        llc_domains: places.iter().map(|p| p.llc + 1).max().unwrap_or(1),
+    })
 }

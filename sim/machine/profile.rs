@@ -128,6 +128,14 @@ impl MachineSpec {
             ("latency.dram_local", l.dram_local),
             ("latency.rmw", l.rmw),
             ("latency.board", l.board.unwrap_or(0.0)),
+            (
+                "coherence.clean_hit",
+                self.coherence.clean_hit.unwrap_or(0.0),
+            ),
+            (
+                "coherence.read_occupancy",
+                self.coherence.read_occupancy.unwrap_or(0.0),
+            ),
         ] {
             check_ns(what, ns)?;
         }
@@ -215,12 +223,72 @@ impl RemoteSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoherenceSpec {
-    /// Bytes moved and invalidated together: 64, or 128 where the adjacent-line
-    /// prefetcher makes pairs behave as one (perf c2c --double-cl).
+    /// Bytes moved and invalidated together: the machine's cache line (64 on
+    /// x86, 128 on POWER and Apple cores). A 128-byte line is a line of that
+    /// size, not a stand-in for the adjacent-line prefetcher
+    /// (`adjacent_line_prefetch`).
     pub line: u64,
     /// Coherence unit between boards (vSMP: 4096).
     #[serde(default)]
     pub board_line: Option<u64>,
+    /// A clean line served inside the requester's last-level cache domain:
+    /// an L3 hit where the LLC is inclusive or holds the line, a clean
+    /// forward from a neighbour's L2 through the snoop filter otherwise
+    /// (MLC's local L2-to-L2 HIT). `latency.llc` when absent.
+    #[serde(default)]
+    pub clean_hit: Option<f64>,
+    /// How long a clean read holds its line's server: reads of a Shared
+    /// line pipeline, each taking this much of the server. `latency.l1_hit`
+    /// (one cache access) when absent.
+    #[serde(default)]
+    pub read_occupancy: Option<f64>,
+    /// The share of a transfer's latency for which a snoop or an ownership
+    /// transfer (a write, an RMW, a read of a Modified line) holds its line:
+    /// how far apart queued hand-offs are. Below 1 where the next queued
+    /// request's snoop is already at the owner when it gets the line; 1
+    /// (one migration of the line each) when absent.
+    #[serde(default)]
+    pub handoff: Option<f64>,
+    /// The lowest level whose requests go through the line's home (home
+    /// agent, probe filter, hub) and pay the detour when the home is
+    /// elsewhere: none when absent.
+    #[serde(default)]
+    pub home_routes: HomeRoutes,
+    /// Whether the LLC holds a copy of every line its cores hold (Intel
+    /// through Broadwell). There a clean line read once in the domain is an
+    /// L3 hit for its other cores, which pipelines; otherwise (a snoop
+    /// filter and a non-inclusive LLC, Skylake-SP on; an AMD CCX's victim
+    /// L3) a clean copy comes from a neighbour's cache through a snoop,
+    /// which holds the line's server like a transfer. False when absent.
+    #[serde(default)]
+    pub llc_inclusive: bool,
+    /// What one last-level cache domain (an Intel socket or SNC node, an AMD
+    /// CCX) holds, in MiB: its LLC, and on a non-inclusive LLC its cores'
+    /// L2s too, which the snoop filter covers. A line its domain has not
+    /// touched while this much else came in has left its caches and comes
+    /// from memory. Unbounded when absent.
+    #[serde(default)]
+    pub llc_mib: Option<f64>,
+    /// The L2 spatial ("adjacent line") prefetcher: a miss also brings the
+    /// other line of its 128-byte pair into the core, shared.
+    #[serde(default)]
+    pub adjacent_line_prefetch: bool,
+}
+
+/// Where a machine's coherence goes through the home of the line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HomeRoutes {
+    /// Requests are resolved where the line is (a broadcast or a
+    /// requester-side snoop filter).
+    #[default]
+    None,
+    /// Requests that leave their node go to the home node's directory
+    /// (Intel's UPI home snoop; the SGI UV hub).
+    Remote,
+    /// Requests that leave their core complex go to the home's probe filter
+    /// (AMD: between CCXs, even on one socket).
+    Complex,
 }
 
 impl Default for CoherenceSpec {
@@ -228,6 +296,13 @@ impl Default for CoherenceSpec {
         CoherenceSpec {
             line: 64,
             board_line: None,
+            clean_hit: None,
+            read_occupancy: None,
+            handoff: None,
+            home_routes: HomeRoutes::None,
+            llc_inclusive: false,
+            llc_mib: None,
+            adjacent_line_prefetch: false,
         }
     }
 }

@@ -1,0 +1,353 @@
+//! Micro-checks of every shipped machine profile against published figures:
+//! idle latency per distance, the loaded fan-out of k readers after one
+//! write, and contended RMW throughput on one socket and across two. Each
+//! figure names its source; a figure not measured on the profile's part says
+//! which part it comes from. The model passes within 1.5x of each. These
+//! drive the directory alone, so they test the hierarchy, not the kernel.
+
+use futexsim::coherence::{AccessKind, Directory};
+use futexsim::machine::presets::{names, preset};
+use futexsim::machine::{Level, Machine, Ps};
+use futexsim::memory::{Home, MemoryMap};
+
+const TOLERANCE: f64 = 1.5;
+const LINE_ADDR: u64 = 0x10_0000;
+/// Far enough apart that no request of one step waits for another's.
+const IDLE_GAP: Ps = 10_000_000;
+
+/// Where the requesting CPU sits relative to the line's holder.
+#[derive(Clone, Copy, Debug)]
+enum Distance {
+    /// Modified in another core sharing the requester's LLC.
+    LocalHitm,
+    /// Clean in another core sharing the requester's LLC.
+    LocalClean,
+    /// Modified in a core of the requester's node, in another LLC domain.
+    NodeHitm,
+    /// Modified in a core on another node: the first node of another socket.
+    RemoteHitm,
+    /// Modified in a core of the farthest node.
+    FarHitm,
+    DramLocal,
+    DramRemote,
+}
+
+struct Figure {
+    distance: Distance,
+    ns: f64,
+    source: &'static str,
+}
+
+const CLX_MLC: &str =
+    "Intel MLC v3.10, Cascade Lake 2S (gjbex/Code-optimization info/cascadelake_mlc.txt)";
+const ICX_MLC: &str = "Intel MLC v3.10, Ice Lake 2S (gjbex/Code-optimization info/icelake_mlc.txt)";
+const C2C: &str = "nviennot/core-to-core-latency README";
+
+fn f(distance: Distance, ns: f64, source: &'static str) -> Figure {
+    Figure {
+        distance,
+        ns,
+        source,
+    }
+}
+
+/// The published idle figures each profile is held to.
+fn idle_figures(profile: &str) -> Vec<Figure> {
+    use Distance::*;
+    match profile {
+        "clx-2s" => vec![
+            f(LocalHitm, 49.3, CLX_MLC),
+            f(LocalClean, 48.8, CLX_MLC),
+            f(RemoteHitm, 113.5, CLX_MLC),
+            f(DramLocal, 80.8, CLX_MLC),
+            f(DramRemote, 140.4, CLX_MLC),
+        ],
+        "icx-2s" => vec![
+            f(LocalHitm, 64.2, ICX_MLC),
+            f(LocalClean, 60.1, ICX_MLC),
+            f(RemoteHitm, 127.0, ICX_MLC),
+            f(DramLocal, 89.2, ICX_MLC),
+            f(DramRemote, 142.7, ICX_MLC),
+        ],
+        // Cooper Lake: Cascade Lake's figures (the same core and mesh).
+        "cpl-4s-224" => vec![
+            f(LocalHitm, 49.3, CLX_MLC),
+            f(LocalClean, 48.8, CLX_MLC),
+            f(RemoteHitm, 113.5, CLX_MLC),
+            f(DramRemote, 140.4, CLX_MLC),
+        ],
+        // The Platinum 8275CL, a Cascade Lake-SP, for the 9242's dies.
+        "clx-ap-2s-192" | "x86-vm-48c96t" => vec![
+            f(LocalHitm, 47.0, C2C),
+            f(RemoteHitm, 134.0, C2C),
+            f(LocalClean, 48.8, CLX_MLC),
+        ],
+        // Xeon W-2150B within a socket (nviennot/core-to-core-latency issue
+        // #95, 40-46 ns), Gold 6242 across.
+        "skl-2s-104" => vec![
+            f(LocalHitm, 43.0, "nviennot/core-to-core-latency issue #95"),
+            f(RemoteHitm, 136.0, C2C),
+            f(DramLocal, 80.8, CLX_MLC),
+        ],
+        // The Platinum 8375C, Ice Lake, stands in for Granite Rapids.
+        "gnr-2s-384" => vec![
+            f(LocalHitm, 51.0, C2C),
+            f(RemoteHitm, 108.0, C2C),
+            f(DramLocal, 89.2, ICX_MLC),
+        ],
+        // Ice Lake's MLC figures stand in for Sierra Forest.
+        "srf-2s-192" => vec![f(LocalHitm, 64.2, ICX_MLC), f(RemoteHitm, 127.0, ICX_MLC)],
+        // The E5-2695 v4, Broadwell, for Sandy Bridge-EP; the L3 hit of
+        // Sandy Bridge-E, 30 cycles (techreport.com/articles.x/21987/5) at
+        // 2.0 GHz.
+        "e5-2650-2s-32" => vec![
+            f(LocalHitm, 44.0, C2C),
+            f(RemoteHitm, 118.0, C2C),
+            f(LocalClean, 15.0, "techreport.com/articles.x/21987/5"),
+        ],
+        "milan-2s" => vec![
+            f(LocalHitm, 23.0, C2C),
+            f(NodeHitm, 107.0, C2C),
+            f(RemoteHitm, 197.0, C2C),
+        ],
+        "arm64-8" | "sg2042-64" => vec![f(LocalHitm, 47.0, C2C)],
+        // The M1 Pro stands in for the M3 Max.
+        "apple-m3max" => vec![f(LocalHitm, 40.0, C2C), f(NodeHitm, 145.0, C2C)],
+        // On a socket, the nearest published Xeon (E5-2695 v4); across the
+        // machine, NUMAlink's several hundred ns, about 500 ns at the far
+        // end (SGI UV white paper; a weak source).
+        "uv-512" => vec![
+            f(LocalHitm, 44.0, C2C),
+            f(FarHitm, 500.0, "SGI UV white paper, NUMAlink 5"),
+        ],
+        "uv-4096" => vec![
+            f(LocalHitm, 44.0, C2C),
+            f(FarHitm, 500.0, "SGI UV white paper, NUMAlink 6"),
+        ],
+        // ScaleMP: InfiniBand about 1-1.2 us between boards (theregister.com
+        // 2010-05-26); on a board, the nearest published Xeons.
+        "vsmp-32" => vec![
+            f(LocalHitm, 44.0, C2C),
+            f(FarHitm, 1100.0, "theregister.com 2010-05-26"),
+        ],
+        other => panic!("{other}: a shipped profile without published figures to check"),
+    }
+}
+
+fn machine(profile: &str) -> Machine {
+    Machine::new(preset(profile).unwrap()).unwrap()
+}
+
+/// A directory over a few lines whose memory is on node `home`.
+fn directory(m: &Machine, home: u32) -> Directory {
+    let mut mem = MemoryMap::new(m.line_size());
+    mem.add("lines", LINE_ADDR, 4096, Home::Node(home));
+    Directory::new(&mem, m)
+}
+
+/// The first CPU after CPU 0 that meets it at `level`, on the node `node` asks.
+fn cpu_at(m: &Machine, level: Level, node: Option<u32>) -> Option<u32> {
+    (1..m.cpus()).find(|&c| m.level(0, c) == level && node.is_none_or(|n| m.node_of(c) == n))
+}
+
+/// The simulated latency of one access at `distance`, in ns, on an idle line.
+fn idle_ns(m: &Machine, distance: Distance) -> f64 {
+    let last_node = m.node_of(m.cpus() - 1);
+    let (holder, requester, kind_first) = match distance {
+        Distance::LocalHitm => (0, cpu_at(m, Level::Complex, None), AccessKind::Write),
+        Distance::LocalClean => (0, cpu_at(m, Level::Complex, None), AccessKind::Read),
+        Distance::NodeHitm => (0, cpu_at(m, Level::Node, None), AccessKind::Write),
+        Distance::RemoteHitm => (
+            0,
+            cpu_at(m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets)),
+            AccessKind::Write,
+        ),
+        Distance::FarHitm => (0, Some(m.cpus() - 1), AccessKind::Write),
+        Distance::DramLocal | Distance::DramRemote => (0, Some(0), AccessKind::Read),
+    };
+    let requester = requester.unwrap_or_else(|| panic!("{}: no CPU at {distance:?}", m.name()));
+    let home = match distance {
+        Distance::DramRemote => last_node,
+        _ => 0,
+    };
+    let mut d = directory(m, home);
+    let line = 0;
+    if !matches!(distance, Distance::DramLocal | Distance::DramRemote) {
+        d.access(m, holder, 0, line, LINE_ADDR, AccessKind::Read);
+        d.access(m, holder, IDLE_GAP, line, LINE_ADDR, kind_first);
+        if let Distance::LocalClean = distance {
+            // A second core's copy makes the line Shared, as MLC's HIT test does.
+            let third = (1..m.cpus())
+                .find(|&c| c != requester && m.level(0, c) == Level::Complex)
+                .unwrap_or(holder);
+            d.access(m, third, 2 * IDLE_GAP, line, LINE_ADDR, AccessKind::Read);
+        }
+    }
+    let now = 3 * IDLE_GAP;
+    let out = d.access(m, requester, now, line, LINE_ADDR, AccessKind::Read);
+    (out.done - now) as f64 / 1000.0
+}
+
+fn within(model: f64, published: f64) -> bool {
+    model <= published * TOLERANCE && model >= published / TOLERANCE
+}
+
+#[test]
+fn every_profile_meets_its_idle_latencies_per_distance() {
+    let mut failures = Vec::new();
+    for profile in names() {
+        let m = machine(profile);
+        for fig in idle_figures(profile) {
+            let model = idle_ns(&m, fig.distance);
+            if !within(model, fig.ns) {
+                failures.push(format!(
+                    "{profile} {:?}: model {model:.1} ns, published {} ns ({})",
+                    fig.distance, fig.ns, fig.source
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// One writer, then `k` readers at once: when the last of them has the line.
+fn fan_out_ns(m: &Machine, readers: &[u32]) -> f64 {
+    let mut d = directory(m, 0);
+    d.access(m, 0, 0, 0, LINE_ADDR, AccessKind::Write);
+    let now = IDLE_GAP;
+    let last = readers
+        .iter()
+        .map(|&r| d.access(m, r, now, 0, LINE_ADDR, AccessKind::Read).done)
+        .max()
+        .unwrap_or(now);
+    (last - now) as f64 / 1000.0
+}
+
+/// k readers after one write, all in the writer's LLC domain. No published
+/// measurement of the slope was found; the published idle figures bound it:
+/// the first reader pays the HITM, each later one at most the clean HIT
+/// (full serialisation), and on an inclusive LLC every later reader's L3 hit
+/// pipelines, so the last completes within HITM + HIT (the slice's small
+/// occupancy per request).
+#[test]
+fn k_readers_after_one_write_pipeline_or_serialise_as_the_llc_does() {
+    const K: usize = 8;
+    let mut failures = Vec::new();
+    for profile in names() {
+        let m = machine(profile);
+        let figures = idle_figures(profile);
+        let hitm = figures
+            .iter()
+            .find(|f| matches!(f.distance, Distance::LocalHitm))
+            .map(|f| f.ns);
+        let hit = figures
+            .iter()
+            .find(|f| matches!(f.distance, Distance::LocalClean))
+            .map(|f| f.ns);
+        let (Some(hitm), Some(hit)) = (hitm, hit) else {
+            continue;
+        };
+        let readers: Vec<u32> = (1..m.cpus())
+            .filter(|&c| m.level(0, c) == Level::Complex)
+            .take(K)
+            .collect();
+        if readers.len() < K {
+            continue;
+        }
+        let model = fan_out_ns(&m, &readers);
+        let bound = if m.hierarchy.llc_inclusive {
+            hitm + hit
+        } else {
+            hitm + (K as f64 - 1.0) * hit
+        };
+        if model < hitm / TOLERANCE || model > bound * TOLERANCE {
+            failures.push(format!(
+                "{profile}: {K} readers done in {model:.1} ns, published bound {hitm} to {bound:.1} ns"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `cpus` increment one line back to back: the mean time between increments.
+fn contended_rmw_ns(m: &Machine, cpus: &[u32], rounds: usize) -> f64 {
+    let mut d = directory(m, 0);
+    let mut next: Vec<Ps> = vec![0; cpus.len()];
+    let mut done = 0;
+    let mut first_counted = None;
+    for op in 0..rounds * cpus.len() {
+        let (i, &now) = next
+            .iter()
+            .enumerate()
+            .min_by_key(|&(i, &t)| (t, i))
+            .unwrap_or((0, &0));
+        let out = d.access(m, cpus[i], now, 0, LINE_ADDR, AccessKind::Rmw);
+        next[i] = out.done;
+        done = done.max(out.done);
+        if op == cpus.len() * 4 {
+            first_counted = Some((op, done));
+        }
+    }
+    let (op0, t0) = first_counted.unwrap_or((0, 0));
+    (done - t0) as f64 / 1000.0 / (rounds * cpus.len() - op0 - 1) as f64
+}
+
+/// The nearest published contended figure: on a Skylake client (4 cores,
+/// one ring), `lock add` on one line from 2 to 4 cores runs one increment
+/// every 22-24 ns (travisdowns/concurrency-hierarchy-bench results/skl,
+/// "atomic add"), where one core-to-core hop takes 20 ns (i7-6700K,
+/// nviennot/core-to-core-latency): 1.15 hops an increment, queueing and the
+/// atomic's own cost included. No part of the
+/// shipped profiles has a published contended figure, nor has any machine
+/// across sockets: each profile is held to 1.15 of its own measured hop,
+/// on one socket and across two. The one shipped part with a published
+/// contended figure, the Apple M3 Max (11.38 ns an increment with 2 domains,
+/// ocaml-multicore/multicore-bench pull request #25), is a validation case
+/// the model does not meet (it moves the line at every increment, where the
+/// M3 Max keeps it for several), so it is judged there and left out here.
+const INCREMENT_PER_HOP: f64 = 23.0 / 20.0;
+const JUDGED_BY_THE_VALIDATION_SUITE: &str = "apple-m3max";
+
+#[test]
+fn contended_rmw_throughput_on_one_socket_and_across_two() {
+    let mut failures = Vec::new();
+    for profile in names().filter(|&p| p != JUDGED_BY_THE_VALIDATION_SUITE) {
+        let m = machine(profile);
+        let figures = idle_figures(profile);
+        let local = figures
+            .iter()
+            .find(|f| matches!(f.distance, Distance::LocalHitm))
+            .map(|f| f.ns);
+        let remote = figures
+            .iter()
+            .find(|f| matches!(f.distance, Distance::RemoteHitm))
+            .map(|f| f.ns);
+        let same: Vec<u32> = std::iter::once(0)
+            .chain((1..m.cpus()).filter(|&c| m.level(0, c) == Level::Complex))
+            .take(4)
+            .collect();
+        if let (Some(hop), 4) = (local, same.len()) {
+            let model = contended_rmw_ns(&m, &same, 200);
+            if !within(model, INCREMENT_PER_HOP * hop) {
+                failures.push(format!(
+                    "{profile}: 4 CPUs of one LLC, {model:.1} ns an increment, expected about {:.1}",
+                    INCREMENT_PER_HOP * hop
+                ));
+            }
+        }
+        if let (Some(hop), Some(other)) = (
+            remote,
+            cpu_at(&m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets)),
+        ) {
+            // One CPU on each socket: every hand-off crosses.
+            let model = contended_rmw_ns(&m, &[0, other], 200);
+            if !within(model, INCREMENT_PER_HOP * hop) {
+                failures.push(format!(
+                    "{profile}: one CPU on each of two sockets, {model:.1} ns an increment, expected about {:.1}",
+                    INCREMENT_PER_HOP * hop
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
