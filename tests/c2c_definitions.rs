@@ -9,9 +9,10 @@ use futexsim::memory::{Home, MemoryMap};
 use futexsim::record::{CoherenceRecord, LineRecord, Occupant};
 use futexsim::report::c2c;
 
-/// On icx-2s, CPUs 0 and 1 are two cores of node 0 and CPU 32 a core of node 1.
+/// On icx-2s, CPUs 0, 1 and 2 are three cores of node 0 and CPU 32 a core of node 1.
 const NODE0_A: u32 = 0;
 const NODE0_B: u32 = 1;
+const NODE0_C: u32 = 2;
 const NODE1: u32 = 32;
 const LOCK: u64 = 0x1000;
 const NEIGHBOUR: u64 = 0x1008;
@@ -28,13 +29,14 @@ struct Run {
 ///    counted (a line's counts start when it first moves between caches).
 /// 2. CPU 32 loads it: a load served from a line Modified on another node,
 ///    a remote HITM.
-/// 3. CPU 0 writes the neighbouring word: a store that must fetch the line,
-///    an L1 miss, and no HITM (the line was clean).
-/// 4. CPU 1 does an RMW on the lock word: the line is Modified in CPU 0's
+/// 3. CPU 2, which has no copy, writes the neighbouring word: a store that
+///    must fetch the line, an L1 miss, and no HITM (the line was clean).
+/// 4. CPU 1 does an RMW on the lock word: the line is Modified in CPU 2's
 ///    cache on the same node. A store, so an L1 miss and an RFO from
 ///    Modified, never a HITM.
 /// 5. CPU 1 writes the lock word again: it owns the line, an L1 hit.
 /// 6. CPU 0 loads the neighbour: Modified in CPU 1's cache, same node, a local HITM.
+///    (CPU 0's copy went at step 3.)
 /// 7. CPU 32 loads the lock word: clean copies only, on node 0, a remote hit.
 fn run() -> Run {
     let m = Machine::new(preset("icx-2s").expect("icx-2s is a preset")).expect("a machine");
@@ -48,7 +50,7 @@ fn run() -> Run {
     let steps = [
         (NODE0_A, LOCK, AccessKind::Write),
         (NODE1, LOCK, AccessKind::Read),
-        (NODE0_A, NEIGHBOUR, AccessKind::Write),
+        (NODE0_C, NEIGHBOUR, AccessKind::Write),
         (NODE0_B, LOCK, AccessKind::Rmw),
         (NODE0_B, LOCK, AccessKind::Write),
         (NODE0_A, NEIGHBOUR, AccessKind::Read),
@@ -175,10 +177,11 @@ fn node_and_cpu_cnt_name_who_accessed_the_offset() {
     // CPUs 32 and 1 touched the lock word once it was counted; CPU 0 only before.
     assert_eq!((lock.cpu_count, lock.nodes.as_slice()), (2, &[0, 1][..]));
     assert_eq!(c2c::nodes(lock), " 0  1");
+    // CPUs 2 and 0 touched the neighbour, both on node 0.
     let neighbour = &line.offsets[1];
     assert_eq!(
         (neighbour.cpu_count, neighbour.nodes.as_slice()),
-        (1, &[0][..])
+        (2, &[0][..])
     );
 }
 
