@@ -30,6 +30,8 @@ enum Command {
     /// Rebuild a report directory's report.md, results.csv and charts from
     /// its results.json, without simulating again.
     Report(cli::report::ReportArgs),
+    /// Print a run's perf c2c tables as `perf c2c report --stdio` prints them.
+    C2c(cli::c2c::C2cArgs),
     /// Compare two result sets point by point (for example before and after
     /// a layout change).
     Diff(cli::diff::DiffArgs),
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::run::run(&args, &mut out),
         Command::Merge(args) => cli::merge::run(&args),
         Command::Report(args) => cli::report::run(&args, &mut out),
+        Command::C2c(args) => cli::c2c::run(&args, &mut out),
         Command::Diff(args) => cli::diff::run(&args, &mut out),
         Command::Validate(args) => cli::validate::run(&args, &mut out),
         Command::Calibrate(args) => cli::calibrate::run(&args, &mut out),

@@ -63,6 +63,19 @@ pub fn rel_stderr_from_population_rsd(population_rsd_pct: f64, n: u64) -> f64 {
     population_rsd_pct / ((n - 1) as f64).sqrt()
 }
 
+/// perf bench futex hash's line for one thread: its number, the addresses
+/// of its first and last futex (one address when it has one futex, as perf
+/// prints it then), and its ops per second.
+pub fn hash_thread_line(thread: usize, first_futex: u64, last_futex: u64, rate: u64) -> String {
+    if first_futex == last_futex {
+        format!("[thread {thread:2}] futex: {first_futex:#x} [ {rate} ops/sec ]")
+    } else {
+        format!(
+            "[thread {thread:2}] futexes: {first_futex:#x} ... {last_futex:#x} [ {rate} ops/sec ]"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

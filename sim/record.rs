@@ -51,6 +51,19 @@ pub struct RunRecord {
     /// (wake-up times, requests per second, latency percentiles...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra: Vec<Metric>,
+    /// perf bench futex hash's threads, in thread order, for its `[thread N]`
+    /// lines (absent for other workloads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub perf_threads: Vec<PerfThreadRecord>,
+}
+
+/// One thread of perf bench futex hash: the addresses of its first and
+/// last futex, and the ops it counted in the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerfThreadRecord {
+    pub first_futex: u64,
+    pub last_futex: u64,
+    pub ops: u64,
 }
 
 /// One figure a workload reports beyond ops and op latency.
@@ -141,6 +154,10 @@ impl LockRecord {
     }
 }
 
+/// Every access by class. The classes partition the accesses: `l1_hit`,
+/// `lcl_hit`, `rmt_hit`, `dram_lcl` and `dram_rmt` count loads and stores
+/// alike, while a line found Modified in another cache is a HITM for a
+/// load (perf c2c's meaning) and an RFO from Modified for a store or RMW.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CoherenceRecord {
     pub loads: u64,
@@ -150,10 +167,13 @@ pub struct CoherenceRecord {
     pub rmt_hit: u64,
     pub lcl_hitm: u64,
     pub rmt_hitm: u64,
+    pub lcl_rfo_modified: u64,
+    pub rmt_rfo_modified: u64,
     pub dram_lcl: u64,
     pub dram_rmt: u64,
     pub transfers: u64,
     pub transfers_per_op: f64,
+    /// HITM loads per op.
     pub hitm_per_op: f64,
     pub true_sharing: u64,
     pub false_sharing: u64,
@@ -165,15 +185,17 @@ pub struct CoherenceRecord {
 impl CoherenceRecord {
     pub fn from_totals(t: &Totals, ops: u64) -> CoherenceRecord {
         let per_op = |n: u64| if ops == 0 { 0.0 } else { n as f64 / ops as f64 };
-        let hitm = t.class(Class::LclHitm) + t.class(Class::RmtHitm);
+        let hitm = t.lcl_hitm + t.rmt_hitm;
         CoherenceRecord {
             loads: t.loads,
             stores: t.stores,
             l1_hit: t.class(Class::L1Hit),
             lcl_hit: t.class(Class::LclHit),
             rmt_hit: t.class(Class::RmtHit),
-            lcl_hitm: t.class(Class::LclHitm),
-            rmt_hitm: t.class(Class::RmtHitm),
+            lcl_hitm: t.lcl_hitm,
+            rmt_hitm: t.rmt_hitm,
+            lcl_rfo_modified: t.lcl_rfo_modified,
+            rmt_rfo_modified: t.rmt_rfo_modified,
             dram_lcl: t.class(Class::DramLcl),
             dram_rmt: t.class(Class::DramRmt),
             transfers: t.transfers(),
@@ -247,12 +269,15 @@ impl LoadRecord {
     }
 }
 
-/// One line in perf c2c's Shared Data Cache Line Table.
+/// One line in perf c2c's Shared Data Cache Line Table: the load classes
+/// count loads only, as perf's do, and the stores are L1 hits or misses.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LineRecord {
     pub address: u64,
     /// The allocation the line belongs to.
     pub region: String,
+    /// The node whose memory holds the line (perf c2c's Node).
+    pub node: u32,
     pub lcl_hitm: u64,
     pub rmt_hitm: u64,
     pub lcl_hit: u64,
@@ -261,6 +286,11 @@ pub struct LineRecord {
     pub dram_rmt: u64,
     pub loads: u64,
     pub stores: u64,
+    pub store_l1_hit: u64,
+    pub store_l1_miss: u64,
+    /// Stores and RMWs that took the line from a cache holding it Modified.
+    pub lcl_rfo_modified: u64,
+    pub rmt_rfo_modified: u64,
     pub offsets: Vec<OffsetRecord>,
 }
 
@@ -276,7 +306,13 @@ pub struct OffsetRecord {
     pub stores: u64,
     pub store_l1_hit: u64,
     pub store_l1_miss: u64,
-    pub mean_hitm_ns: f64,
+    pub lcl_rfo_modified: u64,
+    pub rmt_rfo_modified: u64,
+    /// Mean latency of the remote HITM loads, the local ones, and the
+    /// other loads, queueing behind other requests on the line included.
+    pub mean_rmt_hitm_ns: f64,
+    pub mean_lcl_hitm_ns: f64,
+    pub mean_load_ns: f64,
     pub cpu_count: u32,
     pub nodes: Vec<u32>,
 }
@@ -286,9 +322,15 @@ impl LineRecord {
         self.lcl_hitm + self.rmt_hitm
     }
 
+    /// Loads that neither another cache nor DRAM served: perf's "Core Load Hit L1".
+    pub fn load_l1_hit(&self) -> u64 {
+        self.loads - (self.hitm() + self.lcl_hit + self.rmt_hit + self.dram_lcl + self.dram_rmt)
+    }
+
     pub fn from_stats(
         s: &LineStats,
         address: u64,
+        node: u32,
         region: String,
         what: impl Fn(u16) -> Occupant,
         node_of: impl Fn(u32) -> u32,
@@ -296,6 +338,7 @@ impl LineRecord {
         LineRecord {
             address,
             region,
+            node,
             lcl_hitm: s.lcl_hitm,
             rmt_hitm: s.rmt_hitm,
             lcl_hit: s.lcl_hit,
@@ -304,11 +347,21 @@ impl LineRecord {
             dram_rmt: s.dram_rmt,
             loads: s.loads,
             stores: s.stores,
+            store_l1_hit: s.store_l1_hit(),
+            store_l1_miss: s.store_l1_miss(),
+            lcl_rfo_modified: s.lcl_rfo_modified(),
+            rmt_rfo_modified: s.rmt_rfo_modified(),
             offsets: s
                 .offsets()
                 .iter()
                 .map(|o| {
-                    let hitm = o.lcl_hitm + o.rmt_hitm;
+                    let mean_ns = |ps: u64, n: u64| {
+                        if n == 0 {
+                            0.0
+                        } else {
+                            ps as f64 / 1000.0 / n as f64
+                        }
+                    };
                     let mut nodes = Vec::new();
                     o.cpus.for_each(|c| nodes.push(node_of(c.into())));
                     nodes.sort_unstable();
@@ -319,14 +372,14 @@ impl LineRecord {
                         lcl_hitm: o.lcl_hitm,
                         rmt_hitm: o.rmt_hitm,
                         loads: o.loads,
-                        stores: o.stores,
+                        stores: o.stores(),
                         store_l1_hit: o.store_l1_hit,
                         store_l1_miss: o.store_l1_miss,
-                        mean_hitm_ns: if hitm == 0 {
-                            0.0
-                        } else {
-                            o.hitm_ps as f64 / 1000.0 / hitm as f64
-                        },
+                        lcl_rfo_modified: o.lcl_rfo_modified,
+                        rmt_rfo_modified: o.rmt_rfo_modified,
+                        mean_rmt_hitm_ns: mean_ns(o.rmt_hitm_ps, o.rmt_hitm),
+                        mean_lcl_hitm_ns: mean_ns(o.lcl_hitm_ps, o.lcl_hitm),
+                        mean_load_ns: mean_ns(o.other_load_ps, o.loads - o.lcl_hitm - o.rmt_hitm),
                         cpu_count: o.cpus.len() as u32,
                         nodes,
                     }

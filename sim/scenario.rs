@@ -12,7 +12,7 @@ use crate::machine::{Machine, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
 use crate::record::{
     BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
-    NamedLockRecord, Occupant, RunRecord, Speed, TableRecord,
+    NamedLockRecord, Occupant, PerfThreadRecord, RunRecord, Speed, TableRecord,
 };
 use crate::task::RunWindow;
 use crate::workload::{Setup, WorkloadError, WorkloadSpec};
@@ -304,11 +304,26 @@ impl Scenario {
                 let region = memory.region(memory.region_of_line(s.line));
                 let address = memory.line_addr(s.line);
                 let what = |offset: u16| describe(&hash, &region.name, address + u64::from(offset));
-                LineRecord::from_stats(s, address, region.name.clone(), what, |c| {
+                let node = memory.home_of_line(s.line);
+                LineRecord::from_stats(s, address, node, region.name.clone(), what, |c| {
                     machine.node_of(c)
                 })
             })
             .collect();
+        // perf bench futex hash prints each thread's array and rate.
+        let perf_threads = match (&self.workload, &setup.keys) {
+            (WorkloadSpec::PerfHash(_), Some(words)) => words
+                .arrays
+                .iter()
+                .zip(&m.ops_per_task)
+                .map(|(array, &ops)| PerfThreadRecord {
+                    first_futex: array.base,
+                    last_futex: array.base + 4 * u64::from(array.words.saturating_sub(1)),
+                    ops,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         let record = RunRecord {
             machine: machine.name().to_string(),
             design: self.design.name.clone(),
@@ -355,6 +370,7 @@ impl Scenario {
                 .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
                 .collect(),
             extra: readout.map_or_else(Vec::new, |read| read(&self.window, &out.timeline)),
+            perf_threads,
         };
         let speed = Speed {
             events: out.events,

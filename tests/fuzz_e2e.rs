@@ -314,12 +314,16 @@ fn is_futexsims(relative: &Path) -> bool {
     };
     match parts.as_slice() {
         [generation, rest @ ..] if generation.starts_with(".report-") => match rest {
-            [] | ["charts"] => true,
+            [] | ["charts"] | ["points"] => true,
             [name] => report_file(name),
             ["charts", chart] => chart.ends_with(".svg"),
+            ["points", page] => page
+                .strip_prefix("point-")
+                .and_then(|p| p.strip_suffix(".md"))
+                .is_some_and(|n| n.parse::<usize>().is_ok()),
             _ => false,
         },
-        ["campaign.json" | ".futexsim.lock" | ".report" | "charts" | "runs"] => true,
+        ["campaign.json" | ".futexsim.lock" | ".report" | "charts" | "points" | "runs"] => true,
         [name] => report_file(name),
         ["runs", name] => run_file(name),
         _ => false,

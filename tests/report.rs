@@ -3,7 +3,7 @@
 
 use futexsim::kernel::table;
 use futexsim::machine::presets;
-use futexsim::record::{BucketRef, RunRecord};
+use futexsim::record::RunRecord;
 use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, GENERATION, REPORT_MD, RESULTS_JSON};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
@@ -178,6 +178,7 @@ fn the_summary_shows_the_records() {
     for chart in [
         "throughput",
         "hitm_per_op",
+        "rfo_modified_per_op",
         "bucket_load-fixed-256",
         "hitm_nodes-aligned-3.14",
     ] {
@@ -192,45 +193,62 @@ fn the_summary_shows_the_records() {
 }
 
 #[test]
-fn the_c2c_table_names_falsely_shared_bucket_locks() {
+fn the_c2c_tables_show_the_records_in_perf_s_layout() {
     let (set, _) = campaign();
-    let (_, md) = rendered("c2c");
+    let (dir, md) = rendered("c2c");
+    // Every point has its file, linked from report.md, which keeps the
+    // tables of the point with the most threads and no other.
+    for p in 0..THREADS.len() {
+        let path = format!("points/point-{p}.md");
+        assert!(dir.join(&path).exists(), "{path}");
+        assert!(md.contains(&format!("]({path})")), "report.md links {path}");
+    }
+    assert!(!md.contains("### fixed-256 at threads=16"));
     let r = records(set, 64, "fixed-256")[0];
     let section = "### fixed-256 at threads=64";
+    let text = std::fs::read_to_string(dir.join("points/point-1.md")).unwrap();
+    assert_eq!(
+        text[text.find(section).unwrap()..],
+        md[md.find(section).unwrap()..md.find("## Resolved config").unwrap()]
+    );
+    let start = text.find(section).unwrap_or_else(|| panic!("no {section}"));
+    let tables = &text[start..];
     let shared = r
         .top_lines
         .iter()
-        .filter(|line| {
-            let mut locks: Vec<BucketRef> = line
-                .offsets
-                .iter()
-                .filter_map(|o| o.what.bucket_lock())
-                .collect();
-            locks.dedup();
-            locks.len() >= 2
-        })
+        .filter(|line| report::c2c::lock_buckets(line).len() >= 2)
         .count();
     assert!(
         shared > 0,
         "fixed-256 at 64 CPUs has no line with two bucket locks"
     );
-    // Each such line's row names both buckets and its HITM count.
     for (i, line) in r.top_lines.iter().enumerate() {
-        let cells = row(&md, section, &format!("| {i} | {:#x} |", line.address));
-        assert_eq!(cells[5], line.hitm().to_string());
-        let locks: Vec<BucketRef> = line
-            .offsets
-            .iter()
-            .filter_map(|o| o.what.bucket_lock())
-            .collect();
-        let named = &cells[15];
-        for bucket in &locks {
-            assert!(
-                named.contains(&bucket.to_string()),
-                "{named} lacks {bucket}"
-            );
-        }
-        assert_eq!(named.ends_with("(false sharing)"), locks.len() >= 2);
+        // The line's row: perf's columns in perf's order, whitespace apart.
+        let address = format!("{:#x}", line.address);
+        let cells: Vec<&str> = tables
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|c| c.len() > 2 && c[0] == i.to_string() && c[1] == address)
+            .unwrap_or_else(|| panic!("no row {i} {address}"));
+        let expected = [
+            line.hitm(),
+            line.lcl_hitm,
+            line.rmt_hitm,
+            line.loads + line.stores,
+            line.loads,
+            line.stores,
+            line.store_l1_hit,
+            line.store_l1_miss,
+        ]
+        .map(|n| n.to_string());
+        assert_eq!(cells[5..13], expected, "row {i}");
+        // Lines holding two buckets' lock words are named as false sharing.
+        let named = tables.contains(&format!("- Line {address} holds the lock words of"));
+        assert_eq!(
+            named,
+            report::c2c::lock_buckets(line).len() >= 2,
+            "{address}"
+        );
     }
 }
 
@@ -355,14 +373,22 @@ fn diff_compares_two_result_sets_point_by_point() {
 #[test]
 fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
     let (set, _) = campaign();
-    let (_, md) = rendered("perf-lines");
-    let start = md
-        .find("## As perf bench prints it")
-        .expect("a perf section");
-    let section = &md[start
-        ..md[start..]
-            .find("\n## Shared")
-            .map_or(md.len(), |e| start + e)];
+    let (dir, md) = rendered("perf-lines");
+    // report.md's section without thread lines, each point's file with them.
+    let section_of = |text: &str| -> String {
+        let start = text
+            .find("## As perf bench prints it")
+            .expect("a perf section");
+        let end = text[start..]
+            .find("\n## perf c2c")
+            .map_or(text.len(), |e| start + e);
+        text[start..end].to_string()
+    };
+    let mut sections = vec![(section_of(&md), None)];
+    for (p, threads) in THREADS.into_iter().enumerate() {
+        let page = std::fs::read_to_string(dir.join(format!("points/point-{p}.md"))).unwrap();
+        sections.push((section_of(&page), Some(threads)));
+    }
     // perf's printf formats, as a perf-output parser reads them.
     let summary = regex::Regex::new(
         r"^Run summary \[PID (\d+)\]: (\d+) threads, each operating on (\d+) \[(shared|private)\] futexes for (\d+) secs\.$",
@@ -372,34 +398,112 @@ fn the_perf_section_prints_perf_s_lines_with_perf_s_definitions() {
         r"^Averaged (\d+) operations/sec \(\+- (\d+\.\d\d)%\), total secs = (\d+)$",
     )
     .unwrap();
+    let thread = regex::Regex::new(
+        r"^\[thread +(\d+)\] futexes: 0x([0-9a-f]+) \.\.\. 0x([0-9a-f]+) \[ (\d+) ops/sec \]$",
+    )
+    .unwrap();
     let mut blocks = 0;
-    for threads in THREADS {
-        for design in DESIGNS {
-            let heading = format!("{design} at threads={threads}:");
-            let at = section
-                .find(&heading)
-                .unwrap_or_else(|| panic!("no {heading}"));
-            let lines: Vec<&str> = section[at..].lines().skip(3).take(3).collect();
-            let c = summary
-                .captures(lines[0])
-                .unwrap_or_else(|| panic!("{lines:?}"));
-            assert_eq!(c[2].parse::<u32>().unwrap(), threads);
-            assert_eq!(&c[3], "1024");
-            assert_eq!(lines[1], "");
-            let c = averaged
-                .captures(lines[2])
-                .unwrap_or_else(|| panic!("{lines:?}"));
-            let r = records(set, threads, design)[0];
-            assert_eq!(
-                c[1].parse::<u64>().unwrap(),
-                r.mean_thread_ops_per_sec as u64
-            );
-            // Population rsd over sqrt(n - 1) is the sample sd over sqrt(n).
-            let expected = r.thread_rsd_pct / f64::from(threads - 1).sqrt();
-            let shown: f64 = c[2].parse().unwrap();
-            assert!((shown - expected).abs() <= 0.005, "{shown} vs {expected}");
-            blocks += 1;
+    for (section, with_threads) in &sections {
+        for threads in THREADS
+            .into_iter()
+            .filter(|t| with_threads.is_none_or(|w| w == *t))
+        {
+            for design in DESIGNS {
+                let heading = format!("{design} at threads={threads}:");
+                let at = section
+                    .find(&heading)
+                    .unwrap_or_else(|| panic!("no {heading}"));
+                let lines: Vec<&str> = section[at..].lines().skip(3).collect();
+                let c = summary
+                    .captures(lines[0])
+                    .unwrap_or_else(|| panic!("{lines:?}"));
+                assert_eq!(c[2].parse::<u32>().unwrap(), threads);
+                assert_eq!(&c[3], "1024");
+                assert_eq!(lines[1], "");
+                let r = records(set, threads, design)[0];
+                let thread_lines = if with_threads.is_some() {
+                    threads as usize
+                } else {
+                    0
+                };
+                for (i, line) in lines[2..2 + thread_lines].iter().enumerate() {
+                    let c = thread
+                        .captures(line)
+                        .unwrap_or_else(|| panic!("thread {i}: {line}"));
+                    let t = &r.perf_threads[i];
+                    assert_eq!(c[1].parse::<usize>().unwrap(), i);
+                    assert_eq!(u64::from_str_radix(&c[2], 16).unwrap(), t.first_futex);
+                    assert_eq!(u64::from_str_radix(&c[3], 16).unwrap(), t.last_futex);
+                    assert_eq!(t.last_futex - t.first_futex, 1023 * 4);
+                    let rate = (t.ops as f64 / (r.sim_ns as f64 / 1e9)) as u64;
+                    assert_eq!(c[4].parse::<u64>().unwrap(), rate);
+                }
+                let rest = &lines[2 + thread_lines + usize::from(thread_lines > 0)..];
+                let c = averaged
+                    .captures(rest[0])
+                    .unwrap_or_else(|| panic!("{lines:?}"));
+                assert_eq!(
+                    c[1].parse::<u64>().unwrap(),
+                    r.mean_thread_ops_per_sec as u64
+                );
+                // Population rsd over sqrt(n - 1) is the sample sd over sqrt(n).
+                let expected = r.thread_rsd_pct / f64::from(threads - 1).sqrt();
+                let shown: f64 = c[2].parse().unwrap();
+                assert!((shown - expected).abs() <= 0.005, "{shown} vs {expected}");
+                blocks += 1;
+            }
         }
     }
-    assert_eq!(blocks, THREADS.len() * DESIGNS.len());
+    assert_eq!(blocks, 2 * THREADS.len() * DESIGNS.len());
+}
+
+#[test]
+fn c2c_prints_one_run_s_tables_and_refuses_what_is_not_there() {
+    let (set, _) = campaign();
+    let (dir, _) = rendered("c2c-cli");
+    let futexsim = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .arg("c2c")
+            .arg(&dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let r = records(set, 64, "fixed-256")[0];
+    for point in ["1", "threads=64"] {
+        let out = futexsim(&["--point", point, "--design", "fixed-256"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            report::c2c::stdio(r)
+        );
+    }
+    // Without --design, every design at the point, each after a `#` line.
+    let out = futexsim(&["--point", "0"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    for design in DESIGNS {
+        assert!(text.contains(&format!(
+            "# futexsim: design {design} at threads=16 (seed 7)"
+        )));
+    }
+    for bad in [
+        &["--point", "7"][..],
+        &["--point", "threads=65"],
+        &["--design", "no-such-design"],
+    ] {
+        let out = futexsim(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("expected"), "{err}");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .args(["c2c", "/nonexistent/futexsim-report"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -1,6 +1,7 @@
 //! The command-line commands, one module each. A command takes its parsed
 //! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod c2c;
 pub mod calibrate;
 pub mod diff;
 pub mod hash;

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use futexsim::host::native::{
     hashing_line, lock_all_memory, request_hash_buckets, HashBench, HashFigures,
 };
+use futexsim::perf_stat::hash_thread_line;
 use std::io::Write;
 use std::time::Duration;
 
@@ -98,19 +99,16 @@ fn print_figures(
     if !silent {
         for (tid, thread) in figures.threads.iter().enumerate() {
             let rate = figures.perf_rate(thread);
-            if thread.first_futex == thread.last_futex {
-                writeln!(
-                    out,
-                    "[thread {tid:2}] futex: {:#x} [ {rate} ops/sec ]",
-                    thread.first_futex
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "[thread {tid:2}] futexes: {:#x} ... {:#x} [ {rate} ops/sec ]",
-                    thread.first_futex, thread.last_futex
-                )?;
-            }
+            writeln!(
+                out,
+                "{}",
+                hash_thread_line(
+                    tid,
+                    thread.first_futex as u64,
+                    thread.last_futex as u64,
+                    rate
+                )
+            )?;
         }
     }
     let (avg, pct) = figures.perf_average();

@@ -286,7 +286,7 @@ impl Directory {
             };
             if l.dirty {
                 self.totals
-                    .count_hitm(m.node_of(cpu), m.node_of(l.owner.into()));
+                    .count_hitm(kind, m.node_of(cpu), m.node_of(l.owner.into()));
             }
             // The holder is snooped, clean or not: a transaction at the home.
             let latency = m.routed_transfer_ps(l.owner.into(), cpu, home);
@@ -678,7 +678,7 @@ mod tests {
         d.access(&m, 2, 2_000_000, 0, 0x1004, AccessKind::Write); // neighbour field
         assert_eq!((d.totals.true_sharing, d.totals.false_sharing), (1, 1));
         let s = &d.line_stats()[0];
-        assert_eq!(s.lcl_hitm, 2);
+        assert_eq!(s.lcl_rfo_modified(), 2);
         assert_eq!(s.offsets().len(), 2);
     }
 }

@@ -1,5 +1,14 @@
 //! What the directory counts: totals by class, and for every line that ever
 //! moved between caches, perf c2c's per-line and per-offset figures.
+//!
+//! perf c2c sorts samples of loads and of stores apart (tools/perf/util/
+//! mem-events.c, `c2c_decode_stats`): only a load is ever a HITM, a LclHit, a
+//! RmtHit or a DRAM access; a store is an L1 hit or an L1 miss and nothing
+//! more. The directory classifies every access by where its data came from,
+//! stores included, so this is where the two vocabularies meet: a load keeps
+//! its class, a store or RMW becomes an L1 hit or miss, and a store or RMW
+//! that took the line from a cache holding it Modified is counted apart, as
+//! an RFO from Modified, a name perf does not use.
 
 use super::{AccessKind, Class, SharerSet};
 use crate::machine::Ps;
@@ -19,8 +28,17 @@ pub struct Totals {
     pub true_sharing: u64,
     /// Transfers of a line whose last write was to another offset.
     pub false_sharing: u64,
-    /// HITMs by (requesting node, node whose cache held the line Modified),
-    /// row-major over `nodes` x `nodes`.
+    /// Loads served from a line another cache held Modified (perf c2c's
+    /// HITM), on the requester's node and on another.
+    pub lcl_hitm: u64,
+    pub rmt_hitm: u64,
+    /// Stores and RMWs that took the line from a cache holding it Modified,
+    /// on the requester's node and on another: ownership moved, but perf
+    /// c2c, which counts HITM on loads only, would not call it a HITM.
+    pub lcl_rfo_modified: u64,
+    pub rmt_rfo_modified: u64,
+    /// HITMs (loads) by (requesting node, node whose cache held the line
+    /// Modified), row-major over `nodes` x `nodes`.
     pub hitm_nodes: Vec<u64>,
     pub nodes: u32,
 }
@@ -34,6 +52,10 @@ impl Totals {
             ps_by_class: [0; 7],
             true_sharing: 0,
             false_sharing: 0,
+            lcl_hitm: 0,
+            rmt_hitm: 0,
+            lcl_rfo_modified: 0,
+            rmt_rfo_modified: 0,
             hitm_nodes: vec![0; nodes as usize * nodes as usize],
             nodes,
         }
@@ -41,9 +63,18 @@ impl Totals {
 
     #[inline]
     pub(super) fn count(&mut self, kind: AccessKind, class: Class, ps: Ps, falsely: Option<bool>) {
-        match kind {
-            AccessKind::Read => self.loads += 1,
-            AccessKind::Write | AccessKind::Rmw => self.stores += 1,
+        let load = kind == AccessKind::Read;
+        if load {
+            self.loads += 1;
+        } else {
+            self.stores += 1;
+        }
+        match (class, load) {
+            (Class::LclHitm, true) => self.lcl_hitm += 1,
+            (Class::RmtHitm, true) => self.rmt_hitm += 1,
+            (Class::LclHitm, false) => self.lcl_rfo_modified += 1,
+            (Class::RmtHitm, false) => self.rmt_rfo_modified += 1,
+            _ => {}
         }
         self.by_class[class as usize] += 1;
         self.ps_by_class[class as usize] += ps;
@@ -54,9 +85,13 @@ impl Totals {
         }
     }
 
+    /// An access of `kind` found the line Modified in a cache on `holder_node`:
+    /// a HITM if it is a load.
     #[inline]
-    pub(super) fn count_hitm(&mut self, requester_node: u32, holder_node: u32) {
-        self.hitm_nodes[(requester_node * self.nodes + holder_node) as usize] += 1;
+    pub(super) fn count_hitm(&mut self, kind: AccessKind, requester_node: u32, holder_node: u32) {
+        if kind == AccessKind::Read {
+            self.hitm_nodes[(requester_node * self.nodes + holder_node) as usize] += 1;
+        }
     }
 
     /// HITMs of CPUs on `requester_node` served from a cache on `holder_node`.
@@ -86,6 +121,10 @@ impl Totals {
         }
         self.true_sharing += other.true_sharing;
         self.false_sharing += other.false_sharing;
+        self.lcl_hitm += other.lcl_hitm;
+        self.rmt_hitm += other.rmt_hitm;
+        self.lcl_rfo_modified += other.lcl_rfo_modified;
+        self.rmt_rfo_modified += other.rmt_rfo_modified;
         for (a, b) in self.hitm_nodes.iter_mut().zip(&other.hitm_nodes) {
             *a += b;
         }
@@ -96,21 +135,35 @@ impl Totals {
 #[derive(Clone, Debug, Default)]
 pub struct OffsetStats {
     pub offset: u16,
+    /// Loads, HITM loads among them.
     pub loads: u64,
-    pub stores: u64,
     pub lcl_hitm: u64,
     pub rmt_hitm: u64,
-    /// Stores that found the line in their own cache, and those that did not.
+    /// Stores and RMWs that found the line in their own cache (Modified or
+    /// Exclusive, or Shared and upgraded in place), and those that did not.
     pub store_l1_hit: u64,
     pub store_l1_miss: u64,
-    /// Picoseconds the HITM loads and stores waited.
-    pub hitm_ps: u64,
+    /// Stores and RMWs among the misses that took the line from a cache
+    /// holding it Modified.
+    pub lcl_rfo_modified: u64,
+    pub rmt_rfo_modified: u64,
+    /// Picoseconds the local and remote HITM loads waited, and the other loads.
+    pub lcl_hitm_ps: u64,
+    pub rmt_hitm_ps: u64,
+    pub other_load_ps: u64,
     /// Distinct CPUs that accessed this offset: a set that stays inline
     /// while few CPUs share the offset, so counting one is no extra miss.
     pub cpus: SharerSet,
 }
 
-/// One line, as in perf c2c's Shared Data Cache Line Table.
+impl OffsetStats {
+    pub fn stores(&self) -> u64 {
+        self.store_l1_hit + self.store_l1_miss
+    }
+}
+
+/// One line, as in perf c2c's Shared Data Cache Line Table. The classes
+/// are of loads only, as perf's are; stores are counted by offset.
 #[derive(Clone, Debug)]
 pub struct LineStats {
     pub line: LineId,
@@ -204,8 +257,29 @@ impl LineStats {
         self.offsets.as_slice()
     }
 
+    /// HITM loads, local and remote: what perf c2c sorts lines by.
     pub fn hitm(&self) -> u64 {
         self.lcl_hitm + self.rmt_hitm
+    }
+
+    fn sum(&self, field: impl Fn(&OffsetStats) -> u64) -> u64 {
+        self.offsets().iter().map(field).sum()
+    }
+
+    pub fn store_l1_hit(&self) -> u64 {
+        self.sum(|o| o.store_l1_hit)
+    }
+
+    pub fn store_l1_miss(&self) -> u64 {
+        self.sum(|o| o.store_l1_miss)
+    }
+
+    pub fn lcl_rfo_modified(&self) -> u64 {
+        self.sum(|o| o.lcl_rfo_modified)
+    }
+
+    pub fn rmt_rfo_modified(&self) -> u64 {
+        self.sum(|o| o.rmt_rfo_modified)
     }
 
     /// Counts one access; `cpus` is the machine's CPU count.
@@ -218,20 +292,20 @@ impl LineStats {
         ps: Ps,
         cpus: usize,
     ) {
-        let store = kind != AccessKind::Read;
-        if store {
-            self.stores += 1;
-        } else {
+        let load = kind == AccessKind::Read;
+        if load {
             self.loads += 1;
-        }
-        match class {
-            Class::LclHitm => self.lcl_hitm += 1,
-            Class::RmtHitm => self.rmt_hitm += 1,
-            Class::LclHit => self.lcl_hit += 1,
-            Class::RmtHit => self.rmt_hit += 1,
-            Class::DramLcl => self.dram_lcl += 1,
-            Class::DramRmt => self.dram_rmt += 1,
-            Class::L1Hit => {}
+            match class {
+                Class::LclHitm => self.lcl_hitm += 1,
+                Class::RmtHitm => self.rmt_hitm += 1,
+                Class::LclHit => self.lcl_hit += 1,
+                Class::RmtHit => self.rmt_hit += 1,
+                Class::DramLcl => self.dram_lcl += 1,
+                Class::DramRmt => self.dram_rmt += 1,
+                Class::L1Hit => {}
+            }
+        } else {
+            self.stores += 1;
         }
         // A line has a handful of offsets: a scan beats a binary search.
         let known = self.offsets.as_slice();
@@ -250,26 +324,29 @@ impl LineStats {
             }
         };
         let o = &mut self.offsets.as_mut_slice()[at];
-        if store {
-            o.stores += 1;
-            if class == Class::L1Hit {
-                o.store_l1_hit += 1;
-            } else {
-                o.store_l1_miss += 1;
-            }
-        } else {
-            o.loads += 1;
-        }
-        match class {
-            Class::LclHitm => {
+        match (load, class) {
+            (true, Class::LclHitm) => {
                 o.lcl_hitm += 1;
-                o.hitm_ps += ps;
+                o.lcl_hitm_ps += ps;
             }
-            Class::RmtHitm => {
+            (true, Class::RmtHitm) => {
                 o.rmt_hitm += 1;
-                o.hitm_ps += ps;
+                o.rmt_hitm_ps += ps;
             }
-            _ => {}
+            (true, _) => o.other_load_ps += ps,
+            (false, Class::L1Hit) => o.store_l1_hit += 1,
+            (false, Class::LclHitm) => {
+                o.store_l1_miss += 1;
+                o.lcl_rfo_modified += 1;
+            }
+            (false, Class::RmtHitm) => {
+                o.store_l1_miss += 1;
+                o.rmt_rfo_modified += 1;
+            }
+            (false, _) => o.store_l1_miss += 1,
+        }
+        if load {
+            o.loads += 1;
         }
         o.cpus.insert(cpu, cpus);
     }
@@ -284,12 +361,29 @@ mod tests {
     fn offsets_spill_past_the_inline_slots_in_order() {
         let mut s = LineStats::new(0);
         for (i, off) in [8u16, 0, 40, 4, 24, 4].into_iter().enumerate() {
-            s.record(off, i as u16, AccessKind::Write, Class::LclHitm, 100, 64);
+            s.record(off, i as u16, AccessKind::Read, Class::LclHitm, 100, 64);
         }
         let offsets: Vec<u16> = s.offsets().iter().map(|o| o.offset).collect();
         assert_eq!(offsets, [0, 4, 8, 24, 40]);
         let four = &s.offsets()[1];
-        assert_eq!((four.stores, four.lcl_hitm, four.hitm_ps), (2, 2, 200));
-        assert_eq!((four.cpus.len(), s.stores, s.lcl_hitm), (2, 6, 6));
+        assert_eq!((four.loads, four.lcl_hitm, four.lcl_hitm_ps), (2, 2, 200));
+        assert_eq!((four.cpus.len(), s.loads, s.lcl_hitm), (2, 6, 6));
+    }
+
+    /// A store that takes a Modified line is an L1 miss and an RFO from
+    /// Modified, never a HITM; a load that does is a HITM.
+    #[test]
+    fn only_loads_are_hitm() {
+        let mut s = LineStats::new(0);
+        s.record(0, 1, AccessKind::Rmw, Class::RmtHitm, 100, 64);
+        s.record(0, 2, AccessKind::Write, Class::L1Hit, 1, 64);
+        s.record(0, 3, AccessKind::Read, Class::RmtHitm, 100, 64);
+        let o = &s.offsets()[0];
+        assert_eq!((s.rmt_hitm, o.rmt_hitm, o.loads), (1, 1, 1));
+        assert_eq!(
+            (o.store_l1_hit, o.store_l1_miss, o.rmt_rfo_modified),
+            (1, 1, 1)
+        );
+        assert_eq!((s.loads, s.stores, o.stores()), (1, 2, 2));
     }
 }

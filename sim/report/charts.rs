@@ -23,6 +23,7 @@ pub const DIR: &str = "charts";
 pub const THROUGHPUT: &str = "charts/throughput.svg";
 pub const PER_THREAD: &str = "charts/per_thread.svg";
 pub const HITM_PER_OP: &str = "charts/hitm_per_op.svg";
+pub const RFO_PER_OP: &str = "charts/rfo_modified_per_op.svg";
 
 const SIZE: (u32, u32) = (960, 600);
 const FONT: &str = "sans-serif";
@@ -60,14 +61,16 @@ struct Figure {
     usl: bool,
 }
 
-const FIGURES: [(&str, Figure); 3] = [
+const FIGURES: [(&str, Figure); 4] = [
     (
         THROUGHPUT,
         Figure {
             what: "Throughput",
             unit: "M ops/s, all threads",
             read: |r| r.ops_per_sec / 1e6,
-            log_y: false,
+            // A collapse is a fall by a factor: on a linear axis it would
+            // flatten against zero beside the designs that scale.
+            log_y: true,
             usl: true,
         },
     ),
@@ -84,9 +87,22 @@ const FIGURES: [(&str, Figure); 3] = [
     (
         HITM_PER_OP,
         Figure {
-            what: "HITM per op",
-            unit: "HITM per op (local + remote)",
+            what: "HITM loads per op",
+            unit: "HITM loads per op (local + remote)",
             read: |r| r.coherence.hitm_per_op,
+            log_y: false,
+            usl: false,
+        },
+    ),
+    (
+        RFO_PER_OP,
+        Figure {
+            what: "RFO from Modified per op",
+            unit: "stores and RMWs taking a Modified line, per op",
+            read: |r| {
+                let c = &r.coherence;
+                summary::per_op(c.lcl_rfo_modified + c.rmt_rfo_modified, r)
+            },
             log_y: false,
             usl: false,
         },
@@ -257,19 +273,90 @@ fn scaling_chart(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>>
             .all(|p| p.0 == points.first().map_or(0.0, |f| f.0))
     });
     if single_points {
-        return bar_chart(&curves, figure);
+        // One colour per design, whatever the other axes' values.
+        let mut designs: Vec<&str> = Vec::new();
+        let colours: Vec<usize> = series
+            .iter()
+            .map(|s| {
+                designs
+                    .iter()
+                    .position(|d| *d == s.design)
+                    .unwrap_or_else(|| {
+                        designs.push(s.design);
+                        designs.len() - 1
+                    })
+            })
+            .collect();
+        return bar_chart(&curves, &colours, figure);
     }
     let values = || curves.iter().flat_map(|c| c.1.iter().map(|p| p.1));
     let mut svg = String::new();
     if figure.log_y && values().all(|v| v > 0.0) {
         let (lo, hi) = log_bounds(values(), 10.0, 1e-12);
-        line_chart(&mut svg, &curves, figure, (lo..hi).log_scale(), "log scale")?;
+        let (l, h) = (lo.ln(), hi.ln());
+        let (legend, _) = free_corner(&curves, |v| (v.ln() - l) / (h - l));
+        line_chart(
+            &mut svg,
+            &curves,
+            figure,
+            (lo..hi).log_scale(),
+            "log scale",
+            legend,
+        )?;
     } else {
-        let hi = values().fold(0.0f64, f64::max);
-        let hi = if hi > 0.0 { hi * 1.15 } else { 1.0 };
-        line_chart(&mut svg, &curves, figure, 0.0..hi, "")?;
+        let top = values().fold(0.0f64, f64::max);
+        let mut hi = if top > 0.0 { top * 1.15 } else { 1.0 };
+        let (mut legend, hidden) = free_corner(&curves, |v| v / hi);
+        if hidden > 0 {
+            // No corner is free: raise the top until the upper band is.
+            hi = top / 0.6;
+            legend = free_corner(&curves, |v| v / hi).0;
+        }
+        line_chart(&mut svg, &curves, figure, 0.0..hi, "", legend)?;
     }
     Ok(svg.into_bytes())
+}
+
+/// The corner of the plot where the legend hides the fewest points (the
+/// fewest in its box of 30 % of the width and 38 % of the height), and how
+/// many it hides there.
+/// `height` maps a value to its height in the plot, 0 at the bottom, 1 at
+/// the top; threads are on a log axis.
+fn free_corner(
+    curves: &[(&str, Vec<(f64, f64)>)],
+    height: impl Fn(f64) -> f64,
+) -> (SeriesLabelPosition, usize) {
+    let xs = || curves.iter().flat_map(|c| c.1.iter().map(|p| p.0.log2()));
+    let (x_lo, x_hi) = (
+        xs().fold(f64::INFINITY, f64::min),
+        xs().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let width = (x_hi - x_lo).max(f64::MIN_POSITIVE);
+    let points: Vec<(f64, f64)> = curves
+        .iter()
+        .flat_map(|c| c.1.iter())
+        .map(|&(x, y)| ((x.log2() - x_lo) / width, height(y)))
+        .collect();
+    let hidden = |left: bool, upper: bool| {
+        points
+            .iter()
+            .filter(|&&(x, y)| {
+                let across = if left { x <= 0.3 } else { x >= 0.7 };
+                let up = if upper { y >= 0.62 } else { y <= 0.38 };
+                across && up
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::UpperLeft, true, true),
+        (SeriesLabelPosition::UpperRight, false, true),
+        (SeriesLabelPosition::LowerRight, false, false),
+        (SeriesLabelPosition::LowerLeft, true, false),
+    ]
+    .into_iter()
+    .map(|(corner, left, upper)| (corner, hidden(left, upper)))
+    .min_by_key(|&(_, n)| n)
+    .unwrap_or((SeriesLabelPosition::UpperLeft, 0))
 }
 
 fn line_chart<Y>(
@@ -278,6 +365,7 @@ fn line_chart<Y>(
     figure: &Figure,
     y_range: Y,
     y_scale: &str,
+    legend: SeriesLabelPosition,
 ) -> std::io::Result<()>
 where
     Y: AsRangedCoord<Value = f64>,
@@ -351,20 +439,9 @@ where
                     .map_err(drawing_error)?;
             }
         }
-        // The legend goes in the upper corner the curves leave free: upper
-        // left when they end higher than they start.
-        let highest = |ends: &mut dyn Iterator<Item = &(f64, f64)>| {
-            ends.map(|p| p.1).fold(f64::NEG_INFINITY, f64::max)
-        };
-        let rising = highest(&mut curves.iter().filter_map(|c| c.1.last()))
-            > highest(&mut curves.iter().filter_map(|c| c.1.first()));
         chart
             .configure_series_labels()
-            .position(if rising {
-                SeriesLabelPosition::UpperLeft
-            } else {
-                SeriesLabelPosition::UpperRight
-            })
+            .position(legend)
             .margin(12)
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
@@ -377,8 +454,13 @@ where
 }
 
 /// Horizontal bars, one per curve, for sweeps whose curves have one
-/// thread count each: the value written at the end of each bar.
-fn bar_chart(curves: &[(&str, Vec<(f64, f64)>)], figure: &Figure) -> std::io::Result<Vec<u8>> {
+/// thread count each: the value written at the end of each bar, bar `i`
+/// in colour `colours[i]`.
+fn bar_chart(
+    curves: &[(&str, Vec<(f64, f64)>)],
+    colours: &[usize],
+    figure: &Figure,
+) -> std::io::Result<Vec<u8>> {
     let bars: Vec<(&str, f64)> = curves
         .iter()
         .map(|(label, points)| {
@@ -431,7 +513,7 @@ fn bar_chart(curves: &[(&str, Vec<(f64, f64)>)], figure: &Figure) -> std::io::Re
             .map_err(drawing_error)?;
         for (i, &(_, value)) in bars.iter().enumerate() {
             let row = n - 1 - i as u32;
-            let color = look(i).color;
+            let color = look(colours[i]).color;
             let corners = [
                 (0.0, SegmentValue::Exact(row)),
                 (value, SegmentValue::Exact(row + 1)),
@@ -582,7 +664,7 @@ fn node_heat_map(cell: &Cell, r: &RunRecord) -> std::io::Result<Vec<u8>> {
     let matrix = &r.coherence.hitm_nodes;
     let n = matrix.len() as u32;
     let most = matrix.iter().flatten().copied().max().unwrap_or(0).max(1);
-    let title = format!("HITM by node pair, {} at {}", cell.design, cell.label);
+    let title = format!("HITM loads by node pair, {} at {}", cell.design, cell.label);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (860, 700)).into_drawing_area();
@@ -656,7 +738,7 @@ fn colour_scale(
     key.configure_mesh()
         .disable_mesh()
         .disable_x_axis()
-        .y_desc("HITM")
+        .y_desc("HITM loads")
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
         .y_label_formatter(&|y| axis_number(*y))
@@ -675,4 +757,33 @@ fn colour_scale(
     }))
     .map_err(drawing_error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corner(curves: &[(&str, Vec<(f64, f64)>)]) -> (SeriesLabelPosition, usize) {
+        free_corner(curves, |v| v / 10.0)
+    }
+
+    fn is(p: &SeriesLabelPosition, expected: &SeriesLabelPosition) -> bool {
+        format!("{p:?}") == format!("{expected:?}")
+    }
+
+    /// The legend goes where no point is, and says when there is no such corner.
+    #[test]
+    fn the_legend_takes_a_corner_no_point_is_in() {
+        // A falling curve fills the upper left and the lower right.
+        let falling = [("a", vec![(8.0, 9.0), (64.0, 5.0), (512.0, 1.0)])];
+        let (at, hidden) = corner(&falling);
+        assert!(is(&at, &SeriesLabelPosition::UpperRight), "{at:?}");
+        assert_eq!(hidden, 0);
+        // Points in all four corners: one is hidden wherever the legend goes.
+        let everywhere = [(
+            "b",
+            vec![(8.0, 9.0), (8.0, 1.0), (512.0, 9.0), (512.0, 1.0)],
+        )];
+        assert_eq!(corner(&everywhere).1, 1);
+    }
 }

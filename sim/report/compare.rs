@@ -53,12 +53,17 @@ pub struct Change {
 
 impl Change {
     /// `new` against `old`, paired by repetition; None without a pair or
-    /// with a zero `old`.
+    /// with a zero `old` that `new` left (a pair equal to each other, zeros
+    /// included, has not changed: its ratio is 1).
     pub fn between(old: &[f64], new: &[f64]) -> Option<Change> {
         let ratios: Vec<f64> = old
             .iter()
             .zip(new)
-            .map(|(o, n)| (*o != 0.0).then(|| n / o))
+            .map(|(o, n)| match (o == n, *o != 0.0) {
+                (true, _) => Some(1.0),
+                (false, true) => Some(n / o),
+                (false, false) => None,
+            })
             .collect::<Option<_>>()?;
         if ratios.is_empty() {
             return None;
@@ -144,5 +149,12 @@ mod tests {
     fn nothing_to_compare() {
         assert_eq!(Change::between(&[], &[]), None);
         assert_eq!(Change::between(&[0.0], &[1.0]), None);
+    }
+
+    #[test]
+    fn a_figure_zero_on_both_sides_did_not_change() {
+        let c = Change::between(&[0.0, 2.0], &[0.0, 2.0]).unwrap();
+        assert_eq!((c.ratio, c.min, c.max), (1.0, 1.0, 1.0));
+        assert_eq!(c.verdict(Better::Lower), Verdict::WithinNoise);
     }
 }

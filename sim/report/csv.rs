@@ -23,7 +23,10 @@
 //!   uniform-hash expectations `uniform_max_load`,
 //!   `uniform_keys_sharing_bucket`, `uniform_keys_sharing_line`,
 //!   `uniform_colliding_pairs`;
-//! - `events` simulated, `asleep_at_end` (tasks blocked when the run ended).
+//! - `events` simulated, `asleep_at_end` (tasks blocked when the run ended);
+//! - `lcl_rfo_modified`, `rmt_rfo_modified`: stores and RMWs that took a line
+//!   from a cache holding it Modified (`lcl_hitm` and `rmt_hitm` count loads
+//!   only, as perf c2c's HITM does).
 
 use super::File;
 use crate::record::LoadRecord;
@@ -134,5 +137,7 @@ fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
         ),
         ("events", r.events.to_string()),
         ("asleep_at_end", r.asleep_at_end.to_string()),
+        ("lcl_rfo_modified", c.lcl_rfo_modified.to_string()),
+        ("rmt_rfo_modified", c.rmt_rfo_modified.to_string()),
     ]
 }

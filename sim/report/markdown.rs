@@ -9,7 +9,7 @@ use super::compare::{Change, NOISE_RULE};
 use super::summary::{self, duration_ns, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
-use crate::perf_stat::rel_stderr_from_population_rsd;
+use crate::perf_stat::{hash_thread_line, rel_stderr_from_population_rsd};
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use crate::workload::perf_hash;
@@ -30,10 +30,12 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     perf_bench_lines(&mut md, &cells);
     c2c_tables(&mut md, &cells);
     config(&mut md, set);
-    Ok(vec![File {
+    let mut files = vec![File {
         path: REPORT_MD.into(),
         bytes: md.into_bytes(),
-    }])
+    }];
+    files.extend(point_files(&cells));
+    Ok(files)
 }
 
 /// The headline every summary and comparison uses: what `perf bench futex
@@ -431,10 +433,11 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     );
     let _ = writeln!(
         md,
-        "![Throughput]({})\n\n![Averaged ops/s per thread]({})\n\n![HITM per op]({})\n",
+        "![Throughput]({})\n\n![Averaged ops/s per thread]({})\n\n![HITM loads per op]({})\n\n![RFO from Modified per op]({})\n",
         charts::THROUGHPUT,
         charts::PER_THREAD,
-        charts::HITM_PER_OP
+        charts::HITM_PER_OP,
+        charts::RFO_PER_OP
     );
     let mut rows = Vec::new();
     for s in &series {
@@ -543,135 +546,170 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
         }
         let _ = writeln!(
             md,
-            "![HITM by node of {d}]({})\n",
+            "![HITM loads by node of {d}]({})\n",
             charts::nodes_chart(c.design),
             d = c.design
         );
     }
 }
 
-/// perf bench futex hash's summary lines for each simulated run of it
-/// (first repetition), with perf's definitions: "Averaged" the truncated
-/// mean of the per-thread rates, `(+- x%)` their relative standard error.
+/// perf bench futex hash's output for one simulated run of it (first
+/// repetition), with perf's definitions: "Averaged" the truncated mean of
+/// the per-thread rates, `(+- x%)` their relative standard error; with
+/// `threads`, one `[thread N]` line per thread between them.
+fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
+    let r = c.runs[0];
+    let futexes = r
+        .load
+        .as_ref()
+        .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
+    let kind = if r.workload.ends_with(" -S") {
+        "shared"
+    } else {
+        "private"
+    };
+    let secs = r.sim_ns / 1_000_000_000;
+    let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
+    let _ = writeln!(
+        md,
+        "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
+        c.design, c.label, r.threads,
+    );
+    if threads {
+        let window_s = r.sim_ns as f64 / 1e9;
+        for (i, t) in r.perf_threads.iter().enumerate() {
+            let rate = (t.ops as f64 / window_s) as u64;
+            let _ = writeln!(
+                md,
+                "{}",
+                hash_thread_line(i, t.first_futex, t.last_futex, rate)
+            );
+        }
+        if !r.perf_threads.is_empty() {
+            md.push('\n');
+        }
+    }
+    let _ = writeln!(
+        md,
+        "Averaged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
+        r.mean_thread_ops_per_sec as u64,
+    );
+}
+
+fn is_perf_hash(c: &Cell) -> bool {
+    c.runs[0].workload.starts_with(perf_hash::LABEL)
+}
+
+/// perf bench futex hash's summary and Averaged lines for each simulated
+/// run of it; the thread lines, one per thread, are in the point's file.
 fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
-    let perf: Vec<&Cell> = cells
-        .iter()
-        .filter(|c| c.runs[0].workload.starts_with(perf_hash::LABEL))
-        .collect();
+    let perf: Vec<&Cell> = cells.iter().filter(|c| is_perf_hash(c)).collect();
     if perf.is_empty() {
         return;
     }
     let _ = writeln!(md, "## As perf bench prints it\n");
+    let _ = writeln!(md, "{PERF_INTRO}");
     let _ = writeln!(
         md,
-        "Each run's `Run summary` and `Averaged` lines as `perf bench futex hash` prints them (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second. futexsim records no per-thread counts, so perf's `[thread N]` lines are not printed.\n"
+        "Here the `Run summary` and `Averaged` lines; each point's file (linked under \"perf c2c tables\") adds perf's `[thread N]` line for every thread.\n"
     );
     for c in perf {
-        let r = c.runs[0];
-        let futexes = r
-            .load
-            .as_ref()
-            .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
-        let kind = if r.workload.ends_with(" -S") {
-            "shared"
-        } else {
-            "private"
-        };
-        let secs = r.sim_ns / 1_000_000_000;
-        let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
-        let _ = writeln!(
-            md,
-            "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n\nAveraged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
-            c.design,
-            c.label,
-            r.threads,
-            r.mean_thread_ops_per_sec as u64,
-        );
+        perf_bench_block(md, c, false);
     }
 }
 
-fn c2c_tables(md: &mut String, cells: &[Cell]) {
-    let _ = writeln!(md, "## Shared Data Cache Line Table\n");
-    let _ = writeln!(
-        md,
-        "As `perf c2c report --stdio`, per point and design (first repetition): the lines with the most HITM, sorted by total HITM. Hitm % is of all the run's HITM of that kind. \"Lock words of\" names the buckets whose lock lies on the line; two or more are bucket locks falsely sharing it.\n"
-    );
-    for c in cells {
+const PERF_INTRO: &str = "Each run's output as `perf bench futex hash` prints it (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second (perf divides by its whole seconds).\n";
+
+/// Where a point's perf output goes: perf bench's thread lines and perf
+/// c2c's tables.
+fn point_file(point: usize) -> String {
+    format!("points/point-{point}.md")
+}
+
+/// The c2c tables of every design at one point, as `perf c2c report
+/// --stdio` prints them, each followed by the lines that hold two or more
+/// buckets' lock words.
+fn c2c_of_point(md: &mut String, cells: &[Cell], point: usize) {
+    for c in cells.iter().filter(|c| c.point == point) {
         let r = c.runs[0];
         let _ = writeln!(md, "### {} at {} (seed {})\n", c.design, c.label, r.seed);
         if r.top_lines.is_empty() {
-            let _ = writeln!(md, "No line moved Modified between caches.\n");
+            let _ = writeln!(md, "No load found a line Modified in another cache.\n");
             continue;
         }
-        let _ = writeln!(
-            md,
-            "| Index | Cacheline | Region | Rmt Hitm % | Lcl Hitm % | LLC Load Hitm Total | LclHitm | RmtHitm | Total records | Total loads | Total stores | LLC Load Hit LclHit | RMT Load Hit RmtHit | Load Dram Lcl | Load Dram Rmt | Lock words of |"
-        );
-        let _ = writeln!(
-            md,
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-        );
-        for (i, line) in r.top_lines.iter().enumerate() {
+        let _ = writeln!(md, "```text\n{}```\n", c2c::stdio(r));
+        for line in &r.top_lines {
             let locks = c2c::lock_buckets(line);
-            let locks = match locks.len() {
-                0 => "-".to_string(),
-                1 => locks[0].to_string(),
-                _ => {
-                    let names: Vec<String> = locks.iter().map(ToString::to_string).collect();
-                    format!("{} (false sharing)", names.join(", "))
-                }
-            };
-            let _ = writeln!(
-                md,
-                "| {i} | {:#x} | {} | {:.2} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {locks} |",
-                line.address,
-                line.region,
-                c2c::percent(line.rmt_hitm, r.coherence.rmt_hitm),
-                c2c::percent(line.lcl_hitm, r.coherence.lcl_hitm),
-                line.hitm(),
-                line.lcl_hitm,
-                line.rmt_hitm,
-                line.loads + line.stores,
-                line.loads,
-                line.stores,
-                line.lcl_hit,
-                line.rmt_hit,
-                line.dram_lcl,
-                line.dram_rmt,
-            );
-        }
-        let _ = writeln!(md, "\n#### Shared Cache Line Distribution Pareto\n");
-        let _ = writeln!(
-            md,
-            "| Index | Cacheline | Offset | Data | HITM Rmt % | HITM Lcl % | Store Refs L1 Hit % | Store Refs L1 Miss % | Loads | Stores | mean HITM ns | cpu cnt | Node |"
-        );
-        let _ = writeln!(
-            md,
-            "|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-        );
-        for (i, line) in r.top_lines.iter().enumerate() {
-            let stores: u64 = line.offsets.iter().map(|o| o.stores).sum();
-            for o in &line.offsets {
+            if locks.len() >= 2 {
+                let names: Vec<String> = locks.iter().map(ToString::to_string).collect();
                 let _ = writeln!(
                     md,
-                    "| {i} | {:#x} | 0x{:x} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {:.1} | {} | {} |",
+                    "- Line {:#x} holds the lock words of {} (false sharing).",
                     line.address,
-                    o.offset,
-                    o.what,
-                    c2c::percent(o.rmt_hitm, line.rmt_hitm),
-                    c2c::percent(o.lcl_hitm, line.lcl_hitm),
-                    c2c::percent(o.store_l1_hit, stores),
-                    c2c::percent(o.store_l1_miss, stores),
-                    o.loads,
-                    o.stores,
-                    o.mean_hitm_ns,
-                    o.cpu_count,
-                    c2c::nodes(o),
+                    names.join(", ")
                 );
             }
         }
         md.push('\n');
     }
+}
+
+const C2C_INTRO: &str = "As `perf c2c report --stdio` prints them, from the first repetition: the lines with the most HITM loads, sorted by them. The columns perf has carry perf's definitions: HITM and the other load classes count loads only, stores are L1 hits or misses, and each Pareto percentage is the offset's share of the line's count in that column. After perf's columns come futexsim's own: RFO from Modified (stores and RMWs that took the line from a cache holding it Modified), the region, and what lives at each offset. `futexsim c2c DIR --point P --design D` prints one run's tables alone.\n";
+
+/// The c2c tables: the busiest point's in report.md, each other point's in
+/// its own appendix file, linked from here.
+fn c2c_tables(md: &mut String, cells: &[Cell]) {
+    let Some(busiest) = summary::busiest_point(cells) else {
+        return;
+    };
+    let _ = writeln!(md, "## perf c2c tables\n");
+    let _ = writeln!(md, "{C2C_INTRO}");
+    let _ = writeln!(
+        md,
+        "The point with the most threads is here. Every point's perf output, with its perf bench thread lines and its c2c tables, is in a file of its own:\n"
+    );
+    for c in first_of_each_point(cells) {
+        let _ = writeln!(md, "- [{}]({})", c.label, point_file(c.point));
+    }
+    md.push('\n');
+    c2c_of_point(md, cells, busiest);
+}
+
+/// Each point's first cell, in point order.
+fn first_of_each_point<'a>(cells: &'a [Cell<'a>]) -> Vec<&'a Cell<'a>> {
+    let mut firsts: Vec<&Cell> = Vec::new();
+    for c in cells {
+        if !firsts.iter().any(|f| f.point == c.point) {
+            firsts.push(c);
+        }
+    }
+    firsts
+}
+
+/// Each point's perf output in a file of its own: perf bench's lines with
+/// one line per thread, and perf c2c's tables, for every design there.
+fn point_files(cells: &[Cell]) -> Vec<File> {
+    let mut files = Vec::new();
+    for c in first_of_each_point(cells) {
+        let at_point: Vec<&Cell> = cells.iter().filter(|o| o.point == c.point).collect();
+        let mut page = String::new();
+        let _ = writeln!(page, "# perf output at {}\n", c.label);
+        if is_perf_hash(c) {
+            let _ = writeln!(page, "## As perf bench prints it\n");
+            let _ = writeln!(page, "{PERF_INTRO}");
+            for cell in &at_point {
+                perf_bench_block(&mut page, cell, true);
+            }
+        }
+        let _ = writeln!(page, "## perf c2c tables\n");
+        let _ = writeln!(page, "{C2C_INTRO}");
+        c2c_of_point(&mut page, cells, c.point);
+        files.push(File {
+            path: point_file(c.point),
+            bytes: page.into_bytes(),
+        });
+    }
+    files
 }
 
 fn config(md: &mut String, set: &ResultSet) {

@@ -12,7 +12,7 @@
 //! manifest; anything else found in it (a file a user put there) is kept.
 //! The caller holds the directory's lock ([`crate::campaign::lock`]).
 
-mod c2c;
+pub mod c2c;
 pub mod charts;
 pub mod compare;
 mod csv;

@@ -1,0 +1,98 @@
+//! `futexsim c2c DIR [--point P] [--design D]`: one run's perf c2c tables, as
+//! `perf c2c report --stdio` prints them, so a user can diff a simulated run
+//! against a capture. Without --point, the point with the most threads (the
+//! report's busiest point);
+//! without --design, every design there, each after a `#` line naming it
+//! (perf's comment mark, so the tables below still read as perf's).
+
+use crate::cli::CliError;
+use clap::Args;
+use futexsim::report::{self, c2c, summary};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct C2cArgs {
+    /// A report directory holding results.json.
+    dir: PathBuf,
+    /// The point: its number (0 for the first, as in the report's appendix
+    /// file names, points/point-N.md) or its label as the report writes it
+    /// ("threads=64", "threads=64, line_size=128").
+    #[arg(long)]
+    point: Option<String>,
+    /// The design, by name.
+    #[arg(long)]
+    design: Option<String>,
+}
+
+pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let (set, _) = report::read(&args.dir).map_err(|e| CliError::Input(e.to_string()))?;
+    let cells = summary::cells(&set);
+    let point = match &args.point {
+        Some(wanted) => {
+            let by_number = wanted.parse::<usize>().ok();
+            cells
+                .iter()
+                .find(|c| Some(c.point) == by_number || c.label == *wanted)
+                .map(|c| c.point)
+                .ok_or_else(|| {
+                    let mut labels: Vec<String> = Vec::new();
+                    for c in &cells {
+                        let known = format!("{} ({})", c.point, c.label);
+                        if !labels.contains(&known) {
+                            labels.push(known);
+                        }
+                    }
+                    CliError::Input(format!(
+                        "{}: no point '{wanted}'; expected a number or label of: {}",
+                        args.dir.display(),
+                        labels.join("; ")
+                    ))
+                })?
+        }
+        None => summary::busiest_point(&cells).ok_or_else(|| {
+            CliError::Input(format!(
+                "{}: the result set holds no runs",
+                args.dir.display()
+            ))
+        })?,
+    };
+    if let Some(design) = &args.design {
+        if !set.designs.contains(design) {
+            return Err(CliError::Input(format!(
+                "{}: no design '{design}'; expected one of: {}",
+                args.dir.display(),
+                set.designs.join(", ")
+            )));
+        }
+    }
+    let chosen: Vec<_> = cells
+        .iter()
+        .filter(|c| c.point == point)
+        .filter(|c| args.design.as_deref().is_none_or(|d| d == c.design))
+        .collect();
+    let Some(only) = chosen.first() else {
+        return Err(CliError::Input(format!(
+            "{}: design '{}' has no run at point {point}",
+            args.dir.display(),
+            args.design.as_deref().unwrap_or("-")
+        )));
+    };
+    if args.design.is_some() || chosen.len() == 1 {
+        write!(out, "{}", c2c::stdio(only.runs[0]))?;
+        return Ok(());
+    }
+    for (i, c) in chosen.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let r = c.runs[0];
+        writeln!(
+            out,
+            "# futexsim: design {} at {} (seed {})",
+            c.design, c.label, r.seed
+        )?;
+        write!(out, "{}", c2c::stdio(r))?;
+    }
+    Ok(())
+}
