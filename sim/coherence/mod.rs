@@ -14,7 +14,7 @@ pub use stats::{LineStats, OffsetStats, Totals};
 use crate::huge_pages;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
-use crate::prefetch::{prefetch, prefetch_whole};
+use crate::prefetch::prefetch_whole;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
