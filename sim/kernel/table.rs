@@ -416,25 +416,30 @@ pub const ALIASES: [(&str, &str); 6] = [
 ];
 
 /// Every name `preset` answers: eras, proposals, aliases.
-pub const PRESET_NAMES: [&str; 17] = [
-    "v2.6.29",
-    "v3.14",
-    "v4.6",
-    "v5.7",
-    "7c4f75a21f",
-    "v6.16-rc1",
-    "v6.16",
-    "v6.17",
-    "a734d9fca84e",
-    "dumazet-2009",
-    "private-2009",
-    "fixed-256",
-    "aligned-3.14",
-    "private-7c4f75a21f",
-    "numa-6.16",
-    "private-6.16rc",
-    "private-6.17",
-];
+pub const PRESET_NAMES: [&str; ERA_NAMES.len() + PROPOSAL_NAMES.len() + ALIASES.len()] =
+    preset_names();
+
+/// The three lists above, one after another (a const array cannot be
+/// concatenated otherwise).
+const fn preset_names<const N: usize>() -> [&'static str; N] {
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < ERA_NAMES.len() {
+        names[i] = ERA_NAMES[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < PROPOSAL_NAMES.len() {
+        names[i + j] = PROPOSAL_NAMES[j];
+        j += 1;
+    }
+    let mut k = 0;
+    while k < ALIASES.len() {
+        names[i + j + k] = ALIASES[k].0;
+        k += 1;
+    }
+    names
+}
 
 /// 6.16+ with CONFIG_FUTEX_PRIVATE_HASH: `priv` after the chain.
 fn aligned_64_priv() -> BucketLayout {
