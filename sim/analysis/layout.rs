@@ -736,16 +736,6 @@ mod tests {
     use crate::kernel::key::{get_futex_key, KeySource, WordSize};
     use crate::kernel::table::preset;
 
-    fn platform(cpus: u64, nodes: u32) -> Platform {
-        Platform {
-            cpus,
-            possible_cpus: cpus,
-            nodes,
-            line_size: 64,
-            page_size: 4096,
-        }
-    }
-
     /// The words of perf bench futex hash's set-up for `seed`.
     fn perf_hash(threads: u32, seed: u64) -> FutexWords {
         KeyPopulation::PerfHash {
@@ -780,7 +770,7 @@ mod tests {
                         d.slots = Expr::parse(&slots.to_string()).unwrap();
                         let platform = Platform {
                             line_size,
-                            ..platform(4, 1)
+                            ..Platform::uniform(4, 1)
                         };
                         let vars = SizingVars::new(&platform, 4, 1, 4);
                         let procs = [ProcessInfo::new(4, 0)];
@@ -815,7 +805,7 @@ mod tests {
     #[test]
     fn a_uniform_table_matches_balls_into_bins() {
         let d = preset("aligned-3.14").unwrap();
-        let r = analyze(&d, &platform(32, 1), &perf_hash(32, 1)).unwrap();
+        let r = analyze(&d, &Platform::uniform(32, 1), &perf_hash(32, 1)).unwrap();
         assert_eq!((r.keys, r.reachable_buckets), (32_768, 8192));
         let e = r.expected;
         // C(32768, 2) / 8192 and 1 - (1 - 1/8192)^32767 ~ 1 - e^-4.
@@ -856,7 +846,7 @@ mod tests {
     #[test]
     fn packed_buckets_put_two_locks_on_some_lines() {
         let d = preset("fixed-256").unwrap();
-        let r = analyze(&d, &platform(32, 1), &perf_hash(32, 1)).unwrap();
+        let r = analyze(&d, &Platform::uniform(32, 1), &perf_hash(32, 1)).unwrap();
         // 40-byte buckets from a line boundary: every 5 lines hold 8 locks as
         // 2, 2, 1, 2, 1.
         assert_eq!(lock_lines(&r), [(1, 64), (2, 96)]);
@@ -891,7 +881,7 @@ mod tests {
         let procs = [ProcessInfo::new(8, 0)];
         for (name, cpus, index) in [("fixed-256", 8, 69), ("numa-6.16", 32, 1591)] {
             let d = preset(name).unwrap();
-            let r = analyze_keys(&d, &platform(cpus, 1), &procs, &keys).unwrap();
+            let r = analyze_keys(&d, &Platform::uniform(cpus, 1), &procs, &keys).unwrap();
             assert_eq!(
                 r.busiest_buckets,
                 [BucketLoad {
@@ -907,11 +897,11 @@ mod tests {
     #[test]
     fn keys_spread_over_node_tables_and_private_hashes() {
         let d = preset("numa-6.16").unwrap();
-        let r = analyze(&d, &platform(64, 4), &perf_hash(64, 3)).unwrap();
+        let r = analyze(&d, &Platform::uniform(64, 4), &perf_hash(64, 3)).unwrap();
         assert_eq!((r.instances, r.slots_per_instance), (4, 4096));
         assert_eq!(r.reachable_buckets, 4 * 4096);
         let d = preset("private-6.17").unwrap();
-        let r = analyze(&d, &platform(32, 1), &perf_hash(32, 3)).unwrap();
+        let r = analyze(&d, &Platform::uniform(32, 1), &perf_hash(32, 3)).unwrap();
         assert_eq!(r.private_slots_per_process, [128]);
         assert_eq!(r.reachable_buckets, 128);
         assert_eq!(r.table_bytes, 8192 * 64 + 64 + 128 * 64);
@@ -923,10 +913,10 @@ mod tests {
             shared: false,
         }
         .place(3);
-        let r = analyze(&d, &platform(32, 1), &forks).unwrap();
+        let r = analyze(&d, &Platform::uniform(32, 1), &forks).unwrap();
         assert_eq!(r.private_slots_per_process, [0; 16]);
         let d = preset("private-2009").unwrap();
-        let r = analyze(&d, &platform(32, 1), &forks).unwrap();
+        let r = analyze(&d, &Platform::uniform(32, 1), &forks).unwrap();
         assert_eq!(r.private_slots_per_process, [256; 16]);
         assert_eq!(
             (r.reachable_buckets, r.max_load, r.colliding_pairs),
@@ -943,7 +933,7 @@ mod tests {
         let mm = 0xffff_8881_00ab_c000;
         let key = get_futex_key(0x1000, KeySource::Private { mm }, WordSize::Bits64, 4096).unwrap();
         let stray = [PlacedKey { key, process: 1 }];
-        let err = analyze_keys(&d, &platform(4, 1), &procs, &stray).unwrap_err();
+        let err = analyze_keys(&d, &Platform::uniform(4, 1), &procs, &stray).unwrap_err();
         assert_eq!(
             err,
             LayoutError::StrayKey {
@@ -958,13 +948,13 @@ mod tests {
     fn bad_platforms_are_rejected() {
         let d = preset("aligned-3.14").unwrap();
         for (p, why) in [
-            (platform(0, 1), PlatformError::Cpus(0)),
-            (platform(8, 0), PlatformError::Nodes(0)),
+            (Platform::uniform(0, 1), PlatformError::Cpus(0)),
+            (Platform::uniform(8, 0), PlatformError::Nodes(0)),
             (
                 Platform {
                     line_size: 96,
                     page_size: 4096,
-                    ..platform(8, 1)
+                    ..Platform::uniform(8, 1)
                 },
                 PlatformError::LineSize(96),
             ),

@@ -71,10 +71,10 @@ impl Platform {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn platform(cpus: u64, nodes: u32) -> Platform {
+impl Platform {
+    /// A machine of `cpus` CPUs on `nodes` nodes, 64-byte lines and 4 KiB
+    /// pages, for the tests of what reads a platform.
+    pub(crate) fn uniform(cpus: u64, nodes: u32) -> Platform {
         Platform {
             cpus,
             possible_cpus: cpus,
@@ -83,18 +83,26 @@ mod tests {
             page_size: MIN_PAGE,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn each_figure_out_of_range_is_named() {
-        assert_eq!(platform(8, 2).validate(), Ok(()));
-        assert_eq!(platform(0, 1).validate(), Err(PlatformError::Cpus(0)));
+        assert_eq!(Platform::uniform(8, 2).validate(), Ok(()));
         assert_eq!(
-            platform(MAX_CPUS + 1, 1).validate(),
+            Platform::uniform(0, 1).validate(),
+            Err(PlatformError::Cpus(0))
+        );
+        assert_eq!(
+            Platform::uniform(MAX_CPUS + 1, 1).validate(),
             Err(PlatformError::Cpus(MAX_CPUS + 1))
         );
         let fewer_possible = Platform {
             possible_cpus: 4,
-            ..platform(8, 1)
+            ..Platform::uniform(8, 1)
         };
         assert_eq!(
             fewer_possible.validate(),
@@ -103,18 +111,21 @@ mod tests {
                 cpus: 8
             })
         );
-        assert_eq!(platform(8, 0).validate(), Err(PlatformError::Nodes(0)));
+        assert_eq!(
+            Platform::uniform(8, 0).validate(),
+            Err(PlatformError::Nodes(0))
+        );
         for line_size in [4, 96, 2 * MAX_LINE] {
             let p = Platform {
                 line_size,
-                ..platform(8, 1)
+                ..Platform::uniform(8, 1)
             };
             assert_eq!(p.validate(), Err(PlatformError::LineSize(line_size)));
         }
         for page_size in [2048, 12288, 2 * MAX_PAGE] {
             let p = Platform {
                 page_size,
-                ..platform(8, 1)
+                ..Platform::uniform(8, 1)
             };
             assert_eq!(p.validate(), Err(PlatformError::PageSize(page_size)));
         }

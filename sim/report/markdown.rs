@@ -47,6 +47,15 @@ fn per_thread(r: &RunRecord) -> f64 {
 /// The conclusions first: which design is fastest where, and each design
 /// against the baseline, by how much, counting only what is beyond the
 /// noise.
+/// The cell's per-thread rates against the baseline's at the same point,
+/// repetitions paired by seed; None without a baseline cell or pairs.
+fn against_baseline(set: &ResultSet, cells: &[Cell], c: &Cell) -> Option<Change> {
+    let base = cells
+        .iter()
+        .find(|b| b.point == c.point && b.design == set.baseline)?;
+    Change::between(&base.each(per_thread), &c.each(per_thread))
+}
+
 fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     let mut points: Vec<(usize, &str)> = Vec::new();
     for c in cells {
@@ -130,12 +139,7 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         let mut slower: Vec<(f64, &str)> = Vec::new();
         let mut noise: Vec<&str> = Vec::new();
         for c in cells.iter().filter(|c| c.design == design) {
-            let base = cells
-                .iter()
-                .find(|b| b.point == c.point && b.design == set.baseline);
-            let Some(change) =
-                base.and_then(|b| Change::between(&b.each(per_thread), &c.each(per_thread)))
-            else {
+            let Some(change) = against_baseline(set, cells, c) else {
                 continue;
             };
             match (change.within_noise, change.ratio > 1.0) {
@@ -393,12 +397,7 @@ fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     );
     let _ = writeln!(md, "|---|---|---:|---|");
     for c in cells.iter().filter(|c| c.design != set.baseline) {
-        let base = cells
-            .iter()
-            .find(|b| b.point == c.point && b.design == set.baseline);
-        let Some(change) =
-            base.and_then(|b| Change::between(&b.each(per_thread), &c.each(per_thread)))
-        else {
+        let Some(change) = against_baseline(set, cells, c) else {
             continue;
         };
         let verdict = if change.within_noise {
