@@ -5,15 +5,12 @@
 //! which part it comes from. The model passes within 1.5x of each. These
 //! drive the directory alone, so they test the hierarchy, not the kernel.
 
-use futexsim::coherence::{AccessKind, Directory};
+use futexsim::coherence::probe::{contended_rmw_ns, directory, fan_out_ns, IDLE_GAP, LINE_ADDR};
+use futexsim::coherence::AccessKind;
 use futexsim::machine::presets::{names, preset};
-use futexsim::machine::{Level, Machine, Ps};
-use futexsim::memory::{Home, MemoryMap};
+use futexsim::machine::{Level, Machine};
 
 const TOLERANCE: f64 = 1.5;
-const LINE_ADDR: u64 = 0x10_0000;
-/// Far enough apart that no request of one step waits for another's.
-const IDLE_GAP: Ps = 10_000_000;
 
 /// Where the requesting CPU sits relative to the line's holder.
 #[derive(Clone, Copy, Debug)]
@@ -180,13 +177,6 @@ fn machine(profile: &str) -> Machine {
     Machine::new(preset(profile).unwrap()).unwrap()
 }
 
-/// A directory over a few lines whose memory is on node `home`.
-fn directory(m: &Machine, home: u32) -> Directory {
-    let mut mem = MemoryMap::new(m.line_size());
-    mem.add("lines", LINE_ADDR, 4096, Home::Node(home));
-    Directory::new(&mem, m)
-}
-
 /// The first CPU after CPU 0 that meets it at `level`, on the node `node` asks.
 fn cpu_at(m: &Machine, level: Level, node: Option<u32>) -> Option<u32> {
     (1..m.cpus()).find(|&c| m.level(0, c) == level && node.is_none_or(|n| m.node_of(c) == n))
@@ -252,19 +242,6 @@ fn every_profile_meets_its_idle_latencies_per_distance() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// One writer, then `k` readers at once: when the last of them has the line.
-fn fan_out_ns(m: &Machine, readers: &[u32]) -> f64 {
-    let mut d = directory(m, 0);
-    d.access(m, 0, 0, 0, LINE_ADDR, AccessKind::Write);
-    let now = IDLE_GAP;
-    let last = readers
-        .iter()
-        .map(|&r| d.access(m, r, now, 0, LINE_ADDR, AccessKind::Read).done)
-        .max()
-        .unwrap_or(now);
-    (last - now) as f64 / 1000.0
-}
-
 /// k readers after one write, all in the writer's LLC domain. No published
 /// measurement of the slope was found; the published idle figures bound it:
 /// the first reader pays the HITM, each later one at most the clean HIT
@@ -309,29 +286,6 @@ fn k_readers_after_one_write_pipeline_or_serialise_as_the_llc_does() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// `cpus` increment one line back to back: the mean time between increments.
-fn contended_rmw_ns(m: &Machine, cpus: &[u32], rounds: usize) -> f64 {
-    let mut d = directory(m, 0);
-    let mut next: Vec<Ps> = vec![0; cpus.len()];
-    let mut done = 0;
-    let mut first_counted = None;
-    for op in 0..rounds * cpus.len() {
-        let (i, &now) = next
-            .iter()
-            .enumerate()
-            .min_by_key(|&(i, &t)| (t, i))
-            .unwrap_or((0, &0));
-        let out = d.access(m, cpus[i], now, 0, LINE_ADDR, AccessKind::Rmw);
-        next[i] = out.done;
-        done = done.max(out.done);
-        if op == cpus.len() * 4 {
-            first_counted = Some((op, done));
-        }
-    }
-    let (op0, t0) = first_counted.unwrap_or((0, 0));
-    (done - t0) as f64 / 1000.0 / (rounds * cpus.len() - op0 - 1) as f64
 }
 
 /// The nearest published contended figure: on a Skylake client (4 cores,

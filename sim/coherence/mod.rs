@@ -5,6 +5,7 @@
 //! field written and then read elsewhere) from false sharing (another field
 //! of the same line).
 
+pub mod probe;
 mod sharers;
 mod stats;
 

@@ -20,9 +20,15 @@
 //! The failed wait sets the kernel's costs: the simulator runs one thread of
 //! perf bench futex hash with the base syscall cost, and the syscall cost is
 //! moved by the difference to the measured wait; a shared key costs what
-//! the shared wait measures above the private one. The fan-out slope and
-//! the lock-add throughput have no field of the profile to set yet; they
-//! are reported and kept in its source.
+//! the shared wait measures above the private one. The contended `lock add`
+//! on the most CPUs of one socket sets `coherence.handoff`: the share of a
+//! transfer for which a hand-off holds the line, bisected until the
+//! directory's increments on as many CPUs come as far apart as the host's.
+//! Where the LLC is inclusive, the fan-out's slope sets
+//! `coherence.read_occupancy` the same way (each further reader of a
+//! written line is an L3 hit that holds the line's server that long);
+//! elsewhere a later reader's copy is a snoop, priced by the hand-off, and
+//! the fan-out is reported beside what the fitted profile predicts.
 //!
 //! A measurement on a busy machine only ever gains time (a preempted
 //! thread), so each takes the least over a few trials, and every trial
@@ -31,8 +37,9 @@
 
 use super::sys::{allowed_cpus, bare_syscall, futex_wait, pin_to};
 use super::topology::{self, Distance, HostCpu};
+use crate::coherence::probe;
 use crate::config::Config;
-use crate::machine::{MachineSpec, RemoteSpec, TopologySpec};
+use crate::machine::{Level, Machine, MachineSpec, RemoteSpec, TopologySpec};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use toml::{Table, Value};
@@ -403,17 +410,7 @@ impl HostFigures {
     /// The least-squares slope of the fan-out's round time against its
     /// readers; None with fewer than two reader counts.
     pub fn fan_out_slope_ns(&self) -> Option<f64> {
-        let n = self.fan_out.len() as f64;
-        if self.fan_out.len() < 2 {
-            return None;
-        }
-        let mean_k = self.fan_out.iter().map(|&(k, _)| k as f64).sum::<f64>() / n;
-        let mean_t = self.fan_out.iter().map(|&(_, t)| t).sum::<f64>() / n;
-        let (num, den) = self.fan_out.iter().fold((0.0, 0.0), |(num, den), &(k, t)| {
-            let dk = k as f64 - mean_k;
-            (num + dk * (t - mean_t), den + dk * dk)
-        });
-        Some(num / den)
+        slope(&self.fan_out)
     }
 
     fn transfer(&self, distance: Distance) -> Option<f64> {
@@ -559,6 +556,7 @@ pub fn profile(
     );
     spec.latency.dram_remote = None;
     spec.latency.board = None;
+    let fitted = fit_coherence(&mut spec, figures)?;
     let simulated = simulated_hash(&spec, 1, false, 200)?;
     let modelled = spec.kernel.ns();
     let syscall = tenth(modelled.syscall + figures.failed_wait_private_ns - 1e9 / simulated);
@@ -578,7 +576,7 @@ pub fn profile(
     spec.source = format!(
         "futexsim calibrate on this machine: {} CPUs, {} ({} sockets x {} nodes x {} cores x {} \
          threads, {} cores per last-level cache); {}; failed FUTEX_WAIT {:.1} ns private and \
-         {:.1} ns shared set kernel.syscall and kernel.futex_key_shared; not measured, from {base_name}: {}",
+         {:.1} ns shared set kernel.syscall and kernel.futex_key_shared; {}; not measured, from {base_name}: {}",
         figures.cpus.len(),
         if described { "topology from sysfs" } else { "one flat node (sysfs does not describe it evenly)" },
         t.sockets,
@@ -589,6 +587,7 @@ pub fn profile(
         figures.lines().join("; "),
         figures.failed_wait_private_ns,
         figures.failed_wait_shared_ns,
+        fitted.join("; "),
         if unmeasured.is_empty() {
             "l1_hit, dram, rmw and the other kernel costs".to_string()
         } else {
@@ -596,6 +595,152 @@ pub fn profile(
         }
     );
     Ok(spec)
+}
+
+/// The profile's CPUs as calibrate orders the host's for the fan-out and
+/// the lock add: CPU 0, then the others of its socket nearest first, SMT
+/// siblings last.
+fn nearest_first(m: &Machine) -> Vec<u32> {
+    let socket_of = |c: u32| m.node_of(c) / m.spec.topology.nodes_per_socket.max(1);
+    let mut near: Vec<u32> = (1..m.cpus())
+        .filter(|&c| socket_of(c) == socket_of(0))
+        .collect();
+    near.sort_by_key(|&c| (m.level(0, c) == Level::Core, m.level(0, c), c));
+    std::iter::once(0).chain(near).collect()
+}
+
+/// Bisects `set` over [lo, hi] until `model` of the profile it gives meets
+/// `target` (model rising with the parameter); the end of the range when
+/// the target lies beyond it.
+fn bisect(
+    spec: &MachineSpec,
+    (lo, hi): (f64, f64),
+    target: f64,
+    set: impl Fn(&mut MachineSpec, f64),
+    model: impl Fn(&Machine) -> f64,
+) -> Result<f64, String> {
+    let at = |x: f64| -> Result<f64, String> {
+        let mut s = spec.clone();
+        set(&mut s, x);
+        Ok(model(&Machine::new(s).map_err(|e| e.to_string())?))
+    };
+    if at(hi)? <= target {
+        return Ok(hi);
+    }
+    if at(lo)? >= target {
+        return Ok(lo);
+    }
+    let (mut lo, mut hi) = (lo, hi);
+    for _ in 0..30 {
+        let mid = (lo + hi) / 2.0;
+        if at(mid)? < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo + hi) / 2.0)
+}
+
+/// The shares of a transfer a fitted hand-off may take: one migration an
+/// increment at most, a sixty-fourth at least.
+const HANDOFF_RANGE: (f64, f64) = (1.0 / 64.0, 1.0);
+
+/// Sets `coherence.handoff` from the contended lock add and, on an
+/// inclusive LLC, `coherence.read_occupancy` from the fan-out (see the
+/// file's comment); says what it set, from what, for the source.
+fn fit_coherence(spec: &mut MachineSpec, figures: &HostFigures) -> Result<Vec<String>, String> {
+    let mut said = Vec::new();
+    let order = nearest_first(&Machine::new(spec.clone()).map_err(|e| e.to_string())?);
+    let widest = figures
+        .lock_add
+        .iter()
+        .filter(|l| l.sockets == 1 && l.cpus >= 2 && l.cpus <= order.len())
+        .max_by_key(|l| l.cpus);
+    match widest {
+        Some(l) => {
+            let cpus = &order[..l.cpus];
+            let target = 1e9 / l.ops_per_sec;
+            let handoff = bisect(
+                spec,
+                HANDOFF_RANGE,
+                target,
+                |s, h| s.coherence.handoff = Some(h),
+                |m| probe::contended_rmw_ns(m, cpus, 100),
+            )?;
+            spec.coherence.handoff = Some((handoff * 1000.0).round() / 1000.0);
+            // At the range's ends the host did what the model cannot: keep
+            // the line for several increments, or take more than one
+            // migration for each.
+            let bound = if handoff <= HANDOFF_RANGE.0 {
+                " (the least the model takes: the host's increments came closer)"
+            } else if handoff >= HANDOFF_RANGE.1 {
+                " (one migration an increment: the host's came farther apart)"
+            } else {
+                ""
+            };
+            said.push(format!(
+                "coherence.handoff {:.3}{bound} fitted to lock add on {} CPUs of one socket ({target:.1} ns an increment)",
+                handoff, l.cpus
+            ));
+        }
+        None => {
+            said.push("coherence.handoff from the base: no lock add on 2 CPUs of one socket".into())
+        }
+    }
+    let readers: Vec<(usize, f64)> = figures
+        .fan_out
+        .iter()
+        .copied()
+        .filter(|&(k, _)| k < order.len())
+        .collect();
+    let model_slope = |m: &Machine| {
+        slope(
+            &readers
+                .iter()
+                .map(|&(k, _)| (k, probe::fan_out_ns(m, &order[1..=k])))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (Some(measured), true) = (slope(&readers), readers.len() >= 2) else {
+        return Ok(said);
+    };
+    if spec.coherence.llc_inclusive {
+        let occupancy = bisect(
+            spec,
+            (0.05, spec.latency.llc),
+            measured,
+            |s, ns| s.coherence.read_occupancy = Some(ns),
+            |m| model_slope(m).unwrap_or(0.0),
+        )?;
+        spec.coherence.read_occupancy = Some(tenth(occupancy.max(0.1)));
+        said.push(format!(
+            "coherence.read_occupancy {:.1} ns fitted to the fan-out slope ({measured:.1} ns a reader)",
+            occupancy.max(0.1)
+        ));
+    } else {
+        let predicted = model_slope(&Machine::new(spec.clone()).map_err(|e| e.to_string())?);
+        said.push(format!(
+            "fan-out slope {measured:.1} ns a reader, {:.1} predicted (a snoop a reader: not fitted)",
+            predicted.unwrap_or(0.0)
+        ));
+    }
+    Ok(said)
+}
+
+/// The least-squares slope of ns against k; None with fewer than two ks.
+fn slope(points: &[(usize, f64)]) -> Option<f64> {
+    if points.len() < 2 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let mean_k = points.iter().map(|&(k, _)| k as f64).sum::<f64>() / n;
+    let mean_t = points.iter().map(|&(_, t)| t).sum::<f64>() / n;
+    let (num, den) = points.iter().fold((0.0, 0.0), |(num, den), &(k, t)| {
+        let dk = k as f64 - mean_k;
+        (num + dk * (t - mean_t), den + dk * dk)
+    });
+    Some(num / den)
 }
 
 /// perf bench futex hash on `spec` as the simulator predicts it: the
@@ -660,6 +805,70 @@ mod tests {
             failed_wait_private_ns: 120.0,
             failed_wait_shared_ns: 180.0,
         }
+    }
+
+    /// The figures a profile with `handoff` predicts for lock add on 4 CPUs.
+    fn lock_add_of(spec: &MachineSpec, handoff: f64) -> HostFigures {
+        let mut s = spec.clone();
+        s.coherence.handoff = Some(handoff);
+        let m = Machine::new(s).unwrap();
+        let ns = probe::contended_rmw_ns(&m, &nearest_first(&m)[..4], 100);
+        HostFigures {
+            lock_add: vec![LockAdd {
+                cpus: 4,
+                sockets: 1,
+                ops_per_sec: 1e9 / ns,
+            }],
+            ..figures(Vec::new())
+        }
+    }
+
+    /// A host whose increments come as a known hand-off share makes them
+    /// is given back that share; one slower than a migration each is held
+    /// at one migration, and the source says so.
+    #[test]
+    fn the_hand_off_is_fitted_to_the_lock_add_the_model_would_make() {
+        let base = crate::machine::presets::preset("icx-2s").unwrap();
+        for want in [0.3, 0.6, 0.9] {
+            let mut spec = base.clone();
+            let said = fit_coherence(&mut spec, &lock_add_of(&base, want)).unwrap();
+            let got = spec.coherence.handoff.unwrap();
+            assert!((got - want).abs() < 0.02, "fitted {got}, made with {want}");
+            assert!(said[0].contains("fitted to lock add on 4 CPUs"), "{said:?}");
+        }
+        let mut slow = lock_add_of(&base, 1.0);
+        slow.lock_add[0].ops_per_sec /= 3.0;
+        let mut spec = base.clone();
+        let said = fit_coherence(&mut spec, &slow).unwrap();
+        assert_eq!(spec.coherence.handoff, Some(1.0));
+        assert!(said[0].contains("one migration an increment"), "{said:?}");
+    }
+
+    /// On an inclusive LLC a fan-out made with a known read occupancy is
+    /// given back that occupancy.
+    #[test]
+    fn the_read_occupancy_is_fitted_to_the_fan_out_on_an_inclusive_llc() {
+        let base = crate::machine::presets::preset("e5-2650-2s-32").unwrap();
+        assert!(base.coherence.llc_inclusive);
+        let want = 3.0;
+        let mut made = base.clone();
+        made.coherence.read_occupancy = Some(want);
+        let m = Machine::new(made).unwrap();
+        let order = nearest_first(&m);
+        let fan_out = (1..=6)
+            .map(|k| (k, probe::fan_out_ns(&m, &order[1..=k])))
+            .collect();
+        let mut spec = base.clone();
+        let said = fit_coherence(&mut spec, &figures(fan_out)).unwrap();
+        let got = spec.coherence.read_occupancy.unwrap();
+        assert!(
+            (got - want).abs() <= 0.1,
+            "fitted {got} ns, made with {want}"
+        );
+        assert!(
+            said.iter().any(|l| l.contains("read_occupancy")),
+            "{said:?}"
+        );
     }
 
     #[test]
