@@ -258,7 +258,7 @@ impl Scenario {
         let started = Instant::now();
         let task_cpus: Vec<u32> = setup.tasks.iter().map(|t| t.cpu).collect();
         let layout = SchedLayout::new(&machine, &mut memory, &task_cpus);
-        let out = Engine::new(
+        let mut out = Engine::new(
             &machine,
             &memory,
             futex,

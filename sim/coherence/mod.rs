@@ -10,6 +10,7 @@ mod sharers;
 mod stats;
 
 pub use sharers::SharerSet;
+use stats::Pending;
 pub use stats::{LineStats, OffsetStats, Totals};
 
 use crate::huge_pages;
@@ -24,6 +25,11 @@ pub enum AccessKind {
     Write,
     /// A locked read-modify-write (atomic inc, xadd, cmpxchg).
     Rmw,
+}
+
+impl AccessKind {
+    /// Every kind, in declaration order: `ALL[k as usize] == k`.
+    pub const ALL: [AccessKind; 3] = [AccessKind::Read, AccessKind::Write, AccessKind::Rmw];
 }
 
 /// Where the data came from, as perf c2c names it.
@@ -157,6 +163,8 @@ pub struct Directory {
     /// without waiting for the line's state.
     stats_of: Vec<u32>,
     stats: Vec<LineStats>,
+    /// Accesses not yet counted into `stats`.
+    pending: Pending,
     pub totals: Totals,
     /// Lines each LLC domain has filled so far.
     fills: Vec<u32>,
@@ -204,6 +212,7 @@ impl Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
             lines,
             stats: Vec::new(),
+            pending: Pending::new(),
             totals: Totals::new(machine.nodes()),
             fills: vec![0; machine.hierarchy.llc_domains as usize],
             cpus: machine.cpus() as usize,
@@ -261,9 +270,12 @@ impl Directory {
                 class: Class::L1Hit,
             };
             if *stats != 0 {
-                self.stats[*stats as usize - 1].record(
+                let index = *stats - 1;
+                self.pending.add(
+                    &mut self.stats,
+                    index,
                     off,
-                    cpu as u16,
+                    cpu,
                     kind,
                     Class::L1Hit,
                     0,
@@ -384,9 +396,12 @@ impl Directory {
             *stats = self.stats.len() as u32;
         }
         if *stats != 0 {
-            self.stats[*stats as usize - 1].record(
+            let index = *stats - 1;
+            self.pending.add(
+                &mut self.stats,
+                index,
                 off,
-                cpu as u16,
+                cpu,
                 kind,
                 class,
                 done - now,
@@ -440,15 +455,11 @@ impl Directory {
         self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
     }
 
-    /// Starts loading a line's state and statistics into the host's cache:
-    /// an op knows its lines when it begins, events before it touches them.
+    /// Starts loading a line's state into the host's cache: an op knows
+    /// its lines when it begins, events before it touches them.
     #[inline]
     pub fn prefetch(&self, line: LineId) {
         prefetch_whole(&self.lines[line as usize]);
-        let stats = self.stats_of[line as usize];
-        if stats != 0 {
-            prefetch_whole(&self.stats[stats as usize - 1]);
-        }
     }
 
     /// How many writes the line has served. Requests on a line are served
@@ -466,13 +477,15 @@ impl Directory {
     }
 
     /// Lines that moved between caches at least once, with their counts.
-    pub fn line_stats(&self) -> &[LineStats] {
+    pub fn line_stats(&mut self) -> &[LineStats] {
+        self.pending.count(&mut self.stats, self.cpus);
         &self.stats
     }
 
     /// Forgets everything counted so far (end of warm-up); line states stay.
     pub fn reset_stats(&mut self) {
         self.totals = Totals::new(self.nodes);
+        self.pending.clear();
         for s in &mut self.stats {
             *s = LineStats::new(s.line);
         }
