@@ -562,3 +562,189 @@ impl FutexSystem {
             .map_or(RefcountMode::None, |p| p.refcount)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::core::FutexOp;
+    use super::super::key::KeyKind;
+    use super::super::testing::{blocks, Kernel};
+    use super::*;
+
+    fn slots_in_use(k: &Kernel) -> u64 {
+        k.sys.resizes_in_run()[0].map_or(0, |(slots, _)| slots)
+    }
+
+    fn stats(k: &Kernel) -> ResizesInRun {
+        k.sys.resizes_in_run()[0].expect("the process grows").1
+    }
+
+    fn failing_wait(k: &mut Kernel, task: u32, offset: u64) -> Script {
+        let uaddr = k.word(offset);
+        k.run(
+            task,
+            FutexOp::Wait {
+                uaddr,
+                val: 1,
+                kind: KeyKind::Private,
+            },
+        )
+    }
+
+    fn mutex_steps(s: &Script) -> usize {
+        s.iter()
+            .filter(|step| matches!(step, Step::Lock(l) | Step::Unlock(l) if l.word.addr % 64 == MM_HASH_LOCK))
+            .count()
+    }
+
+    /// 32 threads created one by one on 64 CPUs with nothing in flight:
+    /// futex_hash_allocate_default's 16, then 32 at the 5th creation (5
+    /// threads, 20 rounded up), 64 at the 9th and 128 at the 17th, each
+    /// published at once where no op holds the old table.
+    #[test]
+    fn created_one_by_one_the_table_ends_as_the_rule_sizes_it() {
+        let mut k = Kernel::growing("v6.16-rc1", 32, 1000);
+        let mut sizes = Vec::new();
+        for task in 0..32 {
+            k.create(task);
+            sizes.push(slots_in_use(&k));
+        }
+        assert_eq!(sizes[0], 16);
+        assert_eq!(&sizes[3..5], [16, 32]);
+        assert_eq!(&sizes[7..9], [32, 64]);
+        assert_eq!(&sizes[15..17], [64, 128]);
+        assert_eq!(sizes[31], 128);
+        let s = stats(&k);
+        assert_eq!((s.allocated, s.published, s.moved), (3, 3, 0));
+    }
+
+    /// The resize at the 5th creation with four futex_qs queued moves each
+    /// to the bucket its key hashes to in the new table, where a wake finds
+    /// it, and takes a lock, an unlock and the plist's stores for each more
+    /// than the same resize with nobody queued.
+    #[test]
+    fn a_resize_moves_every_queued_waiter_and_costs_more_for_each() {
+        let grow = |waiters: u32| {
+            let mut k = Kernel::growing("v6.16-rc1", 5, 1000);
+            for task in 0..4 {
+                k.create(task);
+            }
+            for task in 0..waiters {
+                let uaddr = k.word(64 * u64::from(task));
+                let s = k.wait(task, uaddr);
+                assert!(blocks(&s));
+            }
+            let s = k.create(4);
+            (k, s)
+        };
+        let (empty, without) = grow(0);
+        let (k, with) = grow(4);
+        assert_eq!((slots_in_use(&empty), slots_in_use(&k)), (32, 32));
+        assert_eq!(stats(&k).moved, 4);
+        for task in 0..4 {
+            let uaddr = k.word(64 * u64::from(task));
+            assert_eq!(k.waiters_on(task, uaddr), [task], "waiter {task}");
+        }
+        let locks = |s: &Script| s.iter().filter(|st| matches!(st, Step::Lock(_))).count();
+        // Each old bucket's lock, the mutex, and one new bucket lock per waiter.
+        assert_eq!(locks(&without), 16 + 1);
+        assert_eq!(locks(&with), 16 + 1 + 4);
+        assert!(
+            with.len() > without.len() + 4 * 6,
+            "{} {}",
+            with.len(),
+            without.len()
+        );
+    }
+
+    /// An op in flight holds the old table: the creation leaves the new one
+    /// waiting, later ops keep the old one, and the first op to begin once
+    /// the last reference is gone pivots; one that begins while the pivot's
+    /// steps run waits for the mutex first.
+    #[test]
+    fn ops_in_flight_hold_the_resize_until_they_drain() {
+        let mut k = Kernel::growing("v6.16-rc1", 5, 1000);
+        for task in 0..4 {
+            k.create(task);
+        }
+        let uaddr = k.word(0);
+        let mut in_flight = Script::new();
+        let wait = FutexOp::Wait {
+            uaddr,
+            val: 1,
+            kind: KeyKind::Private,
+        };
+        k.sys.begin(&k.memory, 0, k.now, wait, &mut in_flight);
+        let creation = k.create(4);
+        assert_eq!(mutex_steps(&creation), 2);
+        assert_eq!(slots_in_use(&k), 16, "the old table is held");
+        let during = failing_wait(&mut k, 1, 8);
+        assert_eq!(mutex_steps(&during), 0);
+        assert_eq!(slots_in_use(&k), 16, "a new op took the old table too");
+        // Task 0's op decides and drops its reference: the old table is dead.
+        let Some(&Step::Decide(d)) = in_flight.last() else {
+            panic!("the wait decides under the lock");
+        };
+        k.sys.decide(&k.memory, 0, k.now, d, &mut in_flight);
+        let mut pivoting = Script::new();
+        k.sys.begin(&k.memory, 2, k.now, wait, &mut pivoting);
+        assert_eq!(slots_in_use(&k), 32, "the first op after the drain pivots");
+        assert_eq!(mutex_steps(&pivoting), 2);
+        assert_eq!(
+            pivoting
+                .iter()
+                .filter(|s| matches!(s, Step::Lock(_)))
+                .count(),
+            1 + 16 + 1,
+            "the mutex, the old buckets, its own bucket"
+        );
+        let waiting = failing_wait(&mut k, 3, 16);
+        assert_eq!(mutex_steps(&waiting), 2, "it waits for the pivot's mutex");
+        assert_eq!(
+            stats(&k).published,
+            0,
+            "the publication's steps have not run"
+        );
+        let published = pivoting
+            .iter()
+            .find_map(|s| match s {
+                Step::Decide(d @ Decision::HashPublished(_)) => Some(*d),
+                _ => None,
+            })
+            .expect("the pivot publishes");
+        k.sys.decide(&k.memory, 2, k.now, published, &mut pivoting);
+        assert_eq!(stats(&k).published, 1);
+        assert_eq!(mutex_steps(&failing_wait(&mut k, 3, 16)), 0);
+    }
+
+    /// 6.17: futex_ref_drop waits a grace period after the last publication
+    /// before the count goes atomic, and one more before it can be dead;
+    /// meanwhile ops keep the old table, their references on the mm's
+    /// atomic in the second period.
+    #[test]
+    fn per_cpu_references_drain_after_two_grace_periods() {
+        let mut k = Kernel::growing("v6.17", 5, 1_000_000);
+        for task in 0..4 {
+            k.create(task);
+        }
+        k.now = 10_000;
+        k.create(4);
+        let atomic = |k: &Kernel, s: &Script| {
+            s.iter().any(|st| matches!(st, Step::Access(m, AccessKind::Rmw) if m.addr % 64 == MM_ATOMIC && m.line == k.sys.growth_of(0).unwrap().mm_line.line))
+        };
+        k.now = 500_000;
+        let s = failing_wait(&mut k, 1, 0);
+        assert!(!atomic(&k, &s));
+        assert_eq!(slots_in_use(&k), 16);
+        k.now = 1_500_000;
+        let s = failing_wait(&mut k, 1, 0);
+        assert!(
+            atomic(&k, &s),
+            "the count is atomic in the second grace period"
+        );
+        assert_eq!(slots_in_use(&k), 16);
+        k.now = 2_000_000;
+        failing_wait(&mut k, 1, 0);
+        assert_eq!(slots_in_use(&k), 32);
+        assert_eq!(stats(&k).resize_ns, (2_000_000 - 10_000) / 1000);
+    }
+}

@@ -5,8 +5,22 @@
 //! one every N ns while the run goes on, and the threads already running
 //! then meet each resize (sim/kernel/resize.rs).
 
+use super::WorkloadError;
 use crate::machine::Ps;
 use crate::task::{Counting, Done, Op, Program, TaskSpec};
+
+/// A workload's `create_every_ns`: from 1 ns to 1 s, or absent.
+pub fn check_create_every(ns: Option<u64>) -> Result<(), WorkloadError> {
+    match ns {
+        Some(ns) if ns == 0 || ns > 1_000_000_000 => Err(WorkloadError::at(
+            "create_every_ns",
+            format!(
+                "create_every_ns = {ns}: give 1 ns to 1 s (1000000000 ns) between creations, or leave it out for every thread at the start"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// A task created at `at`: its first op is its creation.
 struct CreatedAt {

@@ -165,14 +165,7 @@ impl Workload for PerfHash {
                 ),
             ));
         }
-        if let Some(ns) = self.create_every_ns {
-            if ns == 0 || ns > 1_000_000_000 {
-                return Err(WorkloadError::at(
-                    "create_every_ns",
-                    format!("create_every_ns = {ns}: give 1 ns to 1 s (1000000000 ns) between creations, or leave it out for every thread at the start"),
-                ));
-            }
-        }
+        super::creation::check_create_every(self.create_every_ns)?;
         let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
         if words > MAX_WORDS {
             return Err(WorkloadError::at("futexes", format!(
