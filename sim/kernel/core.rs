@@ -517,7 +517,7 @@ impl FutexSystem {
         s: &mut Script,
     ) -> (FutexKey, Bucket) {
         s.push(Step::Compute(Cost::SyscallHalf));
-        self.pivot_if_due(memory, task, s);
+        self.pivot_if_due(memory, task, kind, s);
         let (key, bucket) = self.hash_key(memory, task, uaddr, kind, s);
         self.private_reference(memory, task, bucket, s);
         self.reference_taken(bucket.table);

@@ -45,6 +45,7 @@
 
 use super::core::{FutexSystem, HEADER_REF};
 use super::futex_hash::{Bucket, ResizesInRun, TableSel};
+use super::key::KeyKind;
 use super::script::{Cost, Decision, LockRef, Script, Step};
 use super::table::{FieldName, RefcountMode};
 use crate::coherence::AccessKind;
@@ -335,14 +336,17 @@ impl FutexSystem {
                 g.allocated_at = now;
                 true
             }
-            // A larger table supersedes the one still waiting for the drain.
-            (Some(_), Some(pending)) => {
+            // A larger table supersedes the one still waiting for the
+            // drain (futex_hash_less keeps the larger), and the pivot is
+            // tried again.
+            (Some(old), Some(pending)) => {
                 g.stats.allocated += 1;
-                g.pending = Some(Pending {
+                let dead = g.refs[old as usize] == 0 && now >= pending.dead_from;
+                g.pending = (!dead).then_some(Pending {
                     generation,
                     ..pending
                 });
-                false
+                dead
             }
             (Some(old), None) => {
                 g.stats.allocated += 1;
@@ -381,10 +385,21 @@ impl FutexSystem {
         s.push(Step::Unlock(mutex));
     }
 
-    /// On an op's way in, before futex_hash: where the table in use is
-    /// dead and a new one waits, this op's failed get makes it pivot; where
-    /// a pivot is under way, it waits for the mutex and retries.
-    pub(super) fn pivot_if_due(&mut self, memory: &MemoryMap, task: u32, s: &mut Script) {
+    /// On a private key's way in, before futex_hash: where the table in
+    /// use is dead and a new one waits, this op's failed get makes it
+    /// pivot; where a pivot is under way, it waits for the mutex and
+    /// retries. A shared or FUTEX2_NUMA key's bucket has no `priv`: its op
+    /// takes no reference and never pivots.
+    pub(super) fn pivot_if_due(
+        &mut self,
+        memory: &MemoryMap,
+        task: u32,
+        kind: KeyKind,
+        s: &mut Script,
+    ) {
+        if kind != KeyKind::Private {
+            return;
+        }
         let process = self.process_of(task);
         let now = self.now;
         let Some(g) = self.growth_mut(process) else {
@@ -566,7 +581,6 @@ impl FutexSystem {
 #[cfg(test)]
 mod tests {
     use super::super::core::FutexOp;
-    use super::super::key::KeyKind;
     use super::super::testing::{blocks, Kernel};
     use super::*;
 
