@@ -140,6 +140,7 @@ impl Scenario {
                 .global
                 .iter()
                 .chain(hash.private.iter().flatten())
+                .chain(hash.outgrown.iter().flatten())
                 .map(|t| t.slots)
                 .sum(),
             queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),

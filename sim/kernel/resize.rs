@@ -730,6 +730,50 @@ mod tests {
         assert_eq!(mutex_steps(&failing_wait(&mut k, 3, 16)), 0);
     }
 
+    /// A growth that finds an earlier one still waiting replaces it with
+    /// the larger table (futex_hash_less), and the pivot is tried again:
+    /// at once by the creation where the old table has drained, else by
+    /// the first op after the drain; either way one rehash, to the larger.
+    #[test]
+    fn a_larger_growth_supersedes_the_one_waiting() {
+        for drained_before in [true, false] {
+            let mut k = Kernel::growing("v6.16-rc1", 9, 1000);
+            for task in 0..4 {
+                k.create(task);
+            }
+            let wait = FutexOp::Wait {
+                uaddr: k.word(0),
+                val: 1,
+                kind: KeyKind::Private,
+            };
+            let mut held = Script::new();
+            k.sys.begin(&k.memory, 0, k.now, wait, &mut held);
+            k.create(4);
+            let release = |k: &mut Kernel, held: &mut Script| {
+                let Some(&Step::Decide(d)) = held.last() else {
+                    panic!("the wait decides under the lock");
+                };
+                k.sys.decide(&k.memory, 0, k.now, d, held);
+            };
+            if drained_before {
+                release(&mut k, &mut held);
+            }
+            for task in 5..9 {
+                k.create(task);
+            }
+            if drained_before {
+                assert_eq!(slots_in_use(&k), 64, "the 9th creation pivots");
+            } else {
+                assert_eq!(slots_in_use(&k), 16, "still held");
+                release(&mut k, &mut held);
+                failing_wait(&mut k, 1, 8);
+                assert_eq!(slots_in_use(&k), 64, "the next op pivots");
+            }
+            let s = stats(&k);
+            assert_eq!((s.allocated, s.published), (2, 1), "{drained_before}");
+        }
+    }
+
     /// 6.17: futex_ref_drop waits a grace period after the last publication
     /// before the count goes atomic, and one more before it can be dead;
     /// meanwhile ops keep the old table, their references on the mm's
