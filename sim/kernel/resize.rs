@@ -9,8 +9,7 @@
 //!   that is more slots than the table in use, calls `futex_hash_allocate`.
 //! - `futex_hash_allocate` zeroes a new table (kvzalloc) and initialises
 //!   each bucket (`futex_hash_bucket_init`: `priv`, `waiters`, the chain
-//!   head, the lock); 6.17's first allocation also makes the per-CPU
-//!   counter `mm->futex_ref` and counts its first reference there. Under
+//!   head, the lock). Under
 //!   `mm->futex_hash_lock` it drops the initial reference of the table in
 //!   use (6.16-rc: `rcuref_put` on the header's `users`; 6.17:
 //!   `futex_ref_drop`, which starts the switch of the count from per-CPU
@@ -310,7 +309,7 @@ impl FutexSystem {
         };
         let process = self.process_of(task);
         let new = self.hash.generation(process, generation);
-        self.allocate_table(memory, task, new, s);
+        self.allocate_table(memory, new, s);
         let Some(g) = self.growth_of(process) else {
             return;
         };
@@ -424,9 +423,10 @@ impl FutexSystem {
     }
 
     /// kvzalloc of the new table and futex_hash_bucket_init of each bucket:
-    /// a store to every line, then one to each field of each bucket; 6.17's
-    /// first table also brings the per-CPU count's first reference.
-    fn allocate_table(&self, memory: &MemoryMap, task: u32, table: TableSel, s: &mut Script) {
+    /// a store to every line, then one to each field of each bucket. (6.17
+    /// makes the per-CPU count and its first reference with the mm, at
+    /// fork, futex_mm_init: before any thread is created.)
+    fn allocate_table(&self, memory: &MemoryMap, table: TableSel, s: &mut Script) {
         let t = self.hash.instance(table);
         let line_size = memory.line_size();
         let start = t.header.unwrap_or(t.base);
@@ -455,11 +455,6 @@ impl FutexSystem {
                     s.push(Step::Access(m, AccessKind::Write));
                 }
             }
-        }
-        let first = matches!(table, TableSel::Outgrown { generation: 0, .. })
-            || (matches!(table, TableSel::Private(p) if self.hash.outgrown[p as usize].is_empty()));
-        if first && self.refcount_mode() == RefcountMode::PerCpu {
-            s.push(Step::Access(self.percpu_ref(memory, task), AccessKind::Rmw));
         }
     }
 
