@@ -257,6 +257,8 @@ impl<'a> Engine<'a> {
             }
         }
         progress.finish();
+        let ended = self.timeline.all_exited().unwrap_or(self.window.end());
+        let resizes = self.futex.resizes_in_run(ended);
         Outcome {
             metrics: self.metrics,
             directory: self.dir,
@@ -265,7 +267,7 @@ impl<'a> Engine<'a> {
             asleep_at_end: self.futex.sleeping(),
             timeline: self.timeline,
             stalled_at,
-            resizes: self.futex.resizes_in_run(),
+            resizes,
         }
     }
 

@@ -185,9 +185,10 @@ impl FutexSystem {
         });
     }
 
-    /// What each process's resizes did in the run: None for every process
-    /// where threads were not created in it.
-    pub fn resizes_in_run(&self) -> Vec<Option<(u64, ResizesInRun)>> {
+    /// What each process's resizes did in a run that ended at `end`: the
+    /// slots in use and the resizes, None for a process that did not grow
+    /// in it.
+    pub fn resizes_in_run(&self, end: Ps) -> Vec<Option<(u64, ResizesInRun)>> {
         let Some(growth) = &self.growth else {
             return Vec::new();
         };
@@ -204,7 +205,7 @@ impl FutexSystem {
                 });
                 let mut stats = g.stats;
                 if g.pending.is_some() || g.pivoting {
-                    stats.resize_ns += self.now.saturating_sub(g.allocated_at) / 1000;
+                    stats.resize_ns += end.saturating_sub(g.allocated_at) / 1000;
                 }
                 Some((slots, stats))
             })
@@ -580,11 +581,11 @@ mod tests {
     use super::*;
 
     fn slots_in_use(k: &Kernel) -> u64 {
-        k.sys.resizes_in_run()[0].map_or(0, |(slots, _)| slots)
+        k.sys.resizes_in_run(k.now)[0].map_or(0, |(slots, _)| slots)
     }
 
     fn stats(k: &Kernel) -> ResizesInRun {
-        k.sys.resizes_in_run()[0].expect("the process grows").1
+        k.sys.resizes_in_run(k.now)[0].expect("the process grows").1
     }
 
     fn failing_wait(k: &mut Kernel, task: u32, offset: u64) -> Script {
