@@ -110,11 +110,14 @@ pub struct TableRecord {
     /// Slots of one global table instance.
     pub slots: u64,
     pub instances: u32,
-    /// Slots of each process's private hash (empty when none).
+    /// Slots of each process's private hash (empty when none): the table
+    /// its growth ends with by the kernel's rule.
     pub private_slots: Vec<u64>,
     pub bytes: u64,
     /// How each process's private hash ended (its slots, 0 for the global
-    /// hash; its resizes; what set it), where the design has one.
+    /// hash; its resizes; what set it), where the design has one; where
+    /// threads were created in the run, what the run reached and what its
+    /// resizes cost (`in_run`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub private_hashes: Vec<PrivateLife>,
 }

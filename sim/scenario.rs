@@ -7,6 +7,7 @@ use crate::engine::{Engine, SchedLayout};
 use crate::footprint::Footprint;
 use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
+use crate::kernel::resize::InRunCreation;
 use crate::kernel::table::{DesignError, Placement, SizingVars, TableDesign};
 use crate::machine::{Machine, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
@@ -15,6 +16,7 @@ use crate::record::{
     NamedLockRecord, Occupant, PerfThreadRecord, RunRecord, Speed, TableRecord,
 };
 use crate::task::RunWindow;
+use crate::workload::creation::staggered;
 use crate::workload::{Setup, WorkloadError, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -138,6 +140,7 @@ impl Scenario {
                 .global
                 .iter()
                 .chain(hash.private.iter().flatten())
+                .chain(hash.outgrown.iter().flatten())
                 .map(|t| t.slots)
                 .sum(),
             queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),
@@ -181,6 +184,7 @@ impl Scenario {
                     threads: 1 + tasks.count() as u64,
                     node: machine.node_of(setup.tasks[first].cpu),
                     set_slots: self.workload.workload().set_slots(),
+                    created_in_run: self.workload.workload().create_every_ns().is_some(),
                 }
             })
             .collect();
@@ -210,7 +214,7 @@ impl Scenario {
             hash,
             threads,
         } = self.prepare(&machine).map_err(|e| e.to_string())?;
-        let table = TableRecord {
+        let mut table = TableRecord {
             slots: hash.global_slots(),
             instances: hash.global.len() as u32,
             private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
@@ -244,7 +248,7 @@ impl Scenario {
             })
             .collect();
         let cpu_nodes: Vec<u32> = (0..machine.cpus()).map(|c| machine.node_of(c)).collect();
-        let futex = FutexSystem::new(
+        let mut futex = FutexSystem::new(
             hash.clone(),
             infos,
             setup.mms.clone(),
@@ -252,6 +256,17 @@ impl Scenario {
             machine.page_size(),
             &mut memory,
         );
+        if let Some(ns) = self.workload.workload().create_every_ns() {
+            let tasks = std::mem::take(&mut setup.tasks);
+            let (tasks, index_in_process) =
+                staggered(tasks, &setup.task_process, ns.saturating_mul(1000));
+            setup.tasks = tasks;
+            let creation = InRunCreation {
+                index_in_process,
+                grace_period: machine.sched.tick,
+            };
+            futex.create_threads_in_run(&creation, &mut memory);
+        }
         let lock = self.design.lock_kind(machine.lock_kind());
         let lock_names = std::mem::take(&mut setup.lock_names);
         let readout = setup.readout.take();
@@ -278,6 +293,14 @@ impl Scenario {
             ));
         }
 
+        // Where threads were created in the run: the slots and resizes it reached.
+        for (life, reached) in table.private_hashes.iter_mut().zip(&out.resizes) {
+            if let Some((slots, resizes)) = reached {
+                life.slots = *slots;
+                life.resizes = resizes.published;
+                life.in_run = Some(*resizes);
+            }
+        }
         let m = &out.metrics;
         let ops: u64 = m.ops_per_task.iter().sum();
         // A run whose tasks all exit ends early: its counted time ends with the last exit.
@@ -384,16 +407,27 @@ impl Scenario {
 
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
 fn describe(hash: &FutexHash, region: &str, addr: u64) -> Occupant {
-    let tables = (0..hash.global.len() as u32).map(TableSel::Global).chain(
-        (0..hash.private.len() as u32)
-            .filter(|&p| hash.private[p as usize].is_some())
-            .map(TableSel::Private),
-    );
+    // A process's outgrown tables are named as its private hash's.
+    let tables = (0..hash.global.len() as u32)
+        .map(TableSel::Global)
+        .chain(
+            (0..hash.private.len() as u32)
+                .filter(|&p| hash.private[p as usize].is_some())
+                .map(TableSel::Private),
+        )
+        .chain(hash.outgrown.iter().enumerate().flat_map(|(p, tables)| {
+            (0..tables.len() as u32).map(move |generation| TableSel::Outgrown {
+                process: p as u32,
+                generation,
+            })
+        }));
     for table in tables {
         if let Some((index, field)) = hash.locate(table, addr) {
             let table = match table {
                 TableSel::Global(_) => BucketTable::Global,
-                TableSel::Private(process) => BucketTable::Private { process },
+                TableSel::Private(process) | TableSel::Outgrown { process, .. } => {
+                    BucketTable::Private { process }
+                }
             };
             let bucket = BucketRef { table, index };
             return Occupant::Bucket { bucket, field };

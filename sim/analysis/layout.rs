@@ -368,7 +368,10 @@ impl TableLoads {
     fn slot(global_instances: usize, table: TableSel) -> usize {
         match table {
             TableSel::Global(n) => n as usize,
-            TableSel::Private(p) => global_instances + p as usize,
+            // The analysis hashes into the tables a process ends with.
+            TableSel::Private(p) | TableSel::Outgrown { process: p, .. } => {
+                global_instances + p as usize
+            }
         }
     }
 
@@ -440,6 +443,10 @@ fn table_name(table: TableSel, global_instances: usize) -> String {
         TableSel::Global(_) if global_instances == 1 => "global".into(),
         TableSel::Global(node) => format!("node {node}"),
         TableSel::Private(p) => format!("process {p}"),
+        TableSel::Outgrown {
+            process,
+            generation,
+        } => format!("process {process}, table {generation}"),
     }
 }
 

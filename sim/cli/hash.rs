@@ -280,7 +280,7 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
     let hashed = tables.futex_hash_on(&key, 0, node_of_word);
     let node = match hashed.bucket.table {
         TableSel::Global(node) => node,
-        TableSel::Private(_) => process.node,
+        TableSel::Private(_) | TableSel::Outgrown { .. } => process.node,
     };
     let fields = design
         .bucket

@@ -21,6 +21,7 @@ mod step;
 
 use crate::coherence::Directory;
 use crate::kernel::core::FutexSystem;
+use crate::kernel::futex_hash::ResizesInRun;
 use crate::kernel::script::LockRef;
 use crate::kernel::script::Script;
 use crate::kernel::spinlock::{After, LockWait, Locks};
@@ -98,6 +99,8 @@ pub struct Outcome {
     /// Where the watchdog ended a run whose events stopped advancing
     /// simulated time (it would never have reached the window's end).
     pub stalled_at: Option<Ps>,
+    /// Each process's private hash as its growth in the run left it.
+    pub resizes: Vec<Option<(u64, ResizesInRun)>>,
 }
 
 /// Events at one simulated instant past which a run counts as stalled:
@@ -217,8 +220,9 @@ impl<'a> Engine<'a> {
     pub fn run(mut self) -> Outcome {
         self.queue.push(self.window.warmup, WARMUP_DONE);
         for t in 0..self.tasks.len() as u32 {
-            if !self.tasks[t as usize].on_cpu.off {
-                self.queue.push(0, t);
+            let task = &self.tasks[t as usize];
+            if !task.on_cpu.off {
+                self.queue.push(task.program.created_at(), t);
             }
         }
         let oversubscribed: Vec<u32> = self.sched.oversubscribed().collect();
@@ -253,6 +257,8 @@ impl<'a> Engine<'a> {
             }
         }
         progress.finish();
+        let ended = self.timeline.all_exited().unwrap_or(self.window.end());
+        let resizes = self.futex.resizes_in_run(ended);
         Outcome {
             metrics: self.metrics,
             directory: self.dir,
@@ -261,6 +267,7 @@ impl<'a> Engine<'a> {
             asleep_at_end: self.futex.sleeping(),
             timeline: self.timeline,
             stalled_at,
+            resizes,
         }
     }
 

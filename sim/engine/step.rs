@@ -41,7 +41,7 @@ impl Engine<'_> {
         match t.program.next_op() {
             Op::Futex(op) => {
                 let mut script = std::mem::take(&mut t.script);
-                self.futex.begin(self.memory, task, op, &mut script);
+                self.futex.begin(self.memory, task, now, op, &mut script);
                 self.prefetch(&script);
                 self.tasks[task as usize].script = script;
             }
@@ -98,6 +98,12 @@ impl Engine<'_> {
                 self.tasks[task as usize].iteration_start = now;
             }
             Op::Clock => self.timeline.clock_reads[task as usize].push(now),
+            Op::ThreadCreated => {
+                let mut script = std::mem::take(&mut t.script);
+                self.futex
+                    .thread_created(self.memory, task, now, &mut script);
+                self.tasks[task as usize].script = script;
+            }
             Op::Exit => {
                 self.timeline.exits[task as usize] = Some(now);
                 self.exited(task, now);
@@ -147,7 +153,7 @@ impl Engine<'_> {
             Step::Unlock(lock) => self.unlock(task, now, lock),
             Step::Decide(d) => {
                 let mut script = std::mem::take(&mut self.tasks[task as usize].script);
-                self.futex.decide(self.memory, task, d, &mut script);
+                self.futex.decide(self.memory, task, now, d, &mut script);
                 self.tasks[task as usize].script = script;
                 Some(now)
             }

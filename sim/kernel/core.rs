@@ -12,6 +12,7 @@ use super::script::{Cost, LockRef, Script, Step};
 use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
+use crate::machine::Ps;
 use crate::memory::{Arena, Home, Mem, MemoryMap, RegionId};
 
 /// A futex syscall as a workload issues it.
@@ -117,6 +118,12 @@ pub struct FutexSystem {
     pins: KeyObjects,
     /// Node of each CPU, for FUTEX_NO_NODE.
     cpu_nodes: Vec<u32>,
+    /// The private hashes' growth where threads are created in the run
+    /// (resize.rs); None where every thread exists from the start.
+    pub(super) growth: Option<super::resize::Growth>,
+    /// The simulated time of the op's way in or decision being written:
+    /// what a resize's grace periods are measured against.
+    pub(super) now: Ps,
 }
 
 /// The objects a shared key's path touches beside the bucket: each user
@@ -239,12 +246,31 @@ impl FutexSystem {
             numa_nodes: WordMap::default(),
             pins,
             cpu_nodes: cpu_nodes.to_vec(),
+            growth: None,
+            now: 0,
         }
     }
 
     /// Locks the tables hold; other locks of a workload get ids after these.
     pub fn lock_count(&self) -> u32 {
         self.lock_count
+    }
+
+    /// The tables' locks now end at `count` (resize.rs adds its own).
+    pub(super) fn set_lock_count(&mut self, count: u32) {
+        self.lock_count = count;
+    }
+
+    pub(super) fn process_of(&self, task: u32) -> u32 {
+        self.tasks[task as usize].process
+    }
+
+    /// The node of the process's first task.
+    pub(super) fn process_node(&self, process: u32) -> u32 {
+        self.tasks
+            .iter()
+            .find(|t| t.process == process)
+            .map_or(0, |t| self.cpu_nodes[t.cpu as usize])
     }
 
     /// The MCS node a CPU spins on while queued for any spinlock.
@@ -372,6 +398,18 @@ impl FutexSystem {
             TableSel::Private(p) => {
                 self.hash.global.len() + self.hash.private[..p as usize].iter().flatten().count()
             }
+            TableSel::Outgrown {
+                process,
+                generation,
+            } => {
+                let word = self
+                    .field(memory, bucket, FieldName::Lock)
+                    .expect("validated designs have a lock");
+                return LockRef {
+                    id: self.outgrown_lock_base(process, generation) + bucket.index,
+                    word,
+                };
+            }
         };
         let word = self
             .field(memory, bucket, FieldName::Lock)
@@ -382,9 +420,23 @@ impl FutexSystem {
         }
     }
 
-    /// A byte of process `process`'s private hash header.
-    fn header(&self, memory: &MemoryMap, process: u32, offset: u64) -> Option<Mem> {
-        let (base, region) = self.hash.header_of(process)?;
+    /// A byte of the header of process `process`'s private table `table`
+    /// (its last, or an outgrown one); the last one's is also a SET_SLOTS 0
+    /// table's, which has no buckets.
+    pub(super) fn header_in(
+        &self,
+        memory: &MemoryMap,
+        process: u32,
+        table: TableSel,
+        offset: u64,
+    ) -> Option<Mem> {
+        let (base, region) = match table {
+            TableSel::Outgrown { .. } => {
+                let t = self.hash.instance(table);
+                (t.header?, t.region)
+            }
+            _ => self.hash.header_of(process)?,
+        };
         Some(Mem {
             addr: base + offset,
             line: memory.line_in(region, base + offset),
@@ -392,7 +444,7 @@ impl FutexSystem {
     }
 
     /// The per-CPU counter 6.17 takes its reference on.
-    fn percpu_ref(&self, memory: &MemoryMap, task: u32) -> Mem {
+    pub(super) fn percpu_ref(&self, memory: &MemoryMap, task: u32) -> Mem {
         let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
         let addr = base + PERCPU_REF_OFFSET;
         Mem {
@@ -404,13 +456,13 @@ impl FutexSystem {
     /// futex_private_hash_get or put on the private hash `bucket` is in:
     /// the header reads and the reference's RMW of the era.
     fn private_reference(&self, memory: &MemoryMap, task: u32, bucket: Bucket, s: &mut Script) {
-        let TableSel::Private(process) = bucket.table else {
+        let (TableSel::Private(process) | TableSel::Outgrown { process, .. }) = bucket.table else {
             return;
         };
         let Some(ph) = self.hash.design.private.as_ref() else {
             return;
         };
-        let header = |offset| self.header(memory, process, offset);
+        let header = |offset| self.header_in(memory, process, bucket.table, offset);
         let read = |m: Option<Mem>, s: &mut Script| {
             s.extend(m.map(|m| Step::Access(m, AccessKind::Read)));
         };
@@ -429,7 +481,11 @@ impl FutexSystem {
                 // futex_ref_get/put: fph->mm, then fph->state, then this CPU's counter.
                 read(header(HEADER_MM), s);
                 read(header(HEADER_REF), s);
-                s.push(Step::Access(self.percpu_ref(memory, task), AccessKind::Rmw));
+                // During a resize's drain, the count is mm->futex_atomic (resize.rs).
+                let count = self
+                    .atomic_reference(process)
+                    .unwrap_or_else(|| self.percpu_ref(memory, task));
+                s.push(Step::Access(count, AccessKind::Rmw));
             }
         }
     }
@@ -461,8 +517,10 @@ impl FutexSystem {
         s: &mut Script,
     ) -> (FutexKey, Bucket) {
         s.push(Step::Compute(Cost::SyscallHalf));
+        self.pivot_if_due(memory, task, kind, s);
         let (key, bucket) = self.hash_key(memory, task, uaddr, kind, s);
         self.private_reference(memory, task, bucket, s);
+        self.reference_taken(bucket.table);
         (key, bucket)
     }
 
@@ -473,7 +531,11 @@ impl FutexSystem {
         let process = self.tasks[task as usize].process;
         let bucket = self
             .hash
-            .futex_hash_on(&key, process, self.numa_node(task, &key, kind))
+            .futex_hash_in(
+                &key,
+                self.numa_node(task, &key, kind),
+                self.private_in_use(process),
+            )
             .bucket;
         (key, bucket)
     }
@@ -580,9 +642,9 @@ impl FutexSystem {
         // __futex_hash_private reads the mask of a private key's table,
         // even one of no slots (SET_SLOTS 0), which sends it to the global one.
         let process = self.tasks[task as usize].process;
-        if key.is_private() && kind == KeyKind::Private {
+        if key.is_private() && kind == KeyKind::Private && !self.before_first_table(process) {
             s.extend(
-                self.header(memory, process, HEADER_MASK)
+                self.header_in(memory, process, bucket.table, HEADER_MASK)
                     .map(|m| Step::Access(m, AccessKind::Read)),
             );
         }
@@ -664,6 +726,7 @@ impl FutexSystem {
     ) {
         self.read_priv(memory, f.bucket, s);
         self.private_reference(memory, task, f.bucket, s);
+        self.reference_dropped(f.bucket.table);
         if self.hash.design.path.shared_key != SharedKeyPins::PageOnly {
             // put_futex_key: mmdrop or iput, for each shared key of the op.
             let (_, kind) = f.op.uaddr();

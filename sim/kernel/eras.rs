@@ -251,6 +251,7 @@ fn wake_checks_the_waiter_count_not_the_chain() {
     k.sys.begin(
         &k.memory,
         0,
+        k.now,
         FutexOp::Wait {
             uaddr,
             val: 0,

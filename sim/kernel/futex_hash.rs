@@ -25,8 +25,11 @@ pub struct TableInstance {
 pub enum TableSel {
     /// The global table, or its instance on one node.
     Global(u32),
-    /// A process's private hash.
+    /// A process's private hash: the table it ends with.
     Private(u32),
+    /// A smaller private hash a process used before it grew (threads
+    /// created while the run goes on): its `generation`-th table.
+    Outgrown { process: u32, generation: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,6 +54,9 @@ pub struct ProcessInfo {
     /// What the process asked with prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS)
     /// before creating its threads; None: nothing.
     pub set_slots: Option<SetSlots>,
+    /// Whether its threads are created while the run goes on: then every
+    /// table its growth passes through is laid out, not only the last.
+    pub created_in_run: bool,
 }
 
 impl ProcessInfo {
@@ -60,6 +66,7 @@ impl ProcessInfo {
             threads,
             node,
             set_slots: None,
+            created_in_run: false,
         }
     }
 }
@@ -95,6 +102,25 @@ pub struct PrivateLife {
     /// Times a larger table replaced the one in use.
     pub resizes: u32,
     pub set_by: SlotsSetBy,
+    /// What the resizes cost where threads were created while the run went
+    /// on (then `slots` and `resizes` are what the run reached); None where
+    /// every thread existed before it began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_run: Option<ResizesInRun>,
+}
+
+/// The private hash's resizes a run went through (sim/kernel/resize.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ResizesInRun {
+    /// Larger tables the growth allocated.
+    pub allocated: u32,
+    /// Of them, the ones published (the old table drained and rehashed).
+    pub published: u32,
+    /// Queued futex_qs futex_rehash_private moved from an old table to a new.
+    pub moved: u64,
+    /// Simulated ns from each allocation to its table's publication (or to
+    /// the run's end where it never was): the drain included.
+    pub resize_ns: u64,
 }
 
 /// The slots a process's private hash has after each of its thread
@@ -109,20 +135,47 @@ pub fn default_slots_history(
     threads: u64,
     grows: bool,
 ) -> Result<(u64, u32), DesignError> {
+    let steps = growth_steps(rule, vars, threads, grows)?;
+    let last = steps.last().map_or(0, |g| g.slots);
+    Ok((last, steps.len().saturating_sub(1) as u32))
+}
+
+/// One table of a private hash's growth: the creation that allocated it
+/// (the 0-based index of the thread created, the threads then existing
+/// being one more) and its slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Generation {
+    pub created_by: u64,
+    pub slots: u64,
+}
+
+/// Every table futex_hash_allocate_default allocates over `threads`
+/// thread creations, the first at the first creation; a later one only
+/// where the rule gives more slots than the table in use.
+pub fn growth_steps(
+    rule: &Expr,
+    vars: &SizingVars,
+    threads: u64,
+    grows: bool,
+) -> Result<Vec<Generation>, DesignError> {
     let first = eval_slots(rule, &vars.for_process(1, vars.node_slots))?;
+    let mut steps = vec![Generation {
+        created_by: 0,
+        slots: first,
+    }];
     if !grows {
-        return Ok((first, 0));
+        return Ok(steps);
     }
-    let mut slots = first;
-    let mut resizes = 0;
     for existing in 2..=threads {
         let want = eval_slots(rule, &vars.for_process(existing, vars.node_slots))?;
-        if want > slots {
-            slots = want;
-            resizes += 1;
+        if want > steps.last().map_or(0, |g| g.slots) {
+            steps.push(Generation {
+                created_by: existing - 1,
+                slots: want,
+            });
         }
     }
-    Ok((slots, resizes))
+    Ok(steps)
 }
 
 #[derive(Clone, Debug)]
@@ -130,6 +183,11 @@ pub struct FutexHash {
     pub design: TableDesign,
     pub global: Vec<TableInstance>,
     pub private: Vec<Option<TableInstance>>,
+    /// Each process's tables before its last, oldest first: laid out only
+    /// where its threads are created while the run goes on.
+    pub outgrown: Vec<Vec<TableInstance>>,
+    /// Each process's growth, where the kernel's default sized its table.
+    pub growth: Vec<Vec<Generation>>,
     /// Each process's private hash header (address, region): also where a
     /// SET_SLOTS 0 table keeps its zero mask and nothing else.
     headers: Vec<Option<(u64, RegionId)>>,
@@ -231,39 +289,47 @@ impl FutexHash {
         let mut private = Vec::with_capacity(processes.len());
         let mut headers = Vec::with_capacity(processes.len());
         let mut lives = Vec::with_capacity(processes.len());
+        let mut growth = Vec::with_capacity(processes.len());
         for (p, info) in processes.iter().enumerate() {
             let none = PrivateLife {
                 slots: 0,
                 resizes: 0,
                 set_by: SlotsSetBy::NoPrivateHash,
+                in_run: None,
             };
             let Some(ph) = &design.private else {
                 private.push(None);
                 headers.push(None);
                 lives.push(none);
+                growth.push(Vec::new());
                 continue;
             };
-            let life = match info.set_slots {
-                Some(SetSlots { slots, immutable }) => PrivateLife {
-                    slots,
-                    resizes: 0,
-                    set_by: if immutable {
-                        SlotsSetBy::PrctlImmutable
-                    } else {
-                        SlotsSetBy::Prctl
-                    },
-                },
-                None if info.threads >= u64::from(ph.min_threads) => {
-                    let v = vars.for_process(info.threads, global_slots);
-                    let (slots, resizes) =
-                        default_slots_history(&ph.slots, &v, info.threads, ph.grows)?;
+            let (life, steps) = match info.set_slots {
+                Some(SetSlots { slots, immutable }) => (
                     PrivateLife {
                         slots,
-                        resizes,
+                        resizes: 0,
+                        set_by: if immutable {
+                            SlotsSetBy::PrctlImmutable
+                        } else {
+                            SlotsSetBy::Prctl
+                        },
+                        in_run: None,
+                    },
+                    Vec::new(),
+                ),
+                None if info.threads >= u64::from(ph.min_threads) => {
+                    let v = vars.for_process(info.threads, global_slots);
+                    let steps = growth_steps(&ph.slots, &v, info.threads, ph.grows)?;
+                    let life = PrivateLife {
+                        slots: steps.last().map_or(0, |g| g.slots),
+                        resizes: steps.len().saturating_sub(1) as u32,
                         set_by: SlotsSetBy::ThreadCreation,
-                    }
+                        in_run: None,
+                    };
+                    (life, steps)
                 }
-                None => none,
+                None => (none, Vec::new()),
             };
             let header = u64::from(ph.header_bytes);
             let table = (life.set_by != SlotsSetBy::NoPrivateHash).then(|| {
@@ -276,11 +342,41 @@ impl FutexHash {
             headers.push(table.as_ref().and_then(|t| t.header.map(|h| (h, t.region))));
             private.push(table.filter(|t| t.slots > 0));
             lives.push(life);
+            growth.push(steps);
+        }
+        // The tables a growth in the run passes through, after every final
+        // one, so a run whose threads all exist from the start lays out
+        // exactly what it always did.
+        let mut outgrown = Vec::with_capacity(processes.len());
+        for (p, info) in processes.iter().enumerate() {
+            let header = design
+                .private
+                .as_ref()
+                .map_or(0, |ph| u64::from(ph.header_bytes));
+            let earlier = match growth[p].split_last() {
+                Some((_, earlier)) if info.created_in_run => earlier,
+                _ => &[],
+            };
+            let mut tables = Vec::with_capacity(earlier.len());
+            for (g, generation) in earlier.iter().enumerate() {
+                add_table_bytes(&mut table_bytes, header + generation.slots * bucket)?;
+                let name = format!("process {p} private hash, table {g}");
+                tables.push(instance(
+                    name,
+                    generation.slots,
+                    header,
+                    Home::Node(info.node),
+                    false,
+                ));
+            }
+            outgrown.push(tables);
         }
         Ok(FutexHash {
             design: design.clone(),
             global,
             private,
+            outgrown,
+            growth,
             headers,
             lives,
             global_shift: global_slots.trailing_zeros(),
@@ -337,20 +433,41 @@ impl FutexHash {
     /// (`__futex_hash`; every node is possible here).
     #[inline]
     pub fn futex_hash_on(&self, key: &FutexKey, process: u32, node: Option<u32>) -> Hashed {
-        let (input, private) = match node {
-            Some(_) => (self.global_input(key), false),
-            None => self.hash_input(key, process),
+        let table = self.private[process as usize]
+            .is_some()
+            .then_some(TableSel::Private(process));
+        self.futex_hash_in(key, node, table)
+    }
+
+    /// futex_hash with the process's private table in use named (None: it
+    /// has none, or none yet): a process growing in the run hashes into
+    /// the table published at that moment.
+    #[inline]
+    pub fn futex_hash_in(
+        &self,
+        key: &FutexKey,
+        node: Option<u32>,
+        in_use: Option<TableSel>,
+    ) -> Hashed {
+        let private = match (&self.design.private, in_use) {
+            (Some(ph), Some(table)) if node.is_none() && key.is_private() => {
+                Some((key.hash_input(ph.key_order, self.design.word_size), table))
+            }
+            _ => None,
+        };
+        let input = match &private {
+            Some((input, _)) => *input,
+            None => self.global_input(key),
         };
         let hash = self.design.hash.jhash2(input.words(), input.initval);
         let nodes = self.global.len() as u64;
-        let table = if private {
-            TableSel::Private(process)
-        } else {
-            TableSel::Global(match (node, nodes) {
+        let table = match private {
+            Some((_, table)) => table,
+            None => TableSel::Global(match (node, nodes) {
                 (_, 1) => 0,
                 (Some(n), _) => (u64::from(n) % nodes) as u32,
                 (None, _) => ((u64::from(hash) >> self.global_shift) % nodes) as u32,
-            })
+            }),
         };
         let index = (u64::from(hash) & (self.instance(table).slots - 1)) as u32;
         Hashed {
@@ -365,6 +482,23 @@ impl FutexHash {
             TableSel::Private(p) => self.private[p as usize]
                 .as_ref()
                 .expect("process has a private hash"),
+            TableSel::Outgrown {
+                process,
+                generation,
+            } => &self.outgrown[process as usize][generation as usize],
+        }
+    }
+
+    /// Process `process`'s `generation`-th table of its growth: an
+    /// outgrown one, or the last.
+    pub fn generation(&self, process: u32, generation: u32) -> TableSel {
+        if (generation as usize) < self.outgrown[process as usize].len() {
+            TableSel::Outgrown {
+                process,
+                generation,
+            }
+        } else {
+            TableSel::Private(process)
         }
     }
 
@@ -498,7 +632,8 @@ mod tests {
             PrivateLife {
                 slots: 128,
                 resizes: 3,
-                set_by: SlotsSetBy::ThreadCreation
+                set_by: SlotsSetBy::ThreadCreation,
+                in_run: None,
             }
         );
         let (h, _) = build("7c4f75a21f", 32, 1, 32);
@@ -587,7 +722,7 @@ mod tests {
         for i in 0..4096u64 {
             match h.futex_hash(&key(0x7f00_0000_0000 + 4 * i), 0).bucket.table {
                 TableSel::Global(n) => per_node[n as usize] += 1,
-                TableSel::Private(_) => unreachable!(),
+                TableSel::Private(_) | TableSel::Outgrown { .. } => unreachable!(),
             }
         }
         assert!(

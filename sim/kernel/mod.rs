@@ -11,6 +11,7 @@ pub mod futex_hash;
 pub mod key;
 pub mod pi;
 pub mod requeue;
+pub mod resize;
 pub mod script;
 pub mod spinlock;
 pub mod syscalls;

@@ -44,6 +44,9 @@ pub enum Decision {
     /// futex_unlock_pi under the bucket lock: release, or hand the lock to the
     /// top waiter.
     UnlockPiHandOver,
+    /// A private-hash resize has published its new table (resize.rs): the
+    /// process's ops no longer wait for its mutex.
+    HashPublished(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

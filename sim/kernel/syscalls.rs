@@ -5,11 +5,13 @@
 
 use super::core::{FutexOp, FutexSystem, InFlight};
 use super::script::{Decision, Script};
+use crate::machine::Ps;
 use crate::memory::MemoryMap;
 
 impl FutexSystem {
     /// Writes the script of `op` for `task` into `s`, up to its first decision.
-    pub fn begin(&mut self, memory: &MemoryMap, task: u32, op: FutexOp, s: &mut Script) {
+    pub fn begin(&mut self, memory: &MemoryMap, task: u32, now: Ps, op: FutexOp, s: &mut Script) {
+        self.now = now;
         let (uaddr, kind) = op.uaddr();
         let (key, bucket) = self.enter(memory, task, uaddr, kind, s);
         self.in_flight[task as usize] = Some(InFlight { op, key, bucket });
@@ -24,7 +26,19 @@ impl FutexSystem {
 
     /// Continues a task's script at a decision, from the state right now:
     /// to the next decision, or to the way out with what the op returns.
-    pub fn decide(&mut self, memory: &MemoryMap, task: u32, decision: Decision, s: &mut Script) {
+    pub fn decide(
+        &mut self,
+        memory: &MemoryMap,
+        task: u32,
+        now: Ps,
+        decision: Decision,
+        s: &mut Script,
+    ) {
+        self.now = now;
+        if let Decision::HashPublished(process) = decision {
+            self.hash_published(process);
+            return;
+        }
         let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
         let ret = match (decision, f.op) {
             (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {

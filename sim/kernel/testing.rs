@@ -5,9 +5,11 @@
 use super::core::{FutexOp, FutexSystem, TaskInfo};
 use super::futex_hash::{FutexHash, ProcessInfo, SetSlots};
 use super::key::{KeyKind, PAGE_SIZE};
+use super::resize::InRunCreation;
 use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
 use crate::coherence::AccessKind;
+use crate::machine::Ps;
 use crate::memory::{Home, Mem, MemoryMap};
 
 const HEAP: u64 = 0x5555_5555_6000;
@@ -16,6 +18,8 @@ const MM: u64 = 0xffff_8881_00ab_c000;
 pub struct Kernel {
     pub sys: FutexSystem,
     pub memory: MemoryMap,
+    /// The simulated time ops begin and decide at: tests move it by hand.
+    pub now: Ps,
 }
 
 impl Kernel {
@@ -47,7 +51,67 @@ impl Kernel {
         let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
         let cpu_nodes: Vec<u32> = (0..8).map(|c| c / 4).collect();
         let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
-        Kernel { sys, memory }
+        Kernel {
+            sys,
+            memory,
+            now: 0,
+        }
+    }
+
+    /// `tasks` tasks of one process under `era`, created one after another
+    /// in the run (index order), an RCU grace period being `grace_period`.
+    pub fn growing(era: &str, tasks: u32, grace_period: Ps) -> Kernel {
+        let mut memory = MemoryMap::new(64);
+        memory.add("heap", HEAP, 4096, Home::Node(0));
+        let design = preset(era).expect("preset");
+        let vars = SizingVars {
+            cpus: 64,
+            possible_cpus: 64,
+            nodes: 1,
+            threads: tasks.into(),
+            processes: 1,
+            futexes: 2,
+            node_slots: 0,
+        };
+        let procs = [ProcessInfo {
+            created_in_run: true,
+            ..ProcessInfo::new(tasks.into(), 0)
+        }];
+        let hash = FutexHash::build(&design, vars, &procs, 1, &mut memory).expect("builds");
+        let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
+        let cpu_nodes = vec![0; 64];
+        let mut sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
+        let creation = InRunCreation {
+            index_in_process: (0..tasks.into()).collect(),
+            grace_period,
+        };
+        sys.create_threads_in_run(&creation, &mut memory);
+        Kernel {
+            sys,
+            memory,
+            now: 0,
+        }
+    }
+
+    /// Task `task`'s creation, its decisions taken at once.
+    pub fn create(&mut self, task: u32) -> Script {
+        let mut s = Script::new();
+        self.sys
+            .thread_created(&self.memory, task, self.now, &mut s);
+        self.decide_all(task, &mut s);
+        s
+    }
+
+    /// Takes every decision in `s`, in order, as it is reached: a decision
+    /// inside the script (a resize's publication) as well as the last.
+    fn decide_all(&mut self, task: u32, s: &mut Script) {
+        let mut i = 0;
+        while i < s.len() {
+            if let Step::Decide(d) = s[i] {
+                self.sys.decide(&self.memory, task, self.now, d, s);
+            }
+            i += 1;
+        }
     }
 
     /// The heap word at `offset`.
@@ -61,10 +125,8 @@ impl Kernel {
     /// The whole script of `op`, every decision taken as it is reached.
     pub fn run(&mut self, task: u32, op: FutexOp) -> Script {
         let mut s = Script::new();
-        self.sys.begin(&self.memory, task, op, &mut s);
-        while let Some(&Step::Decide(d)) = s.last() {
-            self.sys.decide(&self.memory, task, d, &mut s);
-        }
+        self.sys.begin(&self.memory, task, self.now, op, &mut s);
+        self.decide_all(task, &mut s);
         s
     }
 

@@ -50,6 +50,9 @@ pub enum Op {
     Clock,
     /// The task exits: it issues nothing more and the engine notes when.
     Exit,
+    /// The task has just been created: the kernel's part of its creation
+    /// that futexsim models (the private hash's growth) runs now.
+    ThreadCreated,
 }
 
 /// What one counted operation of a program is.
@@ -90,6 +93,12 @@ pub trait Program: Send {
     /// preempts a task only where it returns to user space.
     fn in_kernel(&self) -> bool {
         false
+    }
+
+    /// When the task comes to exist: 0 for every task of a benchmark that
+    /// creates its threads before they start.
+    fn created_at(&self) -> Ps {
+        0
     }
 }
 

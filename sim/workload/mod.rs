@@ -4,6 +4,7 @@
 //! config name, file and type), the one line a new benchmark adds here.
 //! Everything a program is made of comes from crate::task.
 
+pub mod creation;
 mod error;
 pub mod futex_words;
 pub mod objects;
@@ -65,6 +66,13 @@ pub trait Workload {
     /// Whether any of its futex words are FUTEX2_NUMA ones.
     fn numa_futexes(&self) -> bool {
         false
+    }
+
+    /// The time between one thread's creation and the next one's in each
+    /// process (creation.rs), in ns; None: every thread exists before any
+    /// starts, as the benchmarks do.
+    fn create_every_ns(&self) -> Option<u64> {
+        None
     }
 }
 

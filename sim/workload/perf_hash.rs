@@ -40,6 +40,11 @@ pub struct PerfHash {
     /// candidates); without `-b` perf makes no prctl and it does nothing.
     #[serde(default)]
     pub immutable: bool,
+    /// Not perf's: the main thread creates a worker every this many ns and
+    /// each starts its loop at once, so the private hash grows while the
+    /// others run; absent, perf's way, every worker exists before any starts.
+    #[serde(default)]
+    pub create_every_ns: Option<u64>,
 }
 
 /// Every futex word of every thread is laid out (with its line) when a
@@ -64,6 +69,7 @@ impl Default for PerfHash {
             shared: false,
             buckets: no_buckets(),
             immutable: false,
+            create_every_ns: None,
         }
     }
 }
@@ -127,6 +133,9 @@ impl Workload for PerfHash {
         if self.immutable {
             s += " -I";
         }
+        if let Some(ns) = self.create_every_ns {
+            s += &format!(" (a thread created every {ns} ns)");
+        }
         s
     }
 
@@ -156,6 +165,7 @@ impl Workload for PerfHash {
                 ),
             ));
         }
+        super::creation::check_create_every(self.create_every_ns)?;
         let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
         if words > MAX_WORDS {
             return Err(WorkloadError::at("futexes", format!(
@@ -221,6 +231,10 @@ impl Workload for PerfHash {
             slots,
             immutable: self.immutable,
         })
+    }
+
+    fn create_every_ns(&self) -> Option<u64> {
+        self.create_every_ns
     }
 }
 

@@ -71,6 +71,10 @@ pub struct ProgramSpec {
     #[serde(default)]
     pub tables: Vec<LockTable>,
     pub steps: Vec<StepSpec>,
+    /// Each process creates a thread every this many ns, each starting its
+    /// steps at once (sim/workload/creation.rs); absent, all exist from the start.
+    #[serde(default)]
+    pub create_every_ns: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -429,6 +433,10 @@ impl Workload for ProgramSpec {
         self.threads
     }
 
+    fn create_every_ns(&self) -> Option<u64> {
+        self.create_every_ns
+    }
+
     fn numa_futexes(&self) -> bool {
         self.compile().is_ok_and(|steps| {
             steps.iter().any(|s| {
@@ -441,6 +449,7 @@ impl Workload for ProgramSpec {
     }
 
     fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
+        super::creation::check_create_every(self.create_every_ns)?;
         if self.threads == 0 || self.processes == 0 || self.processes > self.threads {
             return Err(
                 "program: threads and processes must be at least 1, with no more processes than threads"
