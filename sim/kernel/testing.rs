@@ -31,26 +31,11 @@ impl Kernel {
     /// The same under the table preset `era`, its process having asked
     /// `set_slots` of PR_FUTEX_HASH.
     pub fn of_era(era: &str, tasks: u32, set_slots: Option<SetSlots>) -> Kernel {
-        let mut memory = MemoryMap::new(64);
-        memory.add("heap", HEAP, 4096, Home::Node(0));
-        let design = preset(era).expect("preset");
-        let vars = SizingVars {
-            cpus: 8,
-            possible_cpus: 8,
-            nodes: 2,
-            threads: tasks.into(),
-            processes: 1,
-            futexes: 2,
-            node_slots: 0,
-        };
-        let procs = [ProcessInfo {
+        let process = ProcessInfo {
             set_slots,
             ..ProcessInfo::new(tasks.into(), 0)
-        }];
-        let hash = FutexHash::build(&design, vars, &procs, 2, &mut memory).expect("builds");
-        let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
-        let cpu_nodes: Vec<u32> = (0..8).map(|c| c / 4).collect();
-        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
+        };
+        let (sys, memory) = Kernel::system(era, tasks, 8, 2, process);
         Kernel {
             sys,
             memory,
@@ -61,26 +46,11 @@ impl Kernel {
     /// `tasks` tasks of one process under `era`, created one after another
     /// in the run (index order), an RCU grace period being `grace_period`.
     pub fn growing(era: &str, tasks: u32, grace_period: Ps) -> Kernel {
-        let mut memory = MemoryMap::new(64);
-        memory.add("heap", HEAP, 4096, Home::Node(0));
-        let design = preset(era).expect("preset");
-        let vars = SizingVars {
-            cpus: 64,
-            possible_cpus: 64,
-            nodes: 1,
-            threads: tasks.into(),
-            processes: 1,
-            futexes: 2,
-            node_slots: 0,
-        };
-        let procs = [ProcessInfo {
+        let process = ProcessInfo {
             created_in_run: true,
             ..ProcessInfo::new(tasks.into(), 0)
-        }];
-        let hash = FutexHash::build(&design, vars, &procs, 1, &mut memory).expect("builds");
-        let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
-        let cpu_nodes = vec![0; 64];
-        let mut sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
+        };
+        let (mut sys, mut memory) = Kernel::system(era, tasks, 64, 1, process);
         let creation = InRunCreation {
             index_in_process: (0..tasks.into()).collect(),
             grace_period,
@@ -91,6 +61,34 @@ impl Kernel {
             memory,
             now: 0,
         }
+    }
+
+    /// The kernel of one process of `tasks` tasks under `era`, on `cpus`
+    /// CPUs split evenly over `nodes` nodes, task n on CPU n.
+    fn system(
+        era: &str,
+        tasks: u32,
+        cpus: u32,
+        nodes: u32,
+        process: ProcessInfo,
+    ) -> (FutexSystem, MemoryMap) {
+        let mut memory = MemoryMap::new(64);
+        memory.add("heap", HEAP, 4096, Home::Node(0));
+        let design = preset(era).expect("preset");
+        let vars = SizingVars {
+            cpus: cpus.into(),
+            possible_cpus: cpus.into(),
+            nodes: nodes.into(),
+            threads: tasks.into(),
+            processes: 1,
+            futexes: 2,
+            node_slots: 0,
+        };
+        let hash = FutexHash::build(&design, vars, &[process], nodes, &mut memory).expect("builds");
+        let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
+        let cpu_nodes: Vec<u32> = (0..cpus).map(|c| c / (cpus / nodes)).collect();
+        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
+        (sys, memory)
     }
 
     /// Task `task`'s creation, its decisions taken at once.
