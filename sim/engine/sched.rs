@@ -37,8 +37,9 @@ use super::{Engine, Spin, Wait, MAX_TASKS};
 use crate::coherence::AccessKind;
 use crate::kernel::script::{LockRef, Step};
 use crate::machine::{Machine, MAX_CPUS};
-use crate::machine::{Ps, SchedCosts};
+use crate::machine::{Ps, SchedCosts, TaskPlacement};
 use crate::memory::{Home, Mem, MemoryMap};
+use crate::task::{Affinity, TaskSpec};
 use std::collections::{HashMap, VecDeque};
 
 /// Per-CPU runqueues, in a range of the direct map no other kernel object
@@ -107,6 +108,54 @@ impl SchedLayout {
     }
 }
 
+/// fork's balancing (sched_balance_find_dst_cpu, find_idlest_cpu before
+/// 6.10): with `placement = "placed"`, each task that is not pinned starts
+/// on the least-loaded CPU it may run on, counting the pinned tasks and
+/// those placed before it; among equals the CPU its workload gave it (the
+/// parent's), then one of the same LLC, then of the same node, then the
+/// lowest-numbered. Without placement the tasks stay where they are.
+pub fn place_at_fork(m: &Machine, tasks: &mut [TaskSpec]) {
+    if m.sched.placement == TaskPlacement::Pinned {
+        return;
+    }
+    let mut load = vec![0u32; m.cpus() as usize];
+    let free: Vec<Option<u32>> = tasks
+        .iter()
+        .map(|t| allowed_from(m, t.program.affinity()))
+        .collect();
+    for (t, _) in tasks.iter().zip(&free).filter(|(_, f)| f.is_none()) {
+        load[t.cpu as usize] += 1;
+    }
+    for (t, first) in tasks.iter_mut().zip(&free) {
+        let Some(first) = *first else { continue };
+        let parent = t.cpu;
+        let closeness = |c: u32| {
+            if c == parent {
+                0
+            } else if m.llc_of(c) == m.llc_of(parent) {
+                1
+            } else if m.node_of(c) == m.node_of(parent) {
+                2
+            } else {
+                3
+            }
+        };
+        if let Some(cpu) = (first..m.cpus()).min_by_key(|&c| (load[c as usize], closeness(c), c)) {
+            t.cpu = cpu;
+            load[cpu as usize] += 1;
+        }
+    }
+}
+
+/// The first CPU a task may be placed on, or None when it stays put: it is
+/// pinned, placement is off, or its mask holds none of the machine's CPUs.
+fn allowed_from(m: &Machine, affinity: Affinity) -> Option<u32> {
+    match (m.sched.placement, affinity) {
+        (TaskPlacement::Placed, Affinity::CpusFrom(first)) if first < m.cpus() => Some(first),
+        _ => None,
+    }
+}
+
 /// One CPU's runqueue as the engine keeps it.
 struct Cpu {
     /// The task on the CPU (switching in counts); None when idle.
@@ -132,6 +181,8 @@ pub(super) struct Sched {
     /// Tasks asleep in wait_event(), by the address of the word their wait
     /// queue stands for.
     wait_queues: HashMap<u64, Vec<u32>>,
+    /// Each LLC's CPUs in order: select_idle_sibling's scan.
+    llc_cpus: Vec<Vec<u32>>,
 }
 
 /// Where a task stands with its CPU, kept in its Task.
@@ -141,6 +192,10 @@ pub(super) struct OnCpu {
     pub off: bool,
     /// An event that came while the task was off its CPU: when it was due.
     pub deferred: Option<Ps>,
+    /// The first CPU the scheduler may place it on; None: it stays on its CPU.
+    pub free_from: Option<u32>,
+    /// The CPU the wake-up in flight chose for it.
+    pub wake_cpu: u32,
 }
 
 impl Sched {
@@ -150,6 +205,7 @@ impl Sched {
         layout: SchedLayout,
         lock_base: u32,
         task_cpus: &[u32],
+        affinities: &[Affinity],
     ) -> (Sched, Vec<OnCpu>) {
         let mut cpus: Vec<Cpu> = (0..m.cpus())
             .map(|_| Cpu {
@@ -161,19 +217,33 @@ impl Sched {
             })
             .collect();
         let mut on_cpu = Vec::with_capacity(task_cpus.len());
-        for (task, &cpu) in task_cpus.iter().enumerate() {
+        for ((task, &cpu), &affinity) in task_cpus.iter().enumerate().zip(affinities) {
             let c = &mut cpus[cpu as usize];
+            let placed = OnCpu {
+                free_from: allowed_from(m, affinity),
+                wake_cpu: cpu,
+                ..OnCpu::default()
+            };
             if c.current.is_none() {
                 c.current = Some(task as u32);
-                on_cpu.push(OnCpu::default());
+                on_cpu.push(placed);
             } else {
                 c.waiting.push_back(task as u32);
                 c.resched_at = slice_end(&m.sched, 0);
                 on_cpu.push(OnCpu {
                     off: true,
                     deferred: Some(0),
+                    ..placed
                 });
             }
+        }
+        let mut llc_cpus: Vec<Vec<u32>> = Vec::new();
+        for cpu in 0..m.cpus() {
+            let llc = m.llc_of(cpu) as usize;
+            if llc_cpus.len() <= llc {
+                llc_cpus.resize(llc + 1, Vec::new());
+            }
+            llc_cpus[llc].push(cpu);
         }
         let sched = Sched {
             cpus,
@@ -182,6 +252,7 @@ impl Sched {
             costs: m.sched,
             schedule: m.costs.schedule,
             wait_queues: HashMap::new(),
+            llc_cpus,
         };
         (sched, on_cpu)
     }
@@ -206,6 +277,56 @@ impl Sched {
         }
     }
 
+    /// Whether a CPU runs nothing (available_idle_cpu: its rq->curr is the
+    /// idle task and nothing is queued), as the placement reads it.
+    fn idle(&self, cpu: u32, read: &mut Vec<u32>) -> bool {
+        note_read(read, cpu);
+        self.cpus[cpu as usize].current.is_none()
+    }
+
+    /// The runqueue's tasks, its current one counted (rq->nr_running).
+    fn nr_running(&self, cpu: u32, read: &mut Vec<u32>) -> usize {
+        note_read(read, cpu);
+        let c = &self.cpus[cpu as usize];
+        usize::from(c.current.is_some()) + c.waiting.len()
+    }
+
+    /// select_task_rq_fair for a wake-up (docs/scheduler.md): the CPU for a
+    /// wakee whose last CPU is `prev`, woken from `this`, and the
+    /// runqueues the decision read, in order. `first` is the first CPU its
+    /// affinity allows.
+    fn select_wake_cpu(&self, m: &Machine, this: u32, prev: u32, first: u32) -> (u32, Vec<u32>) {
+        let mut read = Vec::new();
+        let mut target = prev;
+        // wake_affine: the previous CPU if idle, else the waker's if its
+        // runqueue is lighter by wake_affine_weight's margin.
+        if this != prev && this >= first && !self.idle(prev, &mut read) {
+            let this_load = (self.nr_running(this, &mut read) + 1) * 100;
+            let prev_load = self.nr_running(prev, &mut read) * WAKE_AFFINE_PCT;
+            if this_load < prev_load {
+                target = this;
+            }
+        }
+        // select_idle_sibling: the target if idle, the previous CPU if it
+        // shares the target's LLC and is idle, else the first idle CPU of
+        // the target's LLC after it, else the target.
+        if self.idle(target, &mut read) {
+            return (target, read);
+        }
+        if prev != target && m.llc_of(prev) == m.llc_of(target) && self.idle(prev, &mut read) {
+            return (prev, read);
+        }
+        let llc = &self.llc_cpus[m.llc_of(target) as usize];
+        let at = llc.iter().position(|&c| c == target).unwrap_or(0);
+        let scan = llc[at + 1..].iter().chain(&llc[..at]);
+        for &c in scan.filter(|&&c| c >= first) {
+            if self.idle(c, &mut read) {
+                return (c, read);
+            }
+        }
+        (target, read)
+    }
+
     /// What leaving idle costs a CPU idle since `since`, at `now`.
     fn idle_exit(&self, since: Ps, now: Ps) -> Ps {
         if now.saturating_sub(since) >= self.costs.deep_idle_after {
@@ -213,6 +334,19 @@ impl Sched {
         } else {
             self.costs.idle_exit
         }
+    }
+}
+
+/// wake_affine_weight's margin for the previous CPU, in percent: 100 +
+/// (imbalance_pct - 100) / 2 with the MC and NUMA domains' imbalance_pct
+/// of 117 (kernel/sched/topology.c sd_init).
+const WAKE_AFFINE_PCT: usize = 108;
+
+/// A runqueue the placement read, once: a second read of a line the CPU
+/// holds would be a hit.
+fn note_read(read: &mut Vec<u32>, cpu: u32) {
+    if !read.contains(&cpu) {
+        read.push(cpu);
     }
 }
 
@@ -235,14 +369,29 @@ impl Engine<'_> {
     }
 
     /// try_to_wake_up's accesses, written into the waker's script after
-    /// the Wake step: they end in the wakee's activation.
+    /// the Wake step: they end in the wakee's activation. A wakee the
+    /// scheduler places gets its CPU now, on the runqueues' state as the
+    /// wake-up begins, and the waker reads each runqueue the choice looked at.
     pub(super) fn try_to_wake_up(&mut self, waker: u32, wakee: u32) {
         let s = &self.sched;
         let (state, pi_lock) = (
             s.layout.states[wakee as usize],
             s.layout.pi_locks[wakee as usize],
         );
-        let rq_lock = s.rq_lock(self.tasks[wakee as usize].cpu);
+        let o = &self.tasks[wakee as usize];
+        let prev = o.cpu;
+        let (target, read) = match o.on_cpu.free_from {
+            Some(first) if o.wait == Wait::Blocked => {
+                s.select_wake_cpu(self.m, self.tasks[waker as usize].cpu, prev, first)
+            }
+            _ => (prev, Vec::new()),
+        };
+        let rq_lock = s.rq_lock(target);
+        let reads: Vec<Step> = read
+            .into_iter()
+            .map(|c| Step::Access(s.layout.runqueues[c as usize], AccessKind::Read))
+            .collect();
+        self.tasks[wakee as usize].on_cpu.wake_cpu = target;
         let t = &mut self.tasks[waker as usize];
         let at = t.pc;
         t.script.splice(
@@ -250,13 +399,17 @@ impl Engine<'_> {
             [
                 Step::Access(pi_lock, AccessKind::Rmw),
                 Step::Access(state, AccessKind::Read),
+            ]
+            .into_iter()
+            .chain(reads)
+            .chain([
                 Step::Lock(rq_lock),
                 Step::Access(rq_lock.word, AccessKind::Write),
                 Step::Access(state, AccessKind::Write),
                 Step::Activate(wakee),
                 Step::Unlock(rq_lock),
                 Step::Access(pi_lock, AccessKind::Write),
-            ],
+            ]),
         );
     }
 
@@ -270,6 +423,8 @@ impl Engine<'_> {
             return now;
         }
         o.wait = Wait::Running;
+        // set_task_cpu: the wakee moves to the CPU its wake-up chose.
+        o.cpu = o.on_cpu.wake_cpu;
         let from = self.tasks[waker as usize].cpu;
         let ipi = self.make_runnable(wakee, now, Some(from));
         now + if ipi { self.sched.costs.ipi_send } else { 0 }

@@ -91,6 +91,23 @@ pub trait Program: Send {
     fn in_kernel(&self) -> bool {
         false
     }
+
+    /// Which CPUs the task may run on, as its benchmark sets its affinity:
+    /// the scheduler places a task that is not pinned when the profile's
+    /// `scheduler.placement` asks it to (sim/engine/sched.rs).
+    fn affinity(&self) -> Affinity {
+        Affinity::Pinned
+    }
+}
+
+/// A task's CPU affinity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Affinity {
+    /// Bound to the CPU its workload gives it (sched_setaffinity to one CPU).
+    #[default]
+    Pinned,
+    /// Any CPU from this one up (0: no affinity set).
+    CpusFrom(u32),
 }
 
 /// A task: the CPU it is pinned to and what it runs.

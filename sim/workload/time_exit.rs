@@ -42,8 +42,10 @@
 //!
 //! Simplifications: the mutexes (`i_mmap_mutex`, the anon_vma lock) are
 //! modelled as the machine's spinlock; a sleeping mutex waiter's sleep and
-//! wake are not; the parent runs on CPU 0 beside child 0 (it is not pinned
-//! in the real test) and the two time-share it; a spin on the rwlock's
+//! wake are not; the parent starts on CPU 0 beside child 0 and the two
+//! time-share it; it is not pinned in the real test, so with the profile's
+//! `scheduler.placement = "placed"` its wake-ups place it (docs/scheduler.md),
+//! and pinned (the default) it stays there; a spin on the rwlock's
 //! word is a spin the tick may preempt, where the kernel's is not; the
 //! page lock and the page wait table are not on this path as modelled
 //! (nothing here locks the shared page); the children's page-table
@@ -58,7 +60,7 @@ use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
 use crate::task::{
-    AccessKind, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
+    AccessKind, Affinity, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
     Timeline, Until, UserWord,
 };
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -451,6 +453,11 @@ enum ParentState {
 impl Program for Parent {
     fn next_op(&mut self) -> Op {
         self.choose_op()
+    }
+
+    /// The test does not pin the parent.
+    fn affinity(&self) -> Affinity {
+        Affinity::CpusFrom(0)
     }
 
     fn op_returned(&mut self, done: Done) {
