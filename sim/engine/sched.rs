@@ -1,6 +1,8 @@
 //! The scheduler: which task runs on each CPU, and what it costs to change
 //! that. Tasks stay on the CPU their workload places them on (the
-//! benchmarks pin them); a CPU with more tasks than one time-shares them.
+//! benchmarks pin them), unless the profile asks for placement: then a task
+//! its benchmark does not pin is placed at fork and at each wake-up
+//! (docs/scheduler.md). A CPU with more tasks than one time-shares them.
 //! A task that blocks leaves its CPU to the next runnable one, or the CPU
 //! goes idle; a wake-up runs try_to_wake_up's accesses on the waker, the
 //! IPI to a remote idle CPU and that CPU's exit from idle.
@@ -18,7 +20,7 @@
 //! | the target leaving idle | `do_idle` -> cpuidle's exit latency, then `schedule_idle` | C1's exit latency, or C6's once the CPU has been idle past C6's target residency (the ladder governor's promotion) |
 //! | the switch | `__schedule` -> `context_switch` | the profile's `kernel.schedule` |
 //!
-//! Left out: migration and load balancing (a task never leaves its CPU),
+//! Left out: load balancing (a task moves only when placed at a wake-up),
 //! the wake-list queueing of `ttwu_queue_wakelist` (the waker always takes
 //! the remote lock), idle polling (TIF_POLLING_NRFLAG, which saves the IPI
 //! to an mwait-idle CPU), vruntime: runnable tasks take turns in FIFO
