@@ -945,3 +945,48 @@ fn a_pinned_workload_runs_the_same_placed_or_not() {
         "perf bench futex hash pins every thread"
     );
 }
+
+#[test]
+fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_later() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let step = 20 * MS;
+    let programs = |_: &dyn Fn(u64) -> Mem| {
+        let task = |ops: Vec<Op>| {
+            Box::new(Ops {
+                ops,
+                at: 0,
+                affinity: Affinity::Pinned,
+            }) as Box<dyn Program>
+        };
+        vec![
+            task(vec![Op::Compute(step), Op::Clock, Op::Exit]),
+            task(vec![Op::Clock]),
+        ]
+    };
+    let window = RunWindow {
+        warmup: 0,
+        duration: 60 * MS,
+    };
+    let o = run_process(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, 0],
+        programs,
+        window,
+    );
+    let reads = &o.timeline.clock_reads;
+    let (long_done, other_first) = (reads[0][0], reads[1][0]);
+    // The second task runs at the first tick past the first one's slice,
+    // not after its 20 ms step; the step's remainder is not lost: it ends
+    // once it has had 20 ms of the CPU, the other task's turns between,
+    // which alternate with its own (the last cut may leave it a sliver).
+    let k = &m.sched;
+    let first_cut = k.slice.div_ceil(k.tick) * k.tick;
+    assert!(
+        (first_cut..first_cut + MS / 100).contains(&other_first),
+        "{other_first}"
+    );
+    assert!(long_done > step + 2 * k.slice, "{long_done}");
+    assert!(long_done < 2 * step + k.tick, "{long_done}");
+}

@@ -247,6 +247,8 @@ impl<'a> Engine<'a> {
                 self.start_counting();
             } else if task >= TICK_EVENTS {
                 self.tick(task - TICK_EVENTS, now);
+            } else if now < self.tasks[task as usize].on_cpu.compute_end {
+                // The end of a compute step the tick cut: its remainder runs later.
             } else if self.tasks[task as usize].on_cpu.off {
                 self.off_cpu_event(task, now);
             } else {

@@ -26,8 +26,11 @@
 //! to an mwait-idle CPU), vruntime: runnable tasks take turns in FIFO
 //! order, and a woken task preempts the current one (CFS's sleeper credit
 //! of half sched_latency exceeds wakeup_granularity, so a task woken after
-//! a sleep preempts). A user compute step is not cut by the tick; it ends
-//! first. A task in the kernel is never preempted (PREEMPT_NONE, and every
+//! a sleep preempts) at its next op boundary or tick, not at once by the
+//! IPI's return to user space. A user compute step is cut by the tick
+//! (scheduler_tick -> task_tick_fair marks it, and the interrupt's return
+//! to user space switches); its remainder runs at the task's next turn,
+//! priced again as a compute of that length. A task in the kernel is never preempted (PREEMPT_NONE, and every
 //! spinlock disables preemption anyway): not inside a futex op's script,
 //! nor between the ops of a program that says it is in the kernel.
 //!
@@ -37,7 +40,7 @@
 
 use super::{Engine, Spin, Wait, MAX_TASKS};
 use crate::coherence::AccessKind;
-use crate::kernel::script::{LockRef, Step};
+use crate::kernel::script::{Cost, LockRef, Step};
 use crate::machine::{Machine, MAX_CPUS};
 use crate::machine::{Ps, SchedCosts, TaskPlacement};
 use crate::memory::{Home, Mem, MemoryMap};
@@ -198,6 +201,10 @@ pub(super) struct OnCpu {
     pub free_from: Option<u32>,
     /// The CPU the wake-up in flight chose for it.
     pub wake_cpu: u32,
+    /// When the user compute step in flight ends (its event's time); an
+    /// event before it is the end of a step the tick cut, and is dropped.
+    /// Ps::MAX while the cut step's remainder waits for the CPU.
+    pub compute_end: Ps,
 }
 
 impl Sched {
@@ -459,10 +466,11 @@ impl Engine<'_> {
     }
 
     /// The task is the CPU's current one from `at`: an event it was due
-    /// while off the CPU is taken now.
+    /// while off the CPU is taken now (a cut compute step's remainder starts).
     fn switch_in(&mut self, task: u32, at: Ps) {
         let t = &mut self.tasks[task as usize];
         t.on_cpu.off = false;
+        t.on_cpu.compute_end = 0;
         if let Some(due) = t.on_cpu.deferred.take() {
             self.queue.push(at.max(due), task);
         }
@@ -558,13 +566,24 @@ impl Engine<'_> {
         self.queue.push(at, TICK_EVENTS + cpu);
     }
 
-    /// The CPU's tick: a task spinning in user space past its slice gives
-    /// the CPU up (one in the kernel or in a compute step does so at its
-    /// next op boundary); the tick stays armed while tasks wait.
+    /// A compute step that ends at `end` began: a user one (a workload's
+    /// work, outside the kernel) is one the tick may cut.
+    pub(super) fn note_compute(&mut self, task: u32, first: Cost, end: Ps) {
+        let t = &mut self.tasks[task as usize];
+        if matches!(first, Cost::Ps(_)) && !t.program.in_kernel() {
+            t.on_cpu.compute_end = end;
+        }
+    }
+
+    /// The CPU's tick: a task in user space past its slice gives the CPU
+    /// up, whether it spins or computes (a compute step's remainder runs
+    /// when the task's turn comes again); one in the kernel does so at its
+    /// next op boundary. The tick stays armed while tasks wait.
     pub(super) fn tick(&mut self, cpu: u32, now: Ps) {
         let c = &mut self.sched.cpus[cpu as usize];
         c.ticking = false;
         if let Some(current) = c.current {
+            let due = now >= c.resched_at && !c.waiting.is_empty();
             let t = &self.tasks[current as usize];
             let user_spin = !t.program.in_kernel()
                 && matches!(
@@ -575,10 +594,27 @@ impl Engine<'_> {
                             ..
                         }
                 );
-            if user_spin && now >= c.resched_at && !c.waiting.is_empty() {
+            let computing = t.wait == Wait::Running && now < t.on_cpu.compute_end;
+            if due && user_spin {
                 self.preempt(current, now);
+            } else if due && computing {
+                self.cut_compute(current, cpu, now);
             }
         }
         self.arm_tick(cpu, now);
+    }
+
+    /// The tick preempts a task in a user compute step: the step becomes
+    /// its remainder, run again when the task is switched back in; the
+    /// step's end, already queued, is dropped when it comes.
+    fn cut_compute(&mut self, task: u32, cpu: u32, now: Ps) {
+        let t = &mut self.tasks[task as usize];
+        let remainder = t.on_cpu.compute_end - now;
+        t.pc -= 1;
+        t.script[t.pc] = Step::Compute(Cost::Ps(remainder));
+        t.on_cpu.compute_end = Ps::MAX;
+        t.on_cpu.deferred = Some(now);
+        self.compute_cut(cpu, now);
+        self.preempt(task, now);
     }
 }

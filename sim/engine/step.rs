@@ -211,6 +211,7 @@ impl Engine<'_> {
             work += price(costs, c);
         }
         let end = self.compute_end(task, now, work);
+        self.note_compute(task, c, end);
         self.queue.push(end, task);
     }
 
