@@ -1,6 +1,7 @@
 //! The defining behaviour of the program-style workloads: the FEA-style
 //! solver, time_exit, the LRU lock under NUMA emulation.
 
+use futexsim::kernel::page_wait::PageWaitEra;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::machine::MachineSpec;
@@ -62,7 +63,7 @@ fn time_exit_takes_longer_with_more_children() {
             let steps: Vec<f64> = r
                 .extra
                 .iter()
-                .filter(|m| m.name.ends_with("mean per child"))
+                .filter(|m| m.name.ends_with("mean per child") && !m.name.starts_with("fault"))
                 .map(|m| m.value)
                 .collect();
             assert_eq!(steps.len(), 7);
@@ -79,6 +80,51 @@ fn time_exit_takes_longer_with_more_children() {
         times.windows(2).all(|w| w[1] > w[0] * 1.5),
         "time_exit should grow with N: {times:?}"
     );
+}
+
+/// time_exit's children on the page wait table of `era`: the fault's mean
+/// time per child (us) and the acquisitions of the page's slot lock.
+fn page_lock_waits(children: u32, era: PageWaitEra) -> (f64, u64) {
+    let r = run(
+        machine("uv-512").unwrap(),
+        "fixed-256",
+        WorkloadSpec::TimeExit(TimeExit {
+            children: Some(children),
+            page_wait_table: era,
+            ..TimeExit::default()
+        }),
+        UNTIL_EXIT,
+    );
+    let slot = r
+        .workload_locks
+        .iter()
+        .find(|l| l.name == "page wait table slot lock")
+        .map_or(0, |l| l.lock.acquisitions);
+    let fault = extra(
+        &r,
+        "fault on the shared page (lock_page), before the release, mean per child",
+    );
+    (fault, slot)
+}
+
+#[test]
+fn children_that_fault_on_the_shared_page_together_sleep_on_its_wait_table_slot() {
+    // One child never finds the page locked: it never takes the slot's lock.
+    assert_eq!(page_lock_waits(1, PageWaitEra::V3_8).1, 0);
+    for era in [PageWaitEra::V3_8, PageWaitEra::V4_11] {
+        let (alone, _) = page_lock_waits(1, era);
+        let (together, slot) = page_lock_waits(64, era);
+        // 64 children lock one page: the later ones queue on its slot,
+        // each through prepare_to_wait and finish_wait, and are woken.
+        assert!(
+            slot >= 64,
+            "{era:?}: {slot} acquisitions of the slot's lock"
+        );
+        assert!(
+            together > 5.0 * alone,
+            "{era:?}: {alone} us alone, {together} us with 64"
+        );
+    }
 }
 
 #[test]

@@ -271,12 +271,15 @@ impl Sched {
         (0..self.cpus.len() as u32).filter(|&c| !self.cpus[c as usize].waiting.is_empty())
     }
 
-    /// Takes every task asleep on the word's wait queue, first asleep first.
-    pub(super) fn wake_up(&mut self, word: Mem) -> impl Iterator<Item = u32> {
-        self.wait_queues
-            .remove(&word.addr)
-            .unwrap_or_default()
-            .into_iter()
+    /// Takes every task asleep on the word's wait queue, first asleep
+    /// first, or only the first when `one`.
+    pub(super) fn wake_up(&mut self, word: Mem, one: bool) -> impl Iterator<Item = u32> {
+        let mut sleepers = self.wait_queues.remove(&word.addr).unwrap_or_default();
+        if one && sleepers.len() > 1 {
+            let rest = sleepers.split_off(1);
+            self.wait_queues.insert(word.addr, rest);
+        }
+        sleepers.into_iter()
     }
 
     fn rq_lock(&self, cpu: u32) -> LockRef {

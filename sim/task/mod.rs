@@ -37,6 +37,9 @@ pub enum Op {
     /// wake_up() of the word's wait queue: try_to_wake_up of every task
     /// asleep in `WaitEvent` on it.
     WakeUp(Mem),
+    /// The same for an exclusive waiter: only the first asleep is woken
+    /// (wake_up with nr_exclusive 1, as unlock_page wakes a lock_page waiter).
+    WakeUpOne(Mem),
     /// spin_lock of one of the workload's own kernel locks. Its id counts
     /// from 0 among the workload's locks; the engine places them after the
     /// futex tables' bucket locks, and prices them the same way.

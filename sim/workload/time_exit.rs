@@ -12,6 +12,7 @@
 //!
 //! | step | section | kernel (v3.8) | shared by |
 //! |---|---|---|---|
+//! | fault (before the release) | the child's first touch of the shared page: fork copied no pte of a shared mapping without an anon_vma, so it faults; the page is found in the shmem radix tree, its `_count` taken, and it comes back locked: `lock_page`, a test-and-set of PG_locked, and while the bit is set `__lock_page`'s sleep on the page's slot of the page wait table (the slot's spinlock, onto its list, asleep until woken, off the list at the end); the page is mapped (`_mapcount` inc) and `unlock_page` clears PG_locked and reads the slot's list (`waitqueue_active`), waking one waiter under the slot's lock if any | kernel/fork.c `dup_mmap` -> mm/memory.c `copy_page_range` (skips it); mm/memory.c `__do_fault` -> mm/shmem.c `shmem_fault` (returns VM_FAULT_LOCKED) -> `shmem_getpage_gfp` -> mm/filemap.c `find_lock_page`, `__lock_page` -> kernel/wait.c `__wait_on_bit_lock`; mm/filemap.c `unlock_page` -> `wake_up_page` -> kernel/wait.c `__wake_up_bit` | all children: one struct page and its wait-table slot (sim/kernel/page_wait.rs) |
 //! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; the private pages and page tables | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
 //! | free_pgtables | each private vma's anon_vma root lock | mm/memory.c `free_pgtables` -> mm/rmap.c `unlink_anon_vmas` (`anon_vma_lock` on the root, inherited from the parent by fork) | all children: the parent's anon_vmas |
 //! | free_pgtables | the shmem mapping's `i_mmap_mutex`, unlink the vma from `i_mmap` | mm/memory.c `free_pgtables` -> mm/mmap.c `unlink_file_vma` | all children: one address_space |
@@ -47,8 +48,13 @@
 //! `scheduler.placement = "placed"` its wake-ups place it (docs/scheduler.md),
 //! and pinned (the default) it stays there; a spin on the rwlock's
 //! word is a spin the tick may preempt, where the kernel's is not; the
-//! page lock and the page wait table are not on this path as modelled
-//! (nothing here locks the shared page); the children's page-table
+//! exit path as v3.8 runs it takes no page lock (zap_pte_range dirties,
+//! marks and unmaps the shared page without locking it, and frees the
+//! private pages through release_pages, which does not lock them either):
+//! the page lock is taken at the fault before the release, outside the
+//! timed interval, which the record gives apart; a woken lock_page waiter
+//! tries the bit again against tasks that never slept, as the kernel's
+//! does; the children's page-table
 //! teardown and every other private part of exit are fixed compute steps;
 //! `-p` (a delay before the release) does not change what is timed and is
 //! not modelled.
@@ -56,6 +62,7 @@
 use super::WorkloadError;
 use super::objects::{Object, Objects};
 use super::{user_memory, Setup, Workload};
+use crate::kernel::page_wait::{self, PageWaitEra, WaitSlot};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
@@ -63,6 +70,7 @@ use crate::task::{
     AccessKind, Affinity, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
     Timeline, Until, UserWord,
 };
+use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -78,6 +86,10 @@ pub struct TimeExit {
     /// stack, data, and the libraries' writable parts): one anon_vma root lock each.
     #[serde(default = "default_vmas")]
     pub anon_vmas: u32,
+    /// The page wait table lock_page sleeps on (sim/kernel/page_wait.rs):
+    /// `v3.8` (per zone, 4096 slots) or `v4.11` (256 slots, PG_waiters).
+    #[serde(default)]
+    pub page_wait_table: PageWaitEra,
 }
 
 fn default_vmas() -> u32 {
@@ -89,6 +101,7 @@ impl Default for TimeExit {
         TimeExit {
             children: None,
             anon_vmas: default_vmas(),
+            page_wait_table: PageWaitEra::default(),
         }
     }
 }
@@ -98,6 +111,8 @@ impl Default for TimeExit {
 const EXIT_MMAP_PRIVATE_NS: u64 = 10_000;
 const EXIT_OTHER_PRIVATE_NS: u64 = 3_000;
 const VMA_UNLINK_NS: u64 = 150;
+/// The fault's own work: the walk, a page-table page for the child, the pte.
+const FAULT_PRIVATE_NS: u64 = 1_000;
 const NOTIFY_NS: u64 = 300;
 const REAP_NS: u64 = 1_500;
 /// `exit_state` of a zombie (include/linux/sched.h EXIT_ZOMBIE).
@@ -112,9 +127,14 @@ const RW_LOCK_BIAS: u32 = 0x0100_0000;
 struct Shared {
     ready: UserWord,
     quit: UserWord,
-    /// The shared page's struct page: `flags`, and `_mapcount` on its line.
+    /// The shared page's struct page: `flags`, and `_count` and
+    /// `_mapcount` on its line; its lock bit and wait-table slot.
     page_flags: Mem,
+    page_count: UserWord,
     mapcount: UserWord,
+    page_lock: PageLock,
+    /// The shmem mapping's radix tree, where the fault finds the page.
+    page_tree: Mem,
     i_mmap_mutex: LockRef,
     i_mmap: Mem,
     shm_file: UserWord,
@@ -132,10 +152,24 @@ struct Shared {
     exit_state: Vec<UserWord>,
 }
 
+/// The shared page's PG_locked and the page wait table's slot it hashes
+/// to: what lock_page and unlock_page touch.
+#[derive(Clone, Copy, Debug)]
+struct PageLock {
+    /// PG_locked of the struct page's `flags`: 1 while the page is locked.
+    flags: UserWord,
+    slot: WaitSlot,
+    slot_lock: LockRef,
+    /// The design's PG_waiters: an unlock looks at the slot only when set.
+    waiters_bit: bool,
+}
+
 /// A step of the exit path, or of the parent's wait(), as the record
 /// times it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
+    /// The child's first touch of the shared page, before it is ready.
+    Fault,
     BeforeRelease,
     ExitMm,
     FreePgtables,
@@ -150,7 +184,8 @@ enum Stage {
 }
 
 /// The stages the record gives, and their names: the children's first.
-const REPORTED: [(Stage, &str); 10] = [
+const REPORTED: [(Stage, &str); 11] = [
+    (Stage::Fault, "fault on the shared page (lock_page), before the release"),
     (Stage::ExitMm, "exit_mm (unmap_vmas)"),
     (Stage::FreePgtables, "free_pgtables"),
     (Stage::RemoveVma, "remove_vma"),
@@ -190,6 +225,16 @@ enum Action {
     WriteLock(UserWord),
     ReadUnlock(UserWord),
     WriteUnlock(UserWord),
+    /// lock_page: test_and_set of PG_locked, and __lock_page's sleep on
+    /// the wait-table slot while it was set (`queued`: on the slot's list).
+    LockPage { page: PageLock, queued: bool },
+    /// The waiter joins, or leaves, the slot's list, under its lock.
+    PageWaitAdd(PageLock),
+    PageWaitDel(PageLock),
+    /// unlock_page: clear PG_locked, then wake a waiter if there is one.
+    UnlockPage(PageLock),
+    /// waitqueue_active: the read of the slot's list every v3.8 unlock makes.
+    PageWaitCheck(PageLock),
 }
 
 /// An rwlock acquisition in flight: the atomic, its undo when it failed,
@@ -253,22 +298,28 @@ impl RwAttempt {
 }
 
 /// A task's actions in order, each in its stage; an rwlock acquisition
-/// runs as many ops as it takes.
+/// runs as many ops as it takes, and a page lock as its waits need.
 struct Actions {
     queue: VecDeque<(Stage, Action)>,
     attempt: Option<RwAttempt>,
     /// Whether the op in flight is a plain atomic, whose old value its
     /// program reads.
     atomic_in_flight: bool,
+    /// The page-lock action in flight, which decides what follows it.
+    page_in_flight: Option<Action>,
+    /// Tasks on the shared page's wait-table list, shared by all.
+    page_waiters: Arc<Mutex<u32>>,
     stages: Stages,
 }
 
 impl Actions {
-    fn new(times: StageTimes) -> Actions {
+    fn new(times: StageTimes, page_waiters: Arc<Mutex<u32>>) -> Actions {
         Actions {
             queue: VecDeque::new(),
             attempt: None,
             atomic_in_flight: false,
+            page_in_flight: None,
+            page_waiters,
             stages: Stages {
                 times,
                 current: Stage::BeforeRelease,
@@ -289,6 +340,11 @@ impl Actions {
         let (stage, action) = self.queue.pop_front()?;
         self.stages.current = stage;
         self.atomic_in_flight = matches!(action, Action::Op(Op::Atomic(..)));
+        self.page_in_flight = matches!(
+            action,
+            Action::LockPage { .. } | Action::UnlockPage(_) | Action::PageWaitCheck(_)
+        )
+        .then_some(action);
         Some(match action {
             Action::Op(op) => op,
             Action::ReadLock(word) | Action::WriteLock(word) => {
@@ -302,10 +358,68 @@ impl Actions {
             }
             Action::ReadUnlock(word) => Op::Atomic(word, AtomicOp::Sub(1)),
             Action::WriteUnlock(word) => Op::Atomic(word, AtomicOp::Sub(RW_LOCK_BIAS)),
+            Action::LockPage { page, .. } => Op::Atomic(page.flags, AtomicOp::Exchange(1)),
+            Action::PageWaitAdd(page) | Action::PageWaitDel(page) => {
+                let mut waiters = self.page_waiters.lock().expect("one thread runs programs");
+                if matches!(action, Action::PageWaitAdd(_)) {
+                    *waiters += 1;
+                } else {
+                    *waiters -= 1;
+                }
+                Op::Access(page.slot.list, AccessKind::Write)
+            }
+            Action::UnlockPage(page) => Op::Atomic(page.flags, AtomicOp::Store(0)),
+            Action::PageWaitCheck(page) => Op::Access(page.slot.list, AccessKind::Read),
         })
     }
 
-    /// Past the release every step is the kernel's: exit, or wait().
+    /// A page-lock action returned `old`: what it takes next goes first.
+    fn page_returned(&mut self, action: Action, old: u32) {
+        let waiters = *self.page_waiters.lock().expect("one thread runs programs");
+        let mut next = Vec::new();
+        match action {
+            Action::LockPage { page, queued } if old == 0 && queued => {
+                // finish_wait: off the slot's list.
+                next = vec![
+                    Action::Op(Op::SpinLock(page.slot_lock)),
+                    Action::PageWaitDel(page),
+                    Action::Op(Op::SpinUnlock(page.slot_lock)),
+                ];
+            }
+            Action::LockPage { .. } if old == 0 => {}
+            Action::LockPage { page, queued } => {
+                // prepare_to_wait_exclusive, then sleep while PG_locked is set.
+                next.push(Action::Op(Op::SpinLock(page.slot_lock)));
+                if !queued {
+                    next.push(Action::PageWaitAdd(page));
+                    if page.waiters_bit {
+                        next.push(Action::Op(Op::Access(page.flags.mem, AccessKind::Rmw)));
+                    }
+                }
+                next.extend([
+                    Action::Op(Op::SpinUnlock(page.slot_lock)),
+                    Action::Op(Op::WaitEvent(page.flags, Until::Equals(0))),
+                    Action::LockPage { page, queued: true },
+                ]);
+            }
+            Action::UnlockPage(page) if !page.waiters_bit => next.push(Action::PageWaitCheck(page)),
+            Action::UnlockPage(page) | Action::PageWaitCheck(page) if waiters > 0 => {
+                next = vec![
+                    Action::Op(Op::SpinLock(page.slot_lock)),
+                    Action::Op(Op::WakeUpOne(page.flags.mem)),
+                    Action::Op(Op::SpinUnlock(page.slot_lock)),
+                ];
+            }
+            _ => {}
+        }
+        let stage = self.stages.current;
+        for action in next.into_iter().rev() {
+            self.queue.push_front((stage, action));
+        }
+    }
+
+    /// Past the release every step is the kernel's: exit, or wait(); so
+    /// is the fault before it.
     fn in_kernel(&self) -> bool {
         self.stages.current != Stage::BeforeRelease
     }
@@ -313,6 +427,10 @@ impl Actions {
     /// The op ended: the old value of a plain atomic, for its program.
     fn returned(&mut self, done: Done) -> Option<u32> {
         self.stages.returned(done.now);
+        if let Some(action) = self.page_in_flight.take() {
+            self.page_returned(action, done.ret as u32);
+            return None;
+        }
         if let Some(attempt) = &mut self.attempt {
             if attempt.returned(done.ret as u32) {
                 self.attempt = None;
@@ -341,9 +459,38 @@ impl Program for Child {
     }
 }
 
-fn child_actions(s: &Shared, child: usize, schedule_ps: u64, times: StageTimes) -> Actions {
+fn child_actions(
+    s: &Shared,
+    child: usize,
+    schedule_ps: u64,
+    times: StageTimes,
+    page_waiters: Arc<Mutex<u32>>,
+) -> Actions {
     let ns = |n: u64| Op::Compute(n * 1000);
-    let mut a = Actions::new(times);
+    let mut a = Actions::new(times, page_waiters);
+    // The first touch of the shared page faults: fork copied no pte of a
+    // shared mapping. shmem_fault finds the page and returns it locked;
+    // __do_fault maps it and unlocks it.
+    a.push(
+        Stage::Fault,
+        [
+            Op::Access(s.page_tree, AccessKind::Read),
+            Op::Atomic(s.page_count, AtomicOp::Add(1)),
+        ],
+    );
+    a.queue.push_back((
+        Stage::Fault,
+        Action::LockPage {
+            page: s.page_lock,
+            queued: false,
+        },
+    ));
+    a.push(
+        Stage::Fault,
+        [Op::Atomic(s.mapcount, AtomicOp::Add(1)), ns(FAULT_PRIVATE_NS)],
+    );
+    a.queue
+        .push_back((Stage::Fault, Action::UnlockPage(s.page_lock)));
     a.push(
         Stage::BeforeRelease,
         [
@@ -618,15 +765,34 @@ impl Workload for TimeExit {
                 kind: KeyKind::SharedFile,
             }
         };
-        let page = o.object(memory, "shared page struct page", 64, home);
+        // The shared page's frame, in the parent's node's memory, and its
+        // struct page in the vmemmap.
+        let pfn = (4 << 30 >> 12) + rng.gen_range(0..1u64 << 20);
+        let page_addr = page_wait::struct_page(pfn);
+        let page = Object {
+            region: memory.add("shared page struct page", page_addr, 64, home),
+            base: page_addr,
+        };
         let page_flags = page.at(memory, 0);
-        let mapcount = UserWord {
-            mem: page.at(memory, 24),
+        let page_word = |at| UserWord {
+            mem: page.at(memory, at),
             kind: KeyKind::SharedFile,
+        };
+        let (flags, mapcount, page_count) = (page_word(0), page_word(24), page_word(28));
+        let design = page_wait::preset(self.page_wait_table);
+        let (slot, slot_lock) = design.lay_out(memory, parent_node, page_addr, |lock| {
+            o.lock_at("page wait table slot lock", lock)
+        });
+        let page_lock = PageLock {
+            flags,
+            slot,
+            slot_lock,
+            waiters_bit: design.waiters_bit,
         };
         let mapping = o.object(memory, "shmem address_space", 192, home);
         let i_mmap_mutex = o.lock_at("shmem i_mmap_mutex", mapping.at(memory, 0x48));
         let i_mmap = mapping.at(memory, 0x20);
+        let page_tree = mapping.at(memory, 0x08);
         let shm_file = word_in(&mut o, memory, "shmem struct file", 256, 0x38);
         let anon_vma_roots = (0..self.anon_vmas)
             .map(|v| {
@@ -672,7 +838,10 @@ impl Workload for TimeExit {
             ready,
             quit,
             page_flags,
+            page_count,
             mapcount,
+            page_lock,
+            page_tree,
             i_mmap_mutex,
             i_mmap,
             shm_file,
@@ -686,6 +855,7 @@ impl Workload for TimeExit {
             exit_state,
         };
         let times: StageTimes = Arc::new(Mutex::new([0; STAGES]));
+        let page_waiters = Arc::new(Mutex::new(0));
         let mut tasks: Vec<TaskSpec> = (0..n)
             .map(|c| TaskSpec {
                 cpu: c % machine.cpus(),
@@ -695,6 +865,7 @@ impl Workload for TimeExit {
                         c as usize,
                         machine.costs.schedule,
                         times.clone(),
+                        page_waiters.clone(),
                     ),
                 }),
             })
@@ -706,7 +877,7 @@ impl Workload for TimeExit {
                 children: n,
                 alive: (0..n as usize).collect(),
                 state: ParentState::Release,
-                actions: Actions::new(times.clone()),
+                actions: Actions::new(times.clone(), page_waiters),
                 last: None,
                 syscall_ps: machine.costs.syscall,
             }),
