@@ -98,8 +98,9 @@ fn page_lock_waits(children: u32, era: PageWaitEra) -> (f64, u64) {
     let slot = r
         .workload_locks
         .iter()
-        .find(|l| l.name == "page wait table slot lock")
-        .map_or(0, |l| l.lock.acquisitions);
+        .filter(|l| l.name.starts_with("page wait table slot"))
+        .map(|l| l.lock.acquisitions)
+        .sum();
     let fault = extra(
         &r,
         "fault on the shared page (lock_page), before the release, mean per child",
@@ -125,6 +126,64 @@ fn children_that_fault_on_the_shared_page_together_sleep_on_its_wait_table_slot(
             "{era:?}: {alone} us alone, {together} us with 64"
         );
     }
+}
+
+/// time_exit on the UV, 32 children unless the workload says.
+fn time_exit_of(workload: TimeExit) -> RunRecord {
+    run(
+        machine("uv-512").unwrap(),
+        "fixed-256",
+        WorkloadSpec::TimeExit(TimeExit {
+            children: workload.children.or(Some(32)),
+            ..workload
+        }),
+        UNTIL_EXIT,
+    )
+}
+
+#[test]
+fn unmapping_takes_longer_the_more_pages_the_children_share() {
+    let exit_mm = |anon_pages| {
+        let r = time_exit_of(TimeExit {
+            anon_pages,
+            ..TimeExit::default()
+        });
+        extra(&r, "exit_mm (unmap_vmas), mean per child")
+    };
+    let (few, many) = (exit_mm(8), exit_mm(512));
+    // Each shared page costs a pte's zap and an atomic on a struct page
+    // line every sibling writes too: far more than its private part.
+    let private_us = 504.0 * 30e-3;
+    assert!(many - few > private_us * 2.0, "{few} us, {many} us");
+}
+
+#[test]
+fn a_copy_on_write_fault_in_exit_locks_a_page_every_child_shares() {
+    assert!(time_exit_of(TimeExit::default())
+        .extra
+        .iter()
+        .all(|m| !m.name.starts_with("exit()")));
+    let fault = |children| {
+        let r = time_exit_of(TimeExit {
+            children: Some(children),
+            exit_cow_faults: 1,
+            ..TimeExit::default()
+        });
+        let us = extra(
+            &r,
+            "exit(): copy-on-write faults (lock_page), mean per child",
+        );
+        assert!(us * 1e-6 < extra(&r, "time until all exited"));
+        us
+    };
+    // Released together, the children lock one page at once inside the
+    // timed interval: the later ones wait for the earlier ones' faults.
+    let (alone, together) = (fault(1), fault(32));
+    assert!(alone > 0.0);
+    assert!(
+        together > 5.0 * alone,
+        "{alone} us alone, {together} us with 32"
+    );
 }
 
 #[test]

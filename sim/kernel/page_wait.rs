@@ -26,8 +26,7 @@
 //!   says whether anyone waits (62906027091f, 4.11), so an unlock with no
 //!   waiter never touches the table.
 
-use crate::memory::{Home, Mem, MemoryMap};
-use crate::task::LockRef;
+use crate::memory::{Home, Mem, MemoryMap, RegionId};
 use serde::{Deserialize, Serialize};
 
 /// `sizeof(wait_queue_head_t)` on x86-64 without lock debugging: the
@@ -118,16 +117,9 @@ impl PageWaitDesign {
         page.wrapping_mul(self.multiplier) >> (64 - self.bits)
     }
 
-    /// Lays out the table a page homed on `node` waits on (its zone's, or
-    /// the machine's on the boot node) and gives the page's slot; `lock_at`
-    /// names the slot's spinlock among the workload's locks.
-    pub fn lay_out(
-        &self,
-        memory: &mut MemoryMap,
-        node: u32,
-        page: u64,
-        lock_at: impl FnOnce(Mem) -> LockRef,
-    ) -> (WaitSlot, LockRef) {
+    /// Lays out the table the pages homed on `node` wait on: their zone's,
+    /// or the machine's on the boot node.
+    pub fn lay_out(&self, memory: &mut MemoryMap, node: u32) -> WaitTable {
         let (base, home) = if self.per_zone {
             (ZONE_TABLE_BASE + (u64::from(node) << 32), node)
         } else {
@@ -140,20 +132,38 @@ impl PageWaitDesign {
             self.slots() * self.bucket_bytes,
             Home::Node(home),
         );
-        let index = self.slot_of(page);
+        WaitTable {
+            design: self.clone(),
+            base,
+            region,
+        }
+    }
+}
+
+/// A page wait table in memory.
+pub struct WaitTable {
+    pub design: PageWaitDesign,
+    base: u64,
+    region: RegionId,
+}
+
+impl WaitTable {
+    /// `page_waitqueue(page)`: the slot the struct page at `page` sleeps on.
+    pub fn slot(&self, memory: &MemoryMap, page: u64) -> WaitSlot {
+        let d = &self.design;
+        let index = d.slot_of(page);
         let at = |offset: u64| {
-            let addr = base + index * self.bucket_bytes + offset;
+            let addr = self.base + index * d.bucket_bytes + offset;
             Mem {
                 addr,
-                line: memory.line_in(region, addr),
+                line: memory.line_in(self.region, addr),
             }
         };
-        let slot = WaitSlot {
+        WaitSlot {
             index,
             lock: at(0),
             list: at(LIST_OFFSET),
-        };
-        (slot, lock_at(slot.lock))
+        }
     }
 }
 

@@ -13,9 +13,11 @@
 //! | step | section | kernel (v3.8) | shared by |
 //! |---|---|---|---|
 //! | fault (before the release) | the child's first touch of the shared page: fork copied no pte of a shared mapping without an anon_vma, so it faults; the page is found in the shmem radix tree, its `_count` taken, and it comes back locked: `lock_page`, a test-and-set of PG_locked, and while the bit is set `__lock_page`'s sleep on the page's slot of the page wait table (the slot's spinlock, onto its list, asleep until woken, off the list at the end); the page is mapped (`_mapcount` inc) and `unlock_page` clears PG_locked and reads the slot's list (`waitqueue_active`), waking one waiter under the slot's lock if any | kernel/fork.c `dup_mmap` -> mm/memory.c `copy_page_range` (skips it); mm/memory.c `__do_fault` -> mm/shmem.c `shmem_fault` (returns VM_FAULT_LOCKED) -> `shmem_getpage_gfp` -> mm/filemap.c `find_lock_page`, `__lock_page` -> kernel/wait.c `__wait_on_bit_lock`; mm/filemap.c `unlock_page` -> `wake_up_page` -> kernel/wait.c `__wake_up_bit` | all children: one struct page and its wait-table slot (sim/kernel/page_wait.rs) |
-//! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; the private pages and page tables | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
+//! | exit() (`exit_cow_faults`, 0 by default) | the first write since fork to a page of the parent's: `do_wp_page` locks the old page (trylock, else `lock_page` and the wait table), reads its map count (`reuse_swap_page`: not reusable, every sibling maps it), unlocks it, copies it and drops the child's `_mapcount` and `_count` of it | mm/memory.c `do_wp_page` | all children: the parent's page |
+//! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; then each of the child's `anon_pages` ptes: a page still shared with the parent loses this mapping (`page_remove_rmap`, an atomic dec of `_mapcount` on its struct page), and each pte's own clearing; a fixed part per vma | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
 //! | free_pgtables | each private vma's anon_vma root lock | mm/memory.c `free_pgtables` -> mm/rmap.c `unlink_anon_vmas` (`anon_vma_lock` on the root, inherited from the parent by fork) | all children: the parent's anon_vmas |
 //! | free_pgtables | the shmem mapping's `i_mmap_mutex`, unlink the vma from `i_mmap` | mm/memory.c `free_pgtables` -> mm/mmap.c `unlink_file_vma` | all children: one address_space |
+//! | free_pgtables | the page-table pages: a PTE page per vma with ptes and the PMD and PUD pages above them, each freed through the tlb gather; then the gathered pages' references, an atomic dec of `_count` on each shared page's struct page | mm/memory.c `free_pgd_range` -> `free_pte_range` (`pte_free_tlb`); mm/mmap.c `exit_mmap` -> mm/memory.c `tlb_finish_mmu` -> mm/swap_state.c `free_pages_and_swap_cache` -> mm/swap.c `release_pages` | all children: the parent's pages |
 //! | remove_vma | `fput` of the mapping's file | mm/mmap.c `remove_vma` -> fs/file_table.c `fput` (`f_count`) | all children: one struct file |
 //! | exit_files | `fput` of stdin, stdout, stderr | kernel/exit.c `exit_files` -> `close_files` | all children: the parent's struct files |
 //! | exit_fs | `dput` of root and cwd: `d_lock`, `d_count` | kernel/exit.c `exit_fs` -> fs/dcache.c `dput` (d_count under d_lock before 3.12's lockref) | all children: two dentries |
@@ -52,10 +54,13 @@
 //! marks and unmaps the shared page without locking it, and frees the
 //! private pages through release_pages, which does not lock them either):
 //! the page lock is taken at the fault before the release, outside the
-//! timed interval, which the record gives apart; a woken lock_page waiter
-//! tries the bit again against tasks that never slept, as the kernel's
-//! does; the children's page-table
-//! teardown and every other private part of exit are fixed compute steps;
+//! timed interval, which the record gives apart (exit()'s own
+//! copy-on-write faults, with `exit_cow_faults`, are inside it); a woken
+//! lock_page waiter tries the bit again against tasks that never slept, as
+//! the kernel's does; the page walk's and the page-table frees' private
+//! work are estimates per pte, per vma and per page-table page, and every
+//! other private part of exit is a fixed compute step; the file vmas' ptes
+//! the child faulted in (text) are not counted;
 //! `-p` (a delay before the release) does not change what is timed and is
 //! not modelled.
 
@@ -73,7 +78,7 @@ use crate::task::{
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +95,24 @@ pub struct TimeExit {
     /// `v3.8` (per zone, 4096 slots) or `v4.11` (256 slots, PG_waiters).
     #[serde(default)]
     pub page_wait_table: PageWaitEra,
+    /// Anonymous pages each child inherits mapped from the parent (copy on
+    /// write, shared with the parent and every sibling) and unmaps at exit.
+    #[serde(default = "default_anon_pages")]
+    pub anon_pages: u32,
+    /// Of those, the pages the child first writes in exit() after the
+    /// release (libc's data: the exit handlers, stdio): a copy-on-write
+    /// fault each, which locks the shared page. 0 when absent: how many
+    /// pages exit() dirties depends on the libc, and no measurement of the
+    /// test's binary is at hand.
+    #[serde(default)]
+    pub exit_cow_faults: u32,
+}
+
+/// A small dynamically linked C program's anonymous memory, about 128 KiB
+/// (ld.so's and libc's data and bss, the first heap pages, the stack), as
+/// /proc/PID/status's RssAnon shows for such a program: an estimate.
+fn default_anon_pages() -> u32 {
+    32
 }
 
 fn default_vmas() -> u32 {
@@ -102,13 +125,31 @@ impl Default for TimeExit {
             children: None,
             anon_vmas: default_vmas(),
             page_wait_table: PageWaitEra::default(),
+            anon_pages: default_anon_pages(),
+            exit_cow_faults: 0,
         }
     }
 }
 
 /// Work that touches nothing shared, in nanoseconds: estimates for a small
 /// process forked from a small parent, not measurements.
-const EXIT_MMAP_PRIVATE_NS: u64 = 10_000;
+/// zap_pte_range's work per present pte beside its atomics: clear the
+/// pte, the rss count, the tlb gather's slot.
+const ZAP_PTE_NS: u64 = 30;
+/// unmap_vmas' and remove_vma's work per vma beside the page walk.
+const UNMAP_VMA_NS: u64 = 300;
+/// free_pgtables per page-table page: pte_free_tlb, and the page's free to
+/// the per-CPU list at tlb_finish_mmu.
+const FREE_PT_PAGE_NS: u64 = 200;
+/// do_wp_page's copy: a new page allocated and 4 KiB copied.
+const COW_COPY_NS: u64 = 1_000;
+/// Page-table pages beside one PTE page per vma: the PMD and PUD pages of
+/// the two ends of the address space (the program's low, the libraries'
+/// and the stack's high).
+const UPPER_PT_PAGES: u32 = 4;
+/// The file vmas without anon_vma whose ptes fork did not copy: the
+/// program's, libc's and ld.so's text.
+const TEXT_VMAS: u32 = 3;
 const EXIT_OTHER_PRIVATE_NS: u64 = 3_000;
 const VMA_UNLINK_NS: u64 = 150;
 /// The fault's own work: the walk, a page-table page for the child, the pte.
@@ -117,6 +158,9 @@ const NOTIFY_NS: u64 = 300;
 const REAP_NS: u64 = 1_500;
 /// `exit_state` of a zombie (include/linux/sched.h EXIT_ZOMBIE).
 const EXIT_ZOMBIE: u32 = 16;
+/// Frames apart of the parent's anonymous pages: scattered, so no two
+/// struct pages share a line or its adjacent-line pair.
+const ANON_PFN_STRIDE: u64 = 37;
 const EXIT_DEAD: u32 = 32;
 
 /// `RW_LOCK_BIAS` of x86's rwlock before the qrwlock (3.16).
@@ -135,6 +179,10 @@ struct Shared {
     page_lock: PageLock,
     /// The shmem mapping's radix tree, where the fault finds the page.
     page_tree: Mem,
+    /// The parent's anonymous pages every child maps.
+    anon_pages: Vec<AnonPage>,
+    /// How many of them, from the first, each child writes in exit().
+    exit_cow_faults: usize,
     i_mmap_mutex: LockRef,
     i_mmap: Mem,
     shm_file: UserWord,
@@ -164,6 +212,15 @@ struct PageLock {
     waiters_bit: bool,
 }
 
+/// An anonymous page of the parent's that the children map copy-on-write:
+/// its lock, `_count` and `_mapcount`, one struct page line for all.
+#[derive(Clone, Copy, Debug)]
+struct AnonPage {
+    lock: PageLock,
+    count: UserWord,
+    mapcount: UserWord,
+}
+
 /// A step of the exit path, or of the parent's wait(), as the record
 /// times it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,6 +228,8 @@ enum Stage {
     /// The child's first touch of the shared page, before it is ready.
     Fault,
     BeforeRelease,
+    /// exit()'s copy-on-write faults on the parent's pages, before do_exit.
+    ExitFaults,
     ExitMm,
     FreePgtables,
     RemoveVma,
@@ -184,8 +243,9 @@ enum Stage {
 }
 
 /// The stages the record gives, and their names: the children's first.
-const REPORTED: [(Stage, &str); 11] = [
+const REPORTED: [(Stage, &str); 12] = [
     (Stage::Fault, "fault on the shared page (lock_page), before the release"),
+    (Stage::ExitFaults, "exit(): copy-on-write faults (lock_page)"),
     (Stage::ExitMm, "exit_mm (unmap_vmas)"),
     (Stage::FreePgtables, "free_pgtables"),
     (Stage::RemoveVma, "remove_vma"),
@@ -419,7 +479,7 @@ impl Actions {
     }
 
     /// Past the release every step is the kernel's: exit, or wait(); so
-    /// is the fault before it.
+    /// is the fault before it, and exit()'s faults.
     fn in_kernel(&self) -> bool {
         self.stages.current != Stage::BeforeRelease
     }
@@ -498,15 +558,56 @@ fn child_actions(
             Op::SpinUntil(s.quit, Until::NotEquals(0)),
         ],
     );
-    // exit_mm -> exit_mmap -> unmap_vmas: zap the shared page, tear down the rest.
+    // exit(): the first write to each of these pages since fork is a
+    // copy-on-write fault; do_wp_page locks the old page to see whether it
+    // may reuse it (it may not: every sibling maps it), copies it, and
+    // drops the child's mapping and reference of it.
+    let (written, shared) = s.anon_pages.split_at(s.exit_cow_faults);
+    for page in written {
+        a.queue.push_back((
+            Stage::ExitFaults,
+            Action::LockPage {
+                page: page.lock,
+                queued: false,
+            },
+        ));
+        a.push(
+            Stage::ExitFaults,
+            [Op::Access(page.mapcount.mem, AccessKind::Read)],
+        );
+        a.queue
+            .push_back((Stage::ExitFaults, Action::UnlockPage(page.lock)));
+        a.push(
+            Stage::ExitFaults,
+            [
+                ns(COW_COPY_NS),
+                Op::Atomic(page.mapcount, AtomicOp::Sub(1)),
+                Op::Atomic(page.count, AtomicOp::Sub(1)),
+            ],
+        );
+    }
+    // exit_mm -> exit_mmap -> unmap_vmas: zap the shared page, then each
+    // pte: a page still shared with the parent loses this mapping
+    // (page_remove_rmap); one the child copied is its own.
+    let vmas = s.anon_vma_roots.len() as u32 + 1 + TEXT_VMAS;
     a.push(
         Stage::ExitMm,
         [
             Op::Access(s.page_flags, AccessKind::Rmw),
             Op::Access(s.page_flags, AccessKind::Read),
             Op::Atomic(s.mapcount, AtomicOp::Sub(1)),
-            ns(EXIT_MMAP_PRIVATE_NS),
+            ns(u64::from(vmas) * UNMAP_VMA_NS),
         ],
+    );
+    for page in shared {
+        a.push(
+            Stage::ExitMm,
+            [Op::Atomic(page.mapcount, AtomicOp::Sub(1)), ns(ZAP_PTE_NS)],
+        );
+    }
+    a.push(
+        Stage::ExitMm,
+        written.iter().map(|_| ns(ZAP_PTE_NS)),
     );
     // free_pgtables: each vma's anon_vmas, then the file vma from i_mmap.
     for &(lock, root) in &s.anon_vma_roots {
@@ -528,6 +629,17 @@ fn child_actions(
             ns(VMA_UNLINK_NS),
             Op::SpinUnlock(s.i_mmap_mutex),
         ],
+    );
+    // free_pgd_range frees a PTE page per vma and the pages above them;
+    // tlb_finish_mmu -> free_pages_and_swap_cache -> release_pages drops
+    // the gathered pages' references: the shared pages' `_count`.
+    let pt_pages = s.anon_vma_roots.len() as u64 + 1 + u64::from(UPPER_PT_PAGES);
+    a.push(Stage::FreePgtables, [ns(pt_pages * FREE_PT_PAGE_NS)]);
+    a.push(
+        Stage::FreePgtables,
+        shared
+            .iter()
+            .map(|page| Op::Atomic(page.count, AtomicOp::Sub(1))),
     );
     a.push(
         Stage::RemoveVma,
@@ -734,6 +846,16 @@ impl Workload for TimeExit {
         if self.children == Some(0) {
             return Err("time-exit: children must be at least 1".into());
         }
+        super::at_most_objects("time-exit: anon_pages", self.anon_pages.into())?;
+        if self.exit_cow_faults > self.anon_pages {
+            return Err(WorkloadError::at(
+                "exit_cow_faults",
+                format!(
+                    "time-exit: exit_cow_faults = {} is more than the anon_pages = {} a child maps",
+                    self.exit_cow_faults, self.anon_pages
+                ),
+            ));
+        }
         super::at_most_objects("time-exit: anon_vmas", self.anon_vmas.into())
     }
 
@@ -765,30 +887,49 @@ impl Workload for TimeExit {
                 kind: KeyKind::SharedFile,
             }
         };
-        // The shared page's frame, in the parent's node's memory, and its
-        // struct page in the vmemmap.
-        let pfn = (4 << 30 >> 12) + rng.gen_range(0..1u64 << 20);
-        let page_addr = page_wait::struct_page(pfn);
-        let page = Object {
-            region: memory.add("shared page struct page", page_addr, 64, home),
-            base: page_addr,
+        // The parent's pages, in its node's memory, their struct pages in
+        // the vmemmap, and the wait table their locks sleep on.
+        let table = page_wait::preset(self.page_wait_table).lay_out(memory, parent_node);
+        let mut slot_locks: HashMap<u64, LockRef> = HashMap::new();
+        let mut struct_page = |memory: &mut MemoryMap, o: &mut Objects, pfn: u64, name: &str| {
+            let addr = page_wait::struct_page(pfn);
+            let page = Object {
+                region: memory.add(format!("{name} struct page"), addr, 64, home),
+                base: addr,
+            };
+            let word = |at| UserWord {
+                mem: page.at(memory, at),
+                kind: KeyKind::SharedFile,
+            };
+            let slot = table.slot(memory, addr);
+            let slot_lock = *slot_locks.entry(slot.index).or_insert_with(|| {
+                o.lock_at(&format!("page wait table slot {} lock", slot.index), slot.lock)
+            });
+            let lock = PageLock {
+                flags: word(0),
+                slot,
+                slot_lock,
+                waiters_bit: table.design.waiters_bit,
+            };
+            (lock, word(24), word(28))
         };
-        let page_flags = page.at(memory, 0);
-        let page_word = |at| UserWord {
-            mem: page.at(memory, at),
-            kind: KeyKind::SharedFile,
-        };
-        let (flags, mapcount, page_count) = (page_word(0), page_word(24), page_word(28));
-        let design = page_wait::preset(self.page_wait_table);
-        let (slot, slot_lock) = design.lay_out(memory, parent_node, page_addr, |lock| {
-            o.lock_at("page wait table slot lock", lock)
-        });
-        let page_lock = PageLock {
-            flags,
-            slot,
-            slot_lock,
-            waiters_bit: design.waiters_bit,
-        };
+        let first_pfn = (4 << 30 >> 12) + rng.gen_range(0..1u64 << 20);
+        let (page_lock, mapcount, page_count) =
+            struct_page(memory, &mut o, first_pfn, "shared page");
+        let page_flags = page_lock.flags.mem;
+        // The anonymous pages, each in a frame of its own after it.
+        let anon_pages = (1..=u64::from(self.anon_pages))
+            .map(|i| {
+                let pfn = first_pfn + i * ANON_PFN_STRIDE;
+                let (lock, mapcount, count) =
+                    struct_page(memory, &mut o, pfn, &format!("parent anon page {i}"));
+                AnonPage {
+                    lock,
+                    count,
+                    mapcount,
+                }
+            })
+            .collect();
         let mapping = o.object(memory, "shmem address_space", 192, home);
         let i_mmap_mutex = o.lock_at("shmem i_mmap_mutex", mapping.at(memory, 0x48));
         let i_mmap = mapping.at(memory, 0x20);
@@ -842,6 +983,8 @@ impl Workload for TimeExit {
             mapcount,
             page_lock,
             page_tree,
+            anon_pages,
+            exit_cow_faults: self.exit_cow_faults as usize,
             i_mmap_mutex,
             i_mmap,
             shm_file,
@@ -854,6 +997,7 @@ impl Workload for TimeExit {
             notified,
             exit_state,
         };
+        let reports_exit_faults = self.exit_cow_faults > 0;
         let times: StageTimes = Arc::new(Mutex::new([0; STAGES]));
         let page_waiters = Arc::new(Mutex::new(0));
         let mut tasks: Vec<TaskSpec> = (0..n)
@@ -893,7 +1037,10 @@ impl Workload for TimeExit {
             readout: Some(Box::new(move |window, timeline| {
                 let mut figures = time_until_all_exited(window, timeline);
                 let times = times.lock().expect("the run is over");
-                for (stage, name) in REPORTED {
+                for (stage, name) in REPORTED
+                    .into_iter()
+                    .filter(|&(stage, _)| stage != Stage::ExitFaults || reports_exit_faults)
+                {
                     let total = times[stage as usize] as f64 / 1e6;
                     let (figure, per) = if stage as usize >= Stage::DoWait as usize {
                         (total, "")
