@@ -30,9 +30,10 @@
 //! IPI's return to user space. A user compute step is cut by the tick
 //! (scheduler_tick -> task_tick_fair marks it, and the interrupt's return
 //! to user space switches); its remainder runs at the task's next turn,
-//! priced again as a compute of that length. A task in the kernel is never preempted (PREEMPT_NONE, and every
-//! spinlock disables preemption anyway): not inside a futex op's script,
-//! nor between the ops of a program that says it is in the kernel.
+//! priced again as a compute of that length. A task in the kernel is never
+//! preempted (PREEMPT_NONE, and every spinlock disables preemption anyway):
+//! not inside a futex op's script, nor between the ops of a program that
+//! says it is in the kernel.
 //!
 //! A run whose CPUs each hold one task pays one comparison per op and one
 //! per event, and nothing else: no tick is armed and no task waits for a

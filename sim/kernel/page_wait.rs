@@ -34,10 +34,6 @@ use serde::{Deserialize, Serialize};
 const WAIT_QUEUE_HEAD_BYTES: u64 = 24;
 const LIST_OFFSET: u64 = 8;
 
-/// x86-64's vmemmap: the struct page of frame `pfn` is at this base plus 64 x pfn.
-const VMEMMAP_START: u64 = 0xffff_ea00_0000_0000;
-const STRUCT_PAGE_BYTES: u64 = 64;
-
 /// Where the v3.8 tables are allocated: node 0's bootmem, low in the
 /// direct map; and the v4.11 table's place in the kernel image's .bss.
 const ZONE_TABLE_BASE: u64 = 0xffff_8880_7f00_0000;
@@ -167,14 +163,15 @@ impl WaitTable {
     }
 }
 
-/// The struct page of physical frame `pfn`.
-pub fn struct_page(pfn: u64) -> u64 {
-    VMEMMAP_START + pfn * STRUCT_PAGE_BYTES
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// x86-64's vmemmap: the struct page of frame `pfn` is at this base
+    /// plus 64 x pfn.
+    fn struct_page(pfn: u64) -> u64 {
+        0xffff_ea00_0000_0000 + pfn * 64
+    }
 
     /// How many slots `d` spreads a slot's worth of neighbouring struct pages over.
     fn slots_reached(d: &PageWaitDesign) -> usize {

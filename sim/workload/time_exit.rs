@@ -75,7 +75,6 @@ use crate::task::{
     AccessKind, Affinity, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
     Timeline, Until, UserWord,
 };
-use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -141,6 +140,8 @@ const UNMAP_VMA_NS: u64 = 300;
 /// free_pgtables per page-table page: pte_free_tlb, and the page's free to
 /// the per-CPU list at tlb_finish_mmu.
 const FREE_PT_PAGE_NS: u64 = 200;
+/// The most pages exit() may write: each child queues its faults whole.
+const MAX_EXIT_COW_FAULTS: u32 = 4096;
 /// do_wp_page's copy: a new page allocated and 4 KiB copied.
 const COW_COPY_NS: u64 = 1_000;
 /// Page-table pages beside one PTE page per vma: the PMD and PUD pages of
@@ -158,9 +159,9 @@ const NOTIFY_NS: u64 = 300;
 const REAP_NS: u64 = 1_500;
 /// `exit_state` of a zombie (include/linux/sched.h EXIT_ZOMBIE).
 const EXIT_ZOMBIE: u32 = 16;
-/// Frames apart of the parent's anonymous pages: scattered, so no two
-/// struct pages share a line or its adjacent-line pair.
-const ANON_PFN_STRIDE: u64 = 37;
+/// Bytes a struct page (64) takes among the objects: a 128-byte pair of
+/// lines, so no two share the adjacent-line prefetcher's pair.
+const STRUCT_PAGE_SPAN: u64 = 128;
 const EXIT_DEAD: u32 = 32;
 
 /// `RW_LOCK_BIAS` of x86's rwlock before the qrwlock (3.16).
@@ -179,10 +180,9 @@ struct Shared {
     page_lock: PageLock,
     /// The shmem mapping's radix tree, where the fault finds the page.
     page_tree: Mem,
-    /// The parent's anonymous pages every child maps.
-    anon_pages: Vec<AnonPage>,
-    /// How many of them, from the first, each child writes in exit().
-    exit_cow_faults: usize,
+    /// How many of the parent's anonymous pages (Pages::anon), from the
+    /// first, each child writes in exit().
+    exit_cow_faults: u32,
     i_mmap_mutex: LockRef,
     i_mmap: Mem,
     shm_file: UserWord,
@@ -295,6 +295,23 @@ enum Action {
     UnlockPage(PageLock),
     /// waitqueue_active: the read of the slot's list every v3.8 unlock makes.
     PageWaitCheck(PageLock),
+    /// An atomic dec of a struct page field on each of the parent's pages
+    /// from `at` to `end`, one op at a time, so a child's queue does not
+    /// hold one action per page.
+    PageDrops {
+        field: PageField,
+        at: u32,
+        end: u32,
+    },
+}
+
+/// The struct page fields the exit drops one of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PageField {
+    /// page_remove_rmap.
+    MapCount,
+    /// put_page, from release_pages.
+    Count,
 }
 
 /// An rwlock acquisition in flight: the atomic, its undo when it failed,
@@ -367,19 +384,26 @@ struct Actions {
     atomic_in_flight: bool,
     /// The page-lock action in flight, which decides what follows it.
     page_in_flight: Option<Action>,
-    /// Tasks on the shared page's wait-table list, shared by all.
-    page_waiters: Arc<Mutex<u32>>,
+    pages: Pages,
     stages: Stages,
 }
 
+/// What every task's actions share about the parent's pages.
+#[derive(Clone)]
+struct Pages {
+    /// Tasks on the wait-table lists of the pages, as the kernel's lists hold them.
+    waiters: Arc<Mutex<u32>>,
+    anon: Arc<[AnonPage]>,
+}
+
 impl Actions {
-    fn new(times: StageTimes, page_waiters: Arc<Mutex<u32>>) -> Actions {
+    fn new(times: StageTimes, pages: Pages) -> Actions {
         Actions {
             queue: VecDeque::new(),
             attempt: None,
             atomic_in_flight: false,
             page_in_flight: None,
-            page_waiters,
+            pages,
             stages: Stages {
                 times,
                 current: Stage::BeforeRelease,
@@ -420,7 +444,7 @@ impl Actions {
             Action::WriteUnlock(word) => Op::Atomic(word, AtomicOp::Sub(RW_LOCK_BIAS)),
             Action::LockPage { page, .. } => Op::Atomic(page.flags, AtomicOp::Exchange(1)),
             Action::PageWaitAdd(page) | Action::PageWaitDel(page) => {
-                let mut waiters = self.page_waiters.lock().expect("one thread runs programs");
+                let mut waiters = self.pages.waiters.lock().expect("one thread runs programs");
                 if matches!(action, Action::PageWaitAdd(_)) {
                     *waiters += 1;
                 } else {
@@ -430,12 +454,28 @@ impl Actions {
             }
             Action::UnlockPage(page) => Op::Atomic(page.flags, AtomicOp::Store(0)),
             Action::PageWaitCheck(page) => Op::Access(page.slot.list, AccessKind::Read),
+            Action::PageDrops { field, at, end } => {
+                if at + 1 < end {
+                    let rest = Action::PageDrops {
+                        field,
+                        at: at + 1,
+                        end,
+                    };
+                    self.queue.push_front((stage, rest));
+                }
+                let page = &self.pages.anon[at as usize];
+                let word = match field {
+                    PageField::MapCount => page.mapcount,
+                    PageField::Count => page.count,
+                };
+                Op::Atomic(word, AtomicOp::Sub(1))
+            }
         })
     }
 
     /// A page-lock action returned `old`: what it takes next goes first.
     fn page_returned(&mut self, action: Action, old: u32) {
-        let waiters = *self.page_waiters.lock().expect("one thread runs programs");
+        let waiters = *self.pages.waiters.lock().expect("one thread runs programs");
         let mut next = Vec::new();
         match action {
             Action::LockPage { page, queued } if old == 0 && queued => {
@@ -524,10 +564,10 @@ fn child_actions(
     child: usize,
     schedule_ps: u64,
     times: StageTimes,
-    page_waiters: Arc<Mutex<u32>>,
+    pages: Pages,
 ) -> Actions {
     let ns = |n: u64| Op::Compute(n * 1000);
-    let mut a = Actions::new(times, page_waiters);
+    let mut a = Actions::new(times, pages);
     // The first touch of the shared page faults: fork copied no pte of a
     // shared mapping. shmem_fault finds the page and returns it locked;
     // __do_fault maps it and unlocks it.
@@ -562,8 +602,14 @@ fn child_actions(
     // copy-on-write fault; do_wp_page locks the old page to see whether it
     // may reuse it (it may not: every sibling maps it), copies it, and
     // drops the child's mapping and reference of it.
-    let (written, shared) = s.anon_pages.split_at(s.exit_cow_faults);
-    for page in written {
+    let anon = a.pages.anon.clone();
+    let (written, end) = (s.exit_cow_faults, anon.len() as u32);
+    let shared = |field| Action::PageDrops {
+        field,
+        at: written,
+        end,
+    };
+    for page in &anon[..written as usize] {
         a.queue.push_back((
             Stage::ExitFaults,
             Action::LockPage {
@@ -599,16 +645,11 @@ fn child_actions(
             ns(u64::from(vmas) * UNMAP_VMA_NS),
         ],
     );
-    for page in shared {
-        a.push(
-            Stage::ExitMm,
-            [Op::Atomic(page.mapcount, AtomicOp::Sub(1)), ns(ZAP_PTE_NS)],
-        );
+    if written < end {
+        a.queue
+            .push_back((Stage::ExitMm, shared(PageField::MapCount)));
     }
-    a.push(
-        Stage::ExitMm,
-        written.iter().map(|_| ns(ZAP_PTE_NS)),
-    );
+    a.push(Stage::ExitMm, [ns(u64::from(end) * ZAP_PTE_NS)]);
     // free_pgtables: each vma's anon_vmas, then the file vma from i_mmap.
     for &(lock, root) in &s.anon_vma_roots {
         a.push(
@@ -635,12 +676,10 @@ fn child_actions(
     // the gathered pages' references: the shared pages' `_count`.
     let pt_pages = s.anon_vma_roots.len() as u64 + 1 + u64::from(UPPER_PT_PAGES);
     a.push(Stage::FreePgtables, [ns(pt_pages * FREE_PT_PAGE_NS)]);
-    a.push(
-        Stage::FreePgtables,
-        shared
-            .iter()
-            .map(|page| Op::Atomic(page.count, AtomicOp::Sub(1))),
-    );
+    if written < end {
+        a.queue
+            .push_back((Stage::FreePgtables, shared(PageField::Count)));
+    }
     a.push(
         Stage::RemoveVma,
         [Op::Atomic(s.shm_file, AtomicOp::Sub(1))],
@@ -847,6 +886,16 @@ impl Workload for TimeExit {
             return Err("time-exit: children must be at least 1".into());
         }
         super::at_most_objects("time-exit: anon_pages", self.anon_pages.into())?;
+        if self.exit_cow_faults > MAX_EXIT_COW_FAULTS {
+            return Err(WorkloadError::at(
+                "exit_cow_faults",
+                format!(
+                    "time-exit: exit_cow_faults = {} is more than the {MAX_EXIT_COW_FAULTS} \
+                     pages futexsim lets exit() write",
+                    self.exit_cow_faults
+                ),
+            ));
+        }
         if self.exit_cow_faults > self.anon_pages {
             return Err(WorkloadError::at(
                 "exit_cow_faults",
@@ -891,12 +940,11 @@ impl Workload for TimeExit {
         // the vmemmap, and the wait table their locks sleep on.
         let table = page_wait::preset(self.page_wait_table).lay_out(memory, parent_node);
         let mut slot_locks: HashMap<u64, LockRef> = HashMap::new();
-        let mut struct_page = |memory: &mut MemoryMap, o: &mut Objects, pfn: u64, name: &str| {
-            let addr = page_wait::struct_page(pfn);
-            let page = Object {
-                region: memory.add(format!("{name} struct page"), addr, 64, home),
-                base: addr,
-            };
+        // A struct page is an object of its own, apart from its neighbours'
+        // adjacent-line pairs: its address is what hash_ptr hashes.
+        let mut struct_page = |memory: &mut MemoryMap, o: &mut Objects, name: &str| {
+            let page = o.object(memory, format!("{name} struct page"), STRUCT_PAGE_SPAN, home);
+            let addr = page.base;
             let word = |at| UserWord {
                 mem: page.at(memory, at),
                 kind: KeyKind::SharedFile,
@@ -913,16 +961,12 @@ impl Workload for TimeExit {
             };
             (lock, word(24), word(28))
         };
-        let first_pfn = (4 << 30 >> 12) + rng.gen_range(0..1u64 << 20);
-        let (page_lock, mapcount, page_count) =
-            struct_page(memory, &mut o, first_pfn, "shared page");
+        let (page_lock, mapcount, page_count) = struct_page(memory, &mut o, "shared page");
         let page_flags = page_lock.flags.mem;
-        // The anonymous pages, each in a frame of its own after it.
-        let anon_pages = (1..=u64::from(self.anon_pages))
+        let anon_pages: Vec<AnonPage> = (1..=self.anon_pages)
             .map(|i| {
-                let pfn = first_pfn + i * ANON_PFN_STRIDE;
                 let (lock, mapcount, count) =
-                    struct_page(memory, &mut o, pfn, &format!("parent anon page {i}"));
+                    struct_page(memory, &mut o, &format!("parent anon page {i}"));
                 AnonPage {
                     lock,
                     count,
@@ -983,8 +1027,7 @@ impl Workload for TimeExit {
             mapcount,
             page_lock,
             page_tree,
-            anon_pages,
-            exit_cow_faults: self.exit_cow_faults as usize,
+            exit_cow_faults: self.exit_cow_faults,
             i_mmap_mutex,
             i_mmap,
             shm_file,
@@ -999,7 +1042,10 @@ impl Workload for TimeExit {
         };
         let reports_exit_faults = self.exit_cow_faults > 0;
         let times: StageTimes = Arc::new(Mutex::new([0; STAGES]));
-        let page_waiters = Arc::new(Mutex::new(0));
+        let pages = Pages {
+            waiters: Arc::new(Mutex::new(0)),
+            anon: anon_pages.into(),
+        };
         let mut tasks: Vec<TaskSpec> = (0..n)
             .map(|c| TaskSpec {
                 cpu: c % machine.cpus(),
@@ -1009,7 +1055,7 @@ impl Workload for TimeExit {
                         c as usize,
                         machine.costs.schedule,
                         times.clone(),
-                        page_waiters.clone(),
+                        pages.clone(),
                     ),
                 }),
             })
@@ -1021,7 +1067,7 @@ impl Workload for TimeExit {
                 children: n,
                 alive: (0..n as usize).collect(),
                 state: ParentState::Release,
-                actions: Actions::new(times.clone(), page_waiters),
+                actions: Actions::new(times.clone(), pages),
                 last: None,
                 syscall_ps: machine.costs.syscall,
             }),
