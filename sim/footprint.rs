@@ -30,6 +30,11 @@ pub fn queued_steps(workload: &WorkloadSpec, threads: u32) -> u64 {
         WorkloadSpec::Program(p) => steps_of(&p.steps),
         // Each section is a lock, its work and an unlock, between computes.
         WorkloadSpec::FeaSolver(f) => 4 * u64::from(f.sections_per_step) + 2,
+        // A child queues its whole exit: four ops per anon_vma, five per
+        // page exit() writes, and some sixty others.
+        WorkloadSpec::TimeExit(t) => {
+            4 * u64::from(t.anon_vmas) + 5 * u64::from(t.exit_cow_faults) + 60
+        }
         _ => 0,
     };
     per_thread.saturating_mul(threads.into())

@@ -3,7 +3,7 @@
 //! the engine and turns the outcome into a record.
 
 use crate::analysis::layout;
-use crate::engine::{Engine, SchedLayout};
+use crate::engine::{place_at_fork, Engine, SchedLayout};
 use crate::footprint::Footprint;
 use crate::kernel::core::{FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
@@ -214,6 +214,7 @@ impl Scenario {
             hash,
             threads,
         } = self.prepare(&machine).map_err(|e| e.to_string())?;
+        place_at_fork(&machine, &mut setup.tasks);
         let mut table = TableRecord {
             slots: hash.global_slots(),
             instances: hash.global.len() as u32,

@@ -8,10 +8,10 @@ use futexsim::kernel::core::{FutexSystem, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
-use futexsim::machine::{presets::preset as machine, LockKind, Machine};
+use futexsim::machine::{presets::preset as machine, LockKind, Machine, TaskPlacement};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
-use futexsim::task::{FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec};
+use futexsim::task::{Affinity, FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec};
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -824,4 +824,169 @@ fn a_wake_up_takes_longer_when_the_wakee_is_idle_on_another_socket() {
         "{same_socket:?}"
     );
     assert!(remote.1 > same_socket.1, "{same_socket:?} {remote:?}");
+}
+
+/// A task that runs `ops` in order, then computes 1 ms at a time for good.
+struct Ops {
+    ops: Vec<Op>,
+    at: usize,
+    affinity: Affinity,
+}
+impl Program for Ops {
+    fn next_op(&mut self) -> Op {
+        self.at += 1;
+        self.ops
+            .get(self.at - 1)
+            .copied()
+            .unwrap_or(Op::Compute(MS))
+    }
+    fn affinity(&self) -> Affinity {
+        self.affinity
+    }
+}
+
+/// A wakee that is free to move sleeps on CPU 1, where a hog then computes
+/// in 1 ms steps; a waker on CPU 0, busy too, wakes it 50 us in. The time
+/// from the waker's clock read before FUTEX_WAKE until the wakee's after
+/// it returns, in ps.
+fn wake_latency_beside_a_hog(placement: TaskPlacement) -> u64 {
+    let mut spec = machine("icx-2s").unwrap();
+    spec.scheduler.placement = placement;
+    let m = Machine::new(spec).unwrap();
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let (wait, wake) = (
+            FutexOp::Wait {
+                uaddr: word(0),
+                val: 0,
+                kind: KeyKind::Private,
+            },
+            FutexOp::Wake {
+                uaddr: word(0),
+                nr: 1,
+                kind: KeyKind::Private,
+            },
+        );
+        let task = |ops: Vec<Op>, affinity| {
+            Box::new(Ops {
+                ops,
+                at: 0,
+                affinity,
+            }) as Box<dyn Program>
+        };
+        vec![
+            task(
+                vec![Op::Compute(MS / 20), Op::Clock, Op::Futex(wake)],
+                Affinity::Pinned,
+            ),
+            task(
+                vec![Op::Futex(wait), Op::Clock, Op::Exit],
+                Affinity::CpusFrom(0),
+            ),
+            task(Vec::new(), Affinity::Pinned),
+        ]
+    };
+    let window = RunWindow {
+        warmup: 0,
+        duration: 5 * MS,
+    };
+    let o = run_process(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, 1, 1],
+        programs,
+        window,
+    );
+    let reads = &o.timeline.clock_reads;
+    reads[1][0] - reads[0][0]
+}
+
+#[test]
+fn a_waker_on_a_busy_cpu_places_the_wakee_on_an_idle_cpu_of_its_llc() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    assert_eq!(m.llc_of(1), m.llc_of(2), "CPU 2 is idle beside CPU 1");
+    let placed = wake_latency_beside_a_hog(TaskPlacement::Placed);
+    let pinned = wake_latency_beside_a_hog(TaskPlacement::Pinned);
+    // Placed, the wakee runs on an idle CPU after the wake's accesses, the
+    // IPI and a shallow idle exit; pinned, it waits behind the hog's 1 ms
+    // compute step on its own CPU.
+    let k = &m.sched;
+    assert!(placed >= k.ipi + k.idle_exit, "{placed}");
+    assert!(placed < 20_000_000, "placed: {placed} ps");
+    assert!(pinned > MS / 2, "pinned: {pinned} ps");
+}
+
+#[test]
+fn a_pinned_workload_runs_the_same_placed_or_not() {
+    let scenario = |placement| {
+        let mut spec = machine("milan-2s").unwrap();
+        spec.scheduler.placement = placement;
+        Scenario {
+            machine: spec,
+            design: table("v6.16").unwrap(),
+            workload: WorkloadSpec::PerfHash(PerfHash {
+                threads: Some(300),
+                futexes: 64,
+                ..PerfHash::default()
+            }),
+            window: RunWindow {
+                warmup: MS / 20,
+                duration: MS / 10,
+            },
+            seed: 3,
+        }
+    };
+    let record = |placement| scenario(placement).simulate().unwrap().0;
+    let (pinned, placed) = (record(TaskPlacement::Pinned), record(TaskPlacement::Placed));
+    assert!(pinned.ops > 0);
+    assert_eq!(
+        serde_json::to_string(&pinned).unwrap(),
+        serde_json::to_string(&placed).unwrap(),
+        "perf bench futex hash pins every thread"
+    );
+}
+
+#[test]
+fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_later() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let step = 20 * MS;
+    let programs = |_: &dyn Fn(u64) -> Mem| {
+        let task = |ops: Vec<Op>| {
+            Box::new(Ops {
+                ops,
+                at: 0,
+                affinity: Affinity::Pinned,
+            }) as Box<dyn Program>
+        };
+        vec![
+            task(vec![Op::Compute(step), Op::Clock, Op::Exit]),
+            task(vec![Op::Clock]),
+        ]
+    };
+    let window = RunWindow {
+        warmup: 0,
+        duration: 60 * MS,
+    };
+    let o = run_process(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, 0],
+        programs,
+        window,
+    );
+    let reads = &o.timeline.clock_reads;
+    let (long_done, other_first) = (reads[0][0], reads[1][0]);
+    // The second task runs at the first tick past the first one's slice,
+    // not after its 20 ms step; the step's remainder is not lost: it ends
+    // once it has had 20 ms of the CPU, the other task's turns between,
+    // which alternate with its own (the last cut may leave it a sliver).
+    let k = &m.sched;
+    let first_cut = k.slice.div_ceil(k.tick) * k.tick;
+    assert!(
+        (first_cut..first_cut + MS / 100).contains(&other_first),
+        "{other_first}"
+    );
+    assert!(long_done > step + 2 * k.slice, "{long_done}");
+    assert!(long_done < 2 * step + k.tick, "{long_done}");
 }

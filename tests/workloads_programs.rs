@@ -1,6 +1,7 @@
 //! The defining behaviour of the program-style workloads: the FEA-style
 //! solver, time_exit, the LRU lock under NUMA emulation.
 
+use futexsim::kernel::page_wait::PageWaitEra;
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::machine::MachineSpec;
@@ -62,7 +63,7 @@ fn time_exit_takes_longer_with_more_children() {
             let steps: Vec<f64> = r
                 .extra
                 .iter()
-                .filter(|m| m.name.ends_with("mean per child"))
+                .filter(|m| m.name.ends_with("mean per child") && !m.name.starts_with("fault"))
                 .map(|m| m.value)
                 .collect();
             assert_eq!(steps.len(), 7);
@@ -78,6 +79,110 @@ fn time_exit_takes_longer_with_more_children() {
     assert!(
         times.windows(2).all(|w| w[1] > w[0] * 1.5),
         "time_exit should grow with N: {times:?}"
+    );
+}
+
+/// time_exit's children on the page wait table of `era`: the fault's mean
+/// time per child (us) and the acquisitions of the page's slot lock.
+fn page_lock_waits(children: u32, era: PageWaitEra) -> (f64, u64) {
+    let r = run(
+        machine("uv-512").unwrap(),
+        "fixed-256",
+        WorkloadSpec::TimeExit(TimeExit {
+            children: Some(children),
+            page_wait_table: era,
+            ..TimeExit::default()
+        }),
+        UNTIL_EXIT,
+    );
+    let slot = r
+        .workload_locks
+        .iter()
+        .filter(|l| l.name.starts_with("page wait table slot"))
+        .map(|l| l.lock.acquisitions)
+        .sum();
+    let fault = extra(
+        &r,
+        "fault on the shared page (lock_page), before the release, mean per child",
+    );
+    (fault, slot)
+}
+
+#[test]
+fn children_that_fault_on_the_shared_page_together_sleep_on_its_wait_table_slot() {
+    // One child never finds the page locked: it never takes the slot's lock.
+    assert_eq!(page_lock_waits(1, PageWaitEra::V3_8).1, 0);
+    for era in [PageWaitEra::V3_8, PageWaitEra::V4_11] {
+        let (alone, _) = page_lock_waits(1, era);
+        let (together, slot) = page_lock_waits(64, era);
+        // 64 children lock one page: the later ones queue on its slot,
+        // each through prepare_to_wait and finish_wait, and are woken.
+        assert!(
+            slot >= 64,
+            "{era:?}: {slot} acquisitions of the slot's lock"
+        );
+        assert!(
+            together > 5.0 * alone,
+            "{era:?}: {alone} us alone, {together} us with 64"
+        );
+    }
+}
+
+/// time_exit on the UV, 32 children unless the workload says.
+fn time_exit_of(workload: TimeExit) -> RunRecord {
+    run(
+        machine("uv-512").unwrap(),
+        "fixed-256",
+        WorkloadSpec::TimeExit(TimeExit {
+            children: workload.children.or(Some(32)),
+            ..workload
+        }),
+        UNTIL_EXIT,
+    )
+}
+
+#[test]
+fn unmapping_takes_longer_the_more_pages_the_children_share() {
+    let exit_mm = |anon_pages| {
+        let r = time_exit_of(TimeExit {
+            anon_pages,
+            ..TimeExit::default()
+        });
+        extra(&r, "exit_mm (unmap_vmas), mean per child")
+    };
+    let (few, many) = (exit_mm(8), exit_mm(512));
+    // Each shared page costs a pte's zap and an atomic on a struct page
+    // line every sibling writes too: far more than its private part.
+    let private_us = 504.0 * 30e-3;
+    assert!(many - few > private_us * 2.0, "{few} us, {many} us");
+}
+
+#[test]
+fn a_copy_on_write_fault_in_exit_locks_a_page_every_child_shares() {
+    assert!(time_exit_of(TimeExit::default())
+        .extra
+        .iter()
+        .all(|m| !m.name.starts_with("exit()")));
+    let fault = |children| {
+        let r = time_exit_of(TimeExit {
+            children: Some(children),
+            exit_cow_faults: 1,
+            ..TimeExit::default()
+        });
+        let us = extra(
+            &r,
+            "exit(): copy-on-write faults (lock_page), mean per child",
+        );
+        assert!(us * 1e-6 < extra(&r, "time until all exited"));
+        us
+    };
+    // Released together, the children lock one page at once inside the
+    // timed interval: the later ones wait for the earlier ones' faults.
+    let (alone, together) = (fault(1), fault(32));
+    assert!(alone > 0.0);
+    assert!(
+        together > 5.0 * alone,
+        "{alone} us alone, {together} us with 32"
     );
 }
 

@@ -179,4 +179,10 @@ impl Engine<'_> {
         self.order[cpu].computing_until = end;
         end
     }
+
+    /// The CPU's compute step was cut at `now` (the tick preempted it).
+    pub(super) fn compute_cut(&mut self, cpu: u32, now: Ps) {
+        let o = &mut self.order[cpu as usize];
+        o.computing_until = o.computing_until.min(now);
+    }
 }

@@ -35,7 +35,7 @@ use queue::EventQueue;
 use sched::{OnCpu, Sched, TICK_EVENTS};
 
 pub use queue::MAX_TASKS;
-pub use sched::SchedLayout;
+pub use sched::{place_at_fork, SchedLayout};
 
 /// Why a task is not running its script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,7 +159,8 @@ impl<'a> Engine<'a> {
         );
         let dir = Directory::new(memory, m);
         let task_cpus: Vec<u32> = tasks.iter().map(|t| t.cpu).collect();
-        let (sched, on_cpu) = Sched::new(m, layout, futex.lock_count(), &task_cpus);
+        let affinities: Vec<_> = tasks.iter().map(|t| t.program.affinity()).collect();
+        let (sched, on_cpu) = Sched::new(m, layout, futex.lock_count(), &task_cpus, &affinities);
         let workload_lock_base = futex.lock_count() + m.cpus();
         let mcs_nodes = tasks
             .iter()
@@ -250,6 +251,8 @@ impl<'a> Engine<'a> {
                 self.start_counting();
             } else if task >= TICK_EVENTS {
                 self.tick(task - TICK_EVENTS, now);
+            } else if now < self.tasks[task as usize].on_cpu.compute_end {
+                // The end of a compute step the tick cut: its remainder runs later.
             } else if self.tasks[task as usize].on_cpu.off {
                 self.off_cpu_event(task, now);
             } else {

@@ -1,6 +1,8 @@
 //! The scheduler: which task runs on each CPU, and what it costs to change
 //! that. Tasks stay on the CPU their workload places them on (the
-//! benchmarks pin them); a CPU with more tasks than one time-shares them.
+//! benchmarks pin them), unless the profile asks for placement: then a task
+//! its benchmark does not pin is placed at fork and at each wake-up
+//! (docs/scheduler.md). A CPU with more tasks than one time-shares them.
 //! A task that blocks leaves its CPU to the next runnable one, or the CPU
 //! goes idle; a wake-up runs try_to_wake_up's accesses on the waker, the
 //! IPI to a remote idle CPU and that CPU's exit from idle.
@@ -18,16 +20,20 @@
 //! | the target leaving idle | `do_idle` -> cpuidle's exit latency, then `schedule_idle` | C1's exit latency, or C6's once the CPU has been idle past C6's target residency (the ladder governor's promotion) |
 //! | the switch | `__schedule` -> `context_switch` | the profile's `kernel.schedule` |
 //!
-//! Left out: migration and load balancing (a task never leaves its CPU),
+//! Left out: load balancing (a task moves only when placed at a wake-up),
 //! the wake-list queueing of `ttwu_queue_wakelist` (the waker always takes
 //! the remote lock), idle polling (TIF_POLLING_NRFLAG, which saves the IPI
 //! to an mwait-idle CPU), vruntime: runnable tasks take turns in FIFO
 //! order, and a woken task preempts the current one (CFS's sleeper credit
 //! of half sched_latency exceeds wakeup_granularity, so a task woken after
-//! a sleep preempts). A user compute step is not cut by the tick; it ends
-//! first. A task in the kernel is never preempted (PREEMPT_NONE, and every
-//! spinlock disables preemption anyway): not inside a futex op's script,
-//! nor between the ops of a program that says it is in the kernel.
+//! a sleep preempts) at its next op boundary or tick, not at once by the
+//! IPI's return to user space. A user compute step is cut by the tick
+//! (scheduler_tick -> task_tick_fair marks it, and the interrupt's return
+//! to user space switches); its remainder runs at the task's next turn,
+//! priced again as a compute of that length. A task in the kernel is never
+//! preempted (PREEMPT_NONE, and every spinlock disables preemption anyway):
+//! not inside a futex op's script, nor between the ops of a program that
+//! says it is in the kernel.
 //!
 //! A run whose CPUs each hold one task pays one comparison per op and one
 //! per event, and nothing else: no tick is armed and no task waits for a
@@ -35,10 +41,11 @@
 
 use super::{Engine, Spin, Wait, MAX_TASKS};
 use crate::coherence::AccessKind;
-use crate::kernel::script::{LockRef, Step};
+use crate::kernel::script::{Cost, LockRef, Step};
 use crate::machine::{Machine, MAX_CPUS};
-use crate::machine::{Ps, SchedCosts};
+use crate::machine::{Ps, SchedCosts, TaskPlacement};
 use crate::memory::{Home, Mem, MemoryMap};
+use crate::task::{Affinity, TaskSpec};
 use std::collections::{HashMap, VecDeque};
 
 /// Per-CPU runqueues, in a range of the direct map no other kernel object
@@ -107,6 +114,54 @@ impl SchedLayout {
     }
 }
 
+/// fork's balancing (sched_balance_find_dst_cpu, find_idlest_cpu before
+/// 6.10): with `placement = "placed"`, each task that is not pinned starts
+/// on the least-loaded CPU it may run on, counting the pinned tasks and
+/// those placed before it; among equals the CPU its workload gave it (the
+/// parent's), then one of the same LLC, then of the same node, then the
+/// lowest-numbered. Without placement the tasks stay where they are.
+pub fn place_at_fork(m: &Machine, tasks: &mut [TaskSpec]) {
+    if m.sched.placement == TaskPlacement::Pinned {
+        return;
+    }
+    let mut load = vec![0u32; m.cpus() as usize];
+    let free: Vec<Option<u32>> = tasks
+        .iter()
+        .map(|t| allowed_from(m, t.program.affinity()))
+        .collect();
+    for (t, _) in tasks.iter().zip(&free).filter(|(_, f)| f.is_none()) {
+        load[t.cpu as usize] += 1;
+    }
+    for (t, first) in tasks.iter_mut().zip(&free) {
+        let Some(first) = *first else { continue };
+        let parent = t.cpu;
+        let closeness = |c: u32| {
+            if c == parent {
+                0
+            } else if m.llc_of(c) == m.llc_of(parent) {
+                1
+            } else if m.node_of(c) == m.node_of(parent) {
+                2
+            } else {
+                3
+            }
+        };
+        if let Some(cpu) = (first..m.cpus()).min_by_key(|&c| (load[c as usize], closeness(c), c)) {
+            t.cpu = cpu;
+            load[cpu as usize] += 1;
+        }
+    }
+}
+
+/// The first CPU a task may be placed on, or None when it stays put: it is
+/// pinned, placement is off, or its mask holds none of the machine's CPUs.
+fn allowed_from(m: &Machine, affinity: Affinity) -> Option<u32> {
+    match (m.sched.placement, affinity) {
+        (TaskPlacement::Placed, Affinity::CpusFrom(first)) if first < m.cpus() => Some(first),
+        _ => None,
+    }
+}
+
 /// One CPU's runqueue as the engine keeps it.
 struct Cpu {
     /// The task on the CPU (switching in counts); None when idle.
@@ -132,6 +187,8 @@ pub(super) struct Sched {
     /// Tasks asleep in wait_event(), by the address of the word their wait
     /// queue stands for.
     wait_queues: HashMap<u64, Vec<u32>>,
+    /// Each LLC's CPUs in order: select_idle_sibling's scan.
+    llc_cpus: Vec<Vec<u32>>,
 }
 
 /// Where a task stands with its CPU, kept in its Task.
@@ -141,6 +198,14 @@ pub(super) struct OnCpu {
     pub off: bool,
     /// An event that came while the task was off its CPU: when it was due.
     pub deferred: Option<Ps>,
+    /// The first CPU the scheduler may place it on; None: it stays on its CPU.
+    pub free_from: Option<u32>,
+    /// The CPU the wake-up in flight chose for it.
+    pub wake_cpu: u32,
+    /// When the user compute step in flight ends (its event's time); an
+    /// event before it is the end of a step the tick cut, and is dropped.
+    /// Ps::MAX while the cut step's remainder waits for the CPU.
+    pub compute_end: Ps,
 }
 
 impl Sched {
@@ -150,6 +215,7 @@ impl Sched {
         layout: SchedLayout,
         lock_base: u32,
         task_cpus: &[u32],
+        affinities: &[Affinity],
     ) -> (Sched, Vec<OnCpu>) {
         let mut cpus: Vec<Cpu> = (0..m.cpus())
             .map(|_| Cpu {
@@ -161,19 +227,33 @@ impl Sched {
             })
             .collect();
         let mut on_cpu = Vec::with_capacity(task_cpus.len());
-        for (task, &cpu) in task_cpus.iter().enumerate() {
+        for ((task, &cpu), &affinity) in task_cpus.iter().enumerate().zip(affinities) {
             let c = &mut cpus[cpu as usize];
+            let placed = OnCpu {
+                free_from: allowed_from(m, affinity),
+                wake_cpu: cpu,
+                ..OnCpu::default()
+            };
             if c.current.is_none() {
                 c.current = Some(task as u32);
-                on_cpu.push(OnCpu::default());
+                on_cpu.push(placed);
             } else {
                 c.waiting.push_back(task as u32);
                 c.resched_at = slice_end(&m.sched, 0);
                 on_cpu.push(OnCpu {
                     off: true,
                     deferred: Some(0),
+                    ..placed
                 });
             }
+        }
+        let mut llc_cpus: Vec<Vec<u32>> = Vec::new();
+        for cpu in 0..m.cpus() {
+            let llc = m.llc_of(cpu) as usize;
+            if llc_cpus.len() <= llc {
+                llc_cpus.resize(llc + 1, Vec::new());
+            }
+            llc_cpus[llc].push(cpu);
         }
         let sched = Sched {
             cpus,
@@ -182,6 +262,7 @@ impl Sched {
             costs: m.sched,
             schedule: m.costs.schedule,
             wait_queues: HashMap::new(),
+            llc_cpus,
         };
         (sched, on_cpu)
     }
@@ -191,12 +272,15 @@ impl Sched {
         (0..self.cpus.len() as u32).filter(|&c| !self.cpus[c as usize].waiting.is_empty())
     }
 
-    /// Takes every task asleep on the word's wait queue, first asleep first.
-    pub(super) fn wake_up(&mut self, word: Mem) -> impl Iterator<Item = u32> {
-        self.wait_queues
-            .remove(&word.addr)
-            .unwrap_or_default()
-            .into_iter()
+    /// Takes every task asleep on the word's wait queue, first asleep
+    /// first, or only the first when `one`.
+    pub(super) fn wake_up(&mut self, word: Mem, one: bool) -> impl Iterator<Item = u32> {
+        let mut sleepers = self.wait_queues.remove(&word.addr).unwrap_or_default();
+        if one && sleepers.len() > 1 {
+            let rest = sleepers.split_off(1);
+            self.wait_queues.insert(word.addr, rest);
+        }
+        sleepers.into_iter()
     }
 
     fn rq_lock(&self, cpu: u32) -> LockRef {
@@ -206,6 +290,56 @@ impl Sched {
         }
     }
 
+    /// Whether a CPU runs nothing (available_idle_cpu: its rq->curr is the
+    /// idle task and nothing is queued), as the placement reads it.
+    fn idle(&self, cpu: u32, read: &mut Vec<u32>) -> bool {
+        note_read(read, cpu);
+        self.cpus[cpu as usize].current.is_none()
+    }
+
+    /// The runqueue's tasks, its current one counted (rq->nr_running).
+    fn nr_running(&self, cpu: u32, read: &mut Vec<u32>) -> usize {
+        note_read(read, cpu);
+        let c = &self.cpus[cpu as usize];
+        usize::from(c.current.is_some()) + c.waiting.len()
+    }
+
+    /// select_task_rq_fair for a wake-up (docs/scheduler.md): the CPU for a
+    /// wakee whose last CPU is `prev`, woken from `this`, and the
+    /// runqueues the decision read, in order. `first` is the first CPU its
+    /// affinity allows.
+    fn select_wake_cpu(&self, m: &Machine, this: u32, prev: u32, first: u32) -> (u32, Vec<u32>) {
+        let mut read = Vec::new();
+        let mut target = prev;
+        // wake_affine: the previous CPU if idle, else the waker's if its
+        // runqueue is lighter by wake_affine_weight's margin.
+        if this != prev && this >= first && !self.idle(prev, &mut read) {
+            let this_load = (self.nr_running(this, &mut read) + 1) * 100;
+            let prev_load = self.nr_running(prev, &mut read) * WAKE_AFFINE_PCT;
+            if this_load < prev_load {
+                target = this;
+            }
+        }
+        // select_idle_sibling: the target if idle, the previous CPU if it
+        // shares the target's LLC and is idle, else the first idle CPU of
+        // the target's LLC after it, else the target.
+        if self.idle(target, &mut read) {
+            return (target, read);
+        }
+        if prev != target && m.llc_of(prev) == m.llc_of(target) && self.idle(prev, &mut read) {
+            return (prev, read);
+        }
+        let llc = &self.llc_cpus[m.llc_of(target) as usize];
+        let at = llc.iter().position(|&c| c == target).unwrap_or(0);
+        let scan = llc[at + 1..].iter().chain(&llc[..at]);
+        for &c in scan.filter(|&&c| c >= first) {
+            if self.idle(c, &mut read) {
+                return (c, read);
+            }
+        }
+        (target, read)
+    }
+
     /// What leaving idle costs a CPU idle since `since`, at `now`.
     fn idle_exit(&self, since: Ps, now: Ps) -> Ps {
         if now.saturating_sub(since) >= self.costs.deep_idle_after {
@@ -213,6 +347,19 @@ impl Sched {
         } else {
             self.costs.idle_exit
         }
+    }
+}
+
+/// wake_affine_weight's margin for the previous CPU, in percent: 100 +
+/// (imbalance_pct - 100) / 2 with the MC and NUMA domains' imbalance_pct
+/// of 117 (kernel/sched/topology.c sd_init).
+const WAKE_AFFINE_PCT: usize = 108;
+
+/// A runqueue the placement read, once: a second read of a line the CPU
+/// holds would be a hit.
+fn note_read(read: &mut Vec<u32>, cpu: u32) {
+    if !read.contains(&cpu) {
+        read.push(cpu);
     }
 }
 
@@ -235,14 +382,29 @@ impl Engine<'_> {
     }
 
     /// try_to_wake_up's accesses, written into the waker's script after
-    /// the Wake step: they end in the wakee's activation.
+    /// the Wake step: they end in the wakee's activation. A wakee the
+    /// scheduler places gets its CPU now, on the runqueues' state as the
+    /// wake-up begins, and the waker reads each runqueue the choice looked at.
     pub(super) fn try_to_wake_up(&mut self, waker: u32, wakee: u32) {
         let s = &self.sched;
         let (state, pi_lock) = (
             s.layout.states[wakee as usize],
             s.layout.pi_locks[wakee as usize],
         );
-        let rq_lock = s.rq_lock(self.tasks[wakee as usize].cpu);
+        let o = &self.tasks[wakee as usize];
+        let prev = o.cpu;
+        let (target, read) = match o.on_cpu.free_from {
+            Some(first) if o.wait == Wait::Blocked => {
+                s.select_wake_cpu(self.m, self.tasks[waker as usize].cpu, prev, first)
+            }
+            _ => (prev, Vec::new()),
+        };
+        let rq_lock = s.rq_lock(target);
+        let reads: Vec<Step> = read
+            .into_iter()
+            .map(|c| Step::Access(s.layout.runqueues[c as usize], AccessKind::Read))
+            .collect();
+        self.tasks[wakee as usize].on_cpu.wake_cpu = target;
         let t = &mut self.tasks[waker as usize];
         let at = t.pc;
         t.script.splice(
@@ -250,13 +412,17 @@ impl Engine<'_> {
             [
                 Step::Access(pi_lock, AccessKind::Rmw),
                 Step::Access(state, AccessKind::Read),
+            ]
+            .into_iter()
+            .chain(reads)
+            .chain([
                 Step::Lock(rq_lock),
                 Step::Access(rq_lock.word, AccessKind::Write),
                 Step::Access(state, AccessKind::Write),
                 Step::Activate(wakee),
                 Step::Unlock(rq_lock),
                 Step::Access(pi_lock, AccessKind::Write),
-            ],
+            ]),
         );
     }
 
@@ -270,6 +436,8 @@ impl Engine<'_> {
             return now;
         }
         o.wait = Wait::Running;
+        // set_task_cpu: the wakee moves to the CPU its wake-up chose.
+        o.cpu = o.on_cpu.wake_cpu;
         let from = self.tasks[waker as usize].cpu;
         let ipi = self.make_runnable(wakee, now, Some(from));
         now + if ipi { self.sched.costs.ipi_send } else { 0 }
@@ -302,10 +470,11 @@ impl Engine<'_> {
     }
 
     /// The task is the CPU's current one from `at`: an event it was due
-    /// while off the CPU is taken now.
+    /// while off the CPU is taken now (a cut compute step's remainder starts).
     fn switch_in(&mut self, task: u32, at: Ps) {
         let t = &mut self.tasks[task as usize];
         t.on_cpu.off = false;
+        t.on_cpu.compute_end = 0;
         if let Some(due) = t.on_cpu.deferred.take() {
             self.queue.push(at.max(due), task);
         }
@@ -401,13 +570,24 @@ impl Engine<'_> {
         self.queue.push(at, TICK_EVENTS + cpu);
     }
 
-    /// The CPU's tick: a task spinning in user space past its slice gives
-    /// the CPU up (one in the kernel or in a compute step does so at its
-    /// next op boundary); the tick stays armed while tasks wait.
+    /// A compute step that ends at `end` began: a user one (a workload's
+    /// work, outside the kernel) is one the tick may cut.
+    pub(super) fn note_compute(&mut self, task: u32, first: Cost, end: Ps) {
+        let t = &mut self.tasks[task as usize];
+        if matches!(first, Cost::Ps(_)) && !t.program.in_kernel() {
+            t.on_cpu.compute_end = end;
+        }
+    }
+
+    /// The CPU's tick: a task in user space past its slice gives the CPU
+    /// up, whether it spins or computes (a compute step's remainder runs
+    /// when the task's turn comes again); one in the kernel does so at its
+    /// next op boundary. The tick stays armed while tasks wait.
     pub(super) fn tick(&mut self, cpu: u32, now: Ps) {
         let c = &mut self.sched.cpus[cpu as usize];
         c.ticking = false;
         if let Some(current) = c.current {
+            let due = now >= c.resched_at && !c.waiting.is_empty();
             let t = &self.tasks[current as usize];
             let user_spin = !t.program.in_kernel()
                 && matches!(
@@ -418,10 +598,27 @@ impl Engine<'_> {
                             ..
                         }
                 );
-            if user_spin && now >= c.resched_at && !c.waiting.is_empty() {
+            let computing = t.wait == Wait::Running && now < t.on_cpu.compute_end;
+            if due && user_spin {
                 self.preempt(current, now);
+            } else if due && computing {
+                self.cut_compute(current, cpu, now);
             }
         }
         self.arm_tick(cpu, now);
+    }
+
+    /// The tick preempts a task in a user compute step: the step becomes
+    /// its remainder, run again when the task is switched back in; the
+    /// step's end, already queued, is dropped when it comes.
+    fn cut_compute(&mut self, task: u32, cpu: u32, now: Ps) {
+        let t = &mut self.tasks[task as usize];
+        let remainder = t.on_cpu.compute_end - now;
+        t.pc -= 1;
+        t.script[t.pc] = Step::Compute(Cost::Ps(remainder));
+        t.on_cpu.compute_end = Ps::MAX;
+        t.on_cpu.deferred = Some(now);
+        self.compute_cut(cpu, now);
+        self.preempt(task, now);
     }
 }

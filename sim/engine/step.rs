@@ -38,7 +38,8 @@ impl Engine<'_> {
         t.pc = 0;
         t.op_start = now;
         t.ret = 0;
-        match t.program.next_op() {
+        let op = t.program.next_op();
+        match op {
             Op::Futex(op) => {
                 let mut script = std::mem::take(&mut t.script);
                 self.futex.begin(self.memory, task, now, op, &mut script);
@@ -53,8 +54,9 @@ impl Engine<'_> {
                     return false;
                 }
             }
-            Op::WakeUp(word) => {
-                let sleepers = self.sched.wake_up(word);
+            Op::WakeUp(word) | Op::WakeUpOne(word) => {
+                let one = matches!(op, Op::WakeUpOne(_));
+                let sleepers = self.sched.wake_up(word, one);
                 let t = &mut self.tasks[task as usize];
                 t.script.extend(sleepers.map(Step::Wake));
                 t.script.push(Step::OpDone);
@@ -217,6 +219,7 @@ impl Engine<'_> {
             work += price(costs, c);
         }
         let end = self.compute_end(task, now, work);
+        self.note_compute(task, c, end);
         self.queue.push(end, task);
     }
 

@@ -2,13 +2,15 @@
 //! each futex operation per era, and the spinlock protocols. Function only;
 //! timing lives in the engine. The futex files are named as the kernel's
 //! (kernel/futex/): core.rs holds what every op shares, and syscalls.rs,
-//! waitwake.rs, requeue.rs and pi.rs build on it alone.
+//! waitwake.rs, requeue.rs and pi.rs build on it alone. page_wait.rs is
+//! the other hashed table of wait queues, the one lock_page sleeps on.
 
 pub mod core;
 #[cfg(test)]
 mod eras;
 pub mod futex_hash;
 pub mod key;
+pub mod page_wait;
 pub mod pi;
 pub mod requeue;
 pub mod resize;

@@ -12,7 +12,7 @@ pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_P
 
 pub use profile::{
     CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
-    NodeGroup, RemoteSpec, SchedulerSpec, TopologySpec,
+    NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
 use serde::{Deserialize, Serialize};
@@ -142,6 +142,7 @@ pub struct ResolvedCosts {
 /// The scheduler's timing, in picoseconds (profile.rs SchedulerSpec).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedCosts {
+    pub placement: TaskPlacement,
     pub tick: Ps,
     pub slice: Ps,
     pub ipi_send: Ps,
@@ -336,6 +337,7 @@ impl Machine {
                 schedule: ns_to_ps(k.schedule),
             },
             sched: SchedCosts {
+                placement: spec.scheduler.placement,
                 tick: 1_000_000_000_000 / u64::from(spec.scheduler.tick_hz),
                 slice: ns_to_ps(spec.scheduler.slice),
                 ipi_send: ns_to_ps(spec.scheduler.ipi_send),

@@ -478,9 +478,17 @@ impl Default for KernelCosts {
 ///   Skylake-SP table as `cpupower idle-info` prints it: C1 exits in 2 us;
 ///   C6 exits in 133 us and pays off after 400 us (its target residency),
 ///   so a CPU idle that long is taken to be in C6.
+/// - `placement`: `pinned` (every task stays on the CPU its workload gives
+///   it, as the benchmarks pin) or `placed` (a task whose benchmark sets no
+///   single-CPU affinity is placed at fork and at each wake-up, as
+///   select_task_rq_fair does: docs/scheduler.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulerSpec {
+    /// Left out of a profile's serialized form when pinned, so a profile
+    /// that does not ask for placement reads as it did before the option.
+    #[serde(skip_serializing_if = "TaskPlacement::is_pinned")]
+    pub placement: TaskPlacement,
     pub tick_hz: u32,
     pub slice: f64,
     pub ipi_send: f64,
@@ -490,9 +498,27 @@ pub struct SchedulerSpec {
     pub deep_idle_after: f64,
 }
 
+/// Where the scheduler runs the tasks that are not pinned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskPlacement {
+    /// On the CPU the workload gives each task, for good.
+    #[default]
+    Pinned,
+    /// By the wake-affine and least-loaded policy of sim/engine/sched.rs.
+    Placed,
+}
+
+impl TaskPlacement {
+    fn is_pinned(&self) -> bool {
+        *self == TaskPlacement::Pinned
+    }
+}
+
 impl Default for SchedulerSpec {
     fn default() -> Self {
         SchedulerSpec {
+            placement: TaskPlacement::Pinned,
             tick_hz: 250,
             slice: 3_000_000.0,
             ipi_send: 700.0,

@@ -37,6 +37,9 @@ pub enum Op {
     /// wake_up() of the word's wait queue: try_to_wake_up of every task
     /// asleep in `WaitEvent` on it.
     WakeUp(Mem),
+    /// The same for an exclusive waiter: only the first asleep is woken
+    /// (wake_up with nr_exclusive 1, as unlock_page wakes a lock_page waiter).
+    WakeUpOne(Mem),
     /// spin_lock of one of the workload's own kernel locks. Its id counts
     /// from 0 among the workload's locks; the engine places them after the
     /// futex tables' bucket locks, and prices them the same way.
@@ -100,6 +103,23 @@ pub trait Program: Send {
     fn created_at(&self) -> Ps {
         0
     }
+
+    /// Which CPUs the task may run on, as its benchmark sets its affinity:
+    /// the scheduler places a task that is not pinned when the profile's
+    /// `scheduler.placement` asks it to (sim/engine/sched.rs).
+    fn affinity(&self) -> Affinity {
+        Affinity::Pinned
+    }
+}
+
+/// A task's CPU affinity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Affinity {
+    /// Bound to the CPU its workload gives it (sched_setaffinity to one CPU).
+    #[default]
+    Pinned,
+    /// Any CPU from this one up (0: no affinity set).
+    CpusFrom(u32),
 }
 
 /// A task: the CPU it is pinned to and what it runs.

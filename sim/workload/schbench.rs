@@ -14,22 +14,25 @@
 //! Left out: the request work itself (`-n` matrix multiplies, `-s` usleep)
 //! is a compute of `work_ns` that touches no shared line (0 for the reports'
 //! `-n 0 -s 0`); the per-CPU pthread mutexes `-L` turns off; a failed
-//! cmpxchg retry on the list head; the RPS mode; `-M auto` placement: thread
-//! i (message thread m is thread m(t+1), its workers the threads after it)
-//! is pinned to CPU i mod the CPUs, so with more threads than CPUs each CPU
-//! time-shares its threads (sim/engine/sched.rs) where the kernel would
-//! balance them. Each
+//! cmpxchg retry on the list head; the RPS mode. `-M auto` placement: with
+//! the profile's `scheduler.placement = "placed"`, as schbench's
+//! thread_auto_pin does it: message thread m bound to CPU m, the workers
+//! free on every CPU after those, placed at fork and at each wake-up by the
+//! scheduler (docs/scheduler.md). Pinned (the default), thread i (message
+//! thread m is thread m(t+1), its workers the threads after it) stays on
+//! CPU i mod the CPUs, so with more threads than CPUs each CPU time-shares
+//! its threads where the kernel would balance them. Each
 //! thread_data is schbench's layout (`next` at byte 24, `wake_time` at 56,
 //! `futex` at 72, 1087640 bytes apart in one mmapped calloc).
 
 use super::WorkloadError;
 use super::{user_memory, within_a_second, Setup, Workload};
 use crate::engine::metrics::Histogram;
-use crate::machine::{Machine, Ps};
+use crate::machine::{Machine, Ps, TaskPlacement};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
 use crate::task::{
-    AccessKind, AtomicOp, Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord,
+    AccessKind, Affinity, AtomicOp, Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord,
 };
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -131,6 +134,9 @@ struct Thread {
     now: Ps,
     stamp: Ps,
     shared: Arc<Mutex<Shared>>,
+    /// -M auto -W auto: each message thread bound to its own CPU, the
+    /// workers to the CPUs after the message threads'.
+    affinity: Affinity,
 }
 
 impl Thread {
@@ -216,6 +222,10 @@ impl Program for Thread {
             }
             Action::Work => Op::Compute(self.work_ps),
         }
+    }
+
+    fn affinity(&self) -> Affinity {
+        self.affinity
     }
 
     fn op_returned(&mut self, done: Done) {
@@ -318,15 +328,19 @@ impl Workload for Schbench {
             wakeup_ns: Histogram::default(),
             requests: 0,
         }));
+        let placed = machine.sched.placement == TaskPlacement::Placed;
         let tasks = (0..threads)
             .map(|i| {
                 let group = i / per_group;
+                let is_worker = i % per_group != 0;
+                // Placed, the message threads sit where -M auto pins them.
+                let cpu = if placed && !is_worker { group } else { i };
                 TaskSpec {
-                    cpu: i % machine.cpus(),
+                    cpu: cpu % machine.cpus(),
                     program: Box::new(Thread {
                         me: i,
                         msg: group * per_group,
-                        is_worker: i % per_group != 0,
+                        is_worker,
                         tds: tds.clone(),
                         group: group as usize,
                         work_ps: self.work_ns * 1000,
@@ -335,6 +349,11 @@ impl Workload for Schbench {
                         now: 0,
                         stamp: 0,
                         shared: shared.clone(),
+                        affinity: if is_worker {
+                            Affinity::CpusFrom(groups)
+                        } else {
+                            Affinity::Pinned
+                        },
                     }) as Box<dyn Program>,
                 }
             })

@@ -12,9 +12,12 @@
 //!
 //! | step | section | kernel (v3.8) | shared by |
 //! |---|---|---|---|
-//! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; the private pages and page tables | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
+//! | fault (before the release) | the child's first touch of the shared page: fork copied no pte of a shared mapping without an anon_vma, so it faults; the page is found in the shmem radix tree, its `_count` taken, and it comes back locked: `lock_page`, a test-and-set of PG_locked, and while the bit is set `__lock_page`'s sleep on the page's slot of the page wait table (the slot's spinlock, onto its list, asleep until woken, off the list at the end); the page is mapped (`_mapcount` inc) and `unlock_page` clears PG_locked and reads the slot's list (`waitqueue_active`), waking one waiter under the slot's lock if any | kernel/fork.c `dup_mmap` -> mm/memory.c `copy_page_range` (skips it); mm/memory.c `__do_fault` -> mm/shmem.c `shmem_fault` (returns VM_FAULT_LOCKED) -> `shmem_getpage_gfp` -> mm/filemap.c `find_lock_page`, `__lock_page` -> kernel/wait.c `__wait_on_bit_lock`; mm/filemap.c `unlock_page` -> `wake_up_page` -> kernel/wait.c `__wake_up_bit` | all children: one struct page and its wait-table slot (sim/kernel/page_wait.rs) |
+//! | exit() (`exit_cow_faults`, 0 by default) | the first write since fork to a page of the parent's: `do_wp_page` locks the old page (trylock, else `lock_page` and the wait table), reads its map count (`reuse_swap_page`: not reusable, every sibling maps it), unlocks it, copies it and drops the child's `_mapcount` and `_count` of it | mm/memory.c `do_wp_page` | all children: the parent's page |
+//! | exit_mm | the shared page's pte was dirtied and young: `set_page_dirty` (an atomic test-and-set of PG_dirty in `flags`), `mark_page_accessed` (a read of `flags`, PG_referenced already set), then `_mapcount`'s atomic dec; then each of the child's `anon_pages` ptes: a page still shared with the parent loses this mapping (`page_remove_rmap`, an atomic dec of `_mapcount` on its struct page), and each pte's own clearing; a fixed part per vma | kernel/exit.c `exit_mm` -> `mmput` -> mm/mmap.c `exit_mmap` -> mm/memory.c `unmap_vmas`, `zap_pte_range` -> mm/page-writeback.c `set_page_dirty`, mm/swap.c `mark_page_accessed`, mm/rmap.c `page_remove_rmap` | all children: one struct page |
 //! | free_pgtables | each private vma's anon_vma root lock | mm/memory.c `free_pgtables` -> mm/rmap.c `unlink_anon_vmas` (`anon_vma_lock` on the root, inherited from the parent by fork) | all children: the parent's anon_vmas |
 //! | free_pgtables | the shmem mapping's `i_mmap_mutex`, unlink the vma from `i_mmap` | mm/memory.c `free_pgtables` -> mm/mmap.c `unlink_file_vma` | all children: one address_space |
+//! | free_pgtables | the page-table pages: a PTE page per vma with ptes and the PMD and PUD pages above them, each freed through the tlb gather; then the gathered pages' references, an atomic dec of `_count` on each shared page's struct page | mm/memory.c `free_pgd_range` -> `free_pte_range` (`pte_free_tlb`); mm/mmap.c `exit_mmap` -> mm/memory.c `tlb_finish_mmu` -> mm/swap_state.c `free_pages_and_swap_cache` -> mm/swap.c `release_pages` | all children: the parent's pages |
 //! | remove_vma | `fput` of the mapping's file | mm/mmap.c `remove_vma` -> fs/file_table.c `fput` (`f_count`) | all children: one struct file |
 //! | exit_files | `fput` of stdin, stdout, stderr | kernel/exit.c `exit_files` -> `close_files` | all children: the parent's struct files |
 //! | exit_fs | `dput` of root and cwd: `d_lock`, `d_count` | kernel/exit.c `exit_fs` -> fs/dcache.c `dput` (d_count under d_lock before 3.12's lockref) | all children: two dentries |
@@ -42,28 +45,39 @@
 //!
 //! Simplifications: the mutexes (`i_mmap_mutex`, the anon_vma lock) are
 //! modelled as the machine's spinlock; a sleeping mutex waiter's sleep and
-//! wake are not; the parent runs on CPU 0 beside child 0 (it is not pinned
-//! in the real test) and the two time-share it; a spin on the rwlock's
+//! wake are not; the parent starts on CPU 0 beside child 0 and the two
+//! time-share it; it is not pinned in the real test, so with the profile's
+//! `scheduler.placement = "placed"` its wake-ups place it (docs/scheduler.md),
+//! and pinned (the default) it stays there; a spin on the rwlock's
 //! word is a spin the tick may preempt, where the kernel's is not; the
-//! page lock and the page wait table are not on this path as modelled
-//! (nothing here locks the shared page); the children's page-table
-//! teardown and every other private part of exit are fixed compute steps;
+//! exit path as v3.8 runs it takes no page lock (zap_pte_range dirties,
+//! marks and unmaps the shared page without locking it, and frees the
+//! private pages through release_pages, which does not lock them either):
+//! the page lock is taken at the fault before the release, outside the
+//! timed interval, which the record gives apart (exit()'s own
+//! copy-on-write faults, with `exit_cow_faults`, are inside it); a woken
+//! lock_page waiter tries the bit again against tasks that never slept, as
+//! the kernel's does; the page walk's and the page-table frees' private
+//! work are estimates per pte, per vma and per page-table page, and every
+//! other private part of exit is a fixed compute step; the file vmas' ptes
+//! the child faulted in (text) are not counted;
 //! `-p` (a delay before the release) does not change what is timed and is
 //! not modelled.
 
 use super::WorkloadError;
 use super::objects::{Object, Objects};
 use super::{user_memory, Setup, Workload};
+use crate::kernel::page_wait::{self, PageWaitEra, WaitSlot};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
 use crate::task::{
-    AccessKind, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
+    AccessKind, Affinity, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
     Timeline, Until, UserWord,
 };
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +90,28 @@ pub struct TimeExit {
     /// stack, data, and the libraries' writable parts): one anon_vma root lock each.
     #[serde(default = "default_vmas")]
     pub anon_vmas: u32,
+    /// The page wait table lock_page sleeps on (sim/kernel/page_wait.rs):
+    /// `v3.8` (per zone, 4096 slots) or `v4.11` (256 slots, PG_waiters).
+    #[serde(default)]
+    pub page_wait_table: PageWaitEra,
+    /// Anonymous pages each child inherits mapped from the parent (copy on
+    /// write, shared with the parent and every sibling) and unmaps at exit.
+    #[serde(default = "default_anon_pages")]
+    pub anon_pages: u32,
+    /// Of those, the pages the child first writes in exit() after the
+    /// release (libc's data: the exit handlers, stdio): a copy-on-write
+    /// fault each, which locks the shared page. 0 when absent: how many
+    /// pages exit() dirties depends on the libc, and no measurement of the
+    /// test's binary is at hand.
+    #[serde(default)]
+    pub exit_cow_faults: u32,
+}
+
+/// A small dynamically linked C program's anonymous memory, about 128 KiB
+/// (ld.so's and libc's data and bss, the first heap pages, the stack), as
+/// /proc/PID/status's RssAnon shows for such a program: an estimate.
+fn default_anon_pages() -> u32 {
+    32
 }
 
 fn default_vmas() -> u32 {
@@ -87,19 +123,45 @@ impl Default for TimeExit {
         TimeExit {
             children: None,
             anon_vmas: default_vmas(),
+            page_wait_table: PageWaitEra::default(),
+            anon_pages: default_anon_pages(),
+            exit_cow_faults: 0,
         }
     }
 }
 
 /// Work that touches nothing shared, in nanoseconds: estimates for a small
 /// process forked from a small parent, not measurements.
-const EXIT_MMAP_PRIVATE_NS: u64 = 10_000;
+/// zap_pte_range's work per present pte beside its atomics: clear the
+/// pte, the rss count, the tlb gather's slot.
+const ZAP_PTE_NS: u64 = 30;
+/// unmap_vmas' and remove_vma's work per vma beside the page walk.
+const UNMAP_VMA_NS: u64 = 300;
+/// free_pgtables per page-table page: pte_free_tlb, and the page's free to
+/// the per-CPU list at tlb_finish_mmu.
+const FREE_PT_PAGE_NS: u64 = 200;
+/// The most pages exit() may write: each child queues its faults whole.
+const MAX_EXIT_COW_FAULTS: u32 = 4096;
+/// do_wp_page's copy: a new page allocated and 4 KiB copied.
+const COW_COPY_NS: u64 = 1_000;
+/// Page-table pages beside one PTE page per vma: the PMD and PUD pages of
+/// the two ends of the address space (the program's low, the libraries'
+/// and the stack's high).
+const UPPER_PT_PAGES: u32 = 4;
+/// The file vmas without anon_vma whose ptes fork did not copy: the
+/// program's, libc's and ld.so's text.
+const TEXT_VMAS: u32 = 3;
 const EXIT_OTHER_PRIVATE_NS: u64 = 3_000;
 const VMA_UNLINK_NS: u64 = 150;
+/// The fault's own work: the walk, a page-table page for the child, the pte.
+const FAULT_PRIVATE_NS: u64 = 1_000;
 const NOTIFY_NS: u64 = 300;
 const REAP_NS: u64 = 1_500;
 /// `exit_state` of a zombie (include/linux/sched.h EXIT_ZOMBIE).
 const EXIT_ZOMBIE: u32 = 16;
+/// Bytes a struct page (64) takes among the objects: a 128-byte pair of
+/// lines, so no two share the adjacent-line prefetcher's pair.
+const STRUCT_PAGE_SPAN: u64 = 128;
 const EXIT_DEAD: u32 = 32;
 
 /// `RW_LOCK_BIAS` of x86's rwlock before the qrwlock (3.16).
@@ -110,9 +172,17 @@ const RW_LOCK_BIAS: u32 = 0x0100_0000;
 struct Shared {
     ready: UserWord,
     quit: UserWord,
-    /// The shared page's struct page: `flags`, and `_mapcount` on its line.
+    /// The shared page's struct page: `flags`, and `_count` and
+    /// `_mapcount` on its line; its lock bit and wait-table slot.
     page_flags: Mem,
+    page_count: UserWord,
     mapcount: UserWord,
+    page_lock: PageLock,
+    /// The shmem mapping's radix tree, where the fault finds the page.
+    page_tree: Mem,
+    /// How many of the parent's anonymous pages (Pages::anon), from the
+    /// first, each child writes in exit().
+    exit_cow_faults: u32,
     i_mmap_mutex: LockRef,
     i_mmap: Mem,
     shm_file: UserWord,
@@ -130,11 +200,36 @@ struct Shared {
     exit_state: Vec<UserWord>,
 }
 
+/// The shared page's PG_locked and the page wait table's slot it hashes
+/// to: what lock_page and unlock_page touch.
+#[derive(Clone, Copy, Debug)]
+struct PageLock {
+    /// PG_locked of the struct page's `flags`: 1 while the page is locked.
+    flags: UserWord,
+    slot: WaitSlot,
+    slot_lock: LockRef,
+    /// The design's PG_waiters: an unlock looks at the slot only when set.
+    waiters_bit: bool,
+}
+
+/// An anonymous page of the parent's that the children map copy-on-write:
+/// its lock, `_count` and `_mapcount`, one struct page line for all.
+#[derive(Clone, Copy, Debug)]
+struct AnonPage {
+    lock: PageLock,
+    count: UserWord,
+    mapcount: UserWord,
+}
+
 /// A step of the exit path, or of the parent's wait(), as the record
 /// times it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
+    /// The child's first touch of the shared page, before it is ready.
+    Fault,
     BeforeRelease,
+    /// exit()'s copy-on-write faults on the parent's pages, before do_exit.
+    ExitFaults,
     ExitMm,
     FreePgtables,
     RemoveVma,
@@ -148,7 +243,9 @@ enum Stage {
 }
 
 /// The stages the record gives, and their names: the children's first.
-const REPORTED: [(Stage, &str); 10] = [
+const REPORTED: [(Stage, &str); 12] = [
+    (Stage::Fault, "fault on the shared page (lock_page), before the release"),
+    (Stage::ExitFaults, "exit(): copy-on-write faults (lock_page)"),
     (Stage::ExitMm, "exit_mm (unmap_vmas)"),
     (Stage::FreePgtables, "free_pgtables"),
     (Stage::RemoveVma, "remove_vma"),
@@ -188,6 +285,33 @@ enum Action {
     WriteLock(UserWord),
     ReadUnlock(UserWord),
     WriteUnlock(UserWord),
+    /// lock_page: test_and_set of PG_locked, and __lock_page's sleep on
+    /// the wait-table slot while it was set (`queued`: on the slot's list).
+    LockPage { page: PageLock, queued: bool },
+    /// The waiter joins, or leaves, the slot's list, under its lock.
+    PageWaitAdd(PageLock),
+    PageWaitDel(PageLock),
+    /// unlock_page: clear PG_locked, then wake a waiter if there is one.
+    UnlockPage(PageLock),
+    /// waitqueue_active: the read of the slot's list every v3.8 unlock makes.
+    PageWaitCheck(PageLock),
+    /// An atomic dec of a struct page field on each of the parent's pages
+    /// from `at` to `end`, one op at a time, so a child's queue does not
+    /// hold one action per page.
+    PageDrops {
+        field: PageField,
+        at: u32,
+        end: u32,
+    },
+}
+
+/// The struct page fields the exit drops one of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PageField {
+    /// page_remove_rmap.
+    MapCount,
+    /// put_page, from release_pages.
+    Count,
 }
 
 /// An rwlock acquisition in flight: the atomic, its undo when it failed,
@@ -251,22 +375,35 @@ impl RwAttempt {
 }
 
 /// A task's actions in order, each in its stage; an rwlock acquisition
-/// runs as many ops as it takes.
+/// runs as many ops as it takes, and a page lock as its waits need.
 struct Actions {
     queue: VecDeque<(Stage, Action)>,
     attempt: Option<RwAttempt>,
     /// Whether the op in flight is a plain atomic, whose old value its
     /// program reads.
     atomic_in_flight: bool,
+    /// The page-lock action in flight, which decides what follows it.
+    page_in_flight: Option<Action>,
+    pages: Pages,
     stages: Stages,
 }
 
+/// What every task's actions share about the parent's pages.
+#[derive(Clone)]
+struct Pages {
+    /// Tasks on the wait-table lists of the pages, as the kernel's lists hold them.
+    waiters: Arc<Mutex<u32>>,
+    anon: Arc<[AnonPage]>,
+}
+
 impl Actions {
-    fn new(times: StageTimes) -> Actions {
+    fn new(times: StageTimes, pages: Pages) -> Actions {
         Actions {
             queue: VecDeque::new(),
             attempt: None,
             atomic_in_flight: false,
+            page_in_flight: None,
+            pages,
             stages: Stages {
                 times,
                 current: Stage::BeforeRelease,
@@ -287,6 +424,11 @@ impl Actions {
         let (stage, action) = self.queue.pop_front()?;
         self.stages.current = stage;
         self.atomic_in_flight = matches!(action, Action::Op(Op::Atomic(..)));
+        self.page_in_flight = matches!(
+            action,
+            Action::LockPage { .. } | Action::UnlockPage(_) | Action::PageWaitCheck(_)
+        )
+        .then_some(action);
         Some(match action {
             Action::Op(op) => op,
             Action::ReadLock(word) | Action::WriteLock(word) => {
@@ -300,10 +442,84 @@ impl Actions {
             }
             Action::ReadUnlock(word) => Op::Atomic(word, AtomicOp::Sub(1)),
             Action::WriteUnlock(word) => Op::Atomic(word, AtomicOp::Sub(RW_LOCK_BIAS)),
+            Action::LockPage { page, .. } => Op::Atomic(page.flags, AtomicOp::Exchange(1)),
+            Action::PageWaitAdd(page) | Action::PageWaitDel(page) => {
+                let mut waiters = self.pages.waiters.lock().expect("one thread runs programs");
+                if matches!(action, Action::PageWaitAdd(_)) {
+                    *waiters += 1;
+                } else {
+                    *waiters -= 1;
+                }
+                Op::Access(page.slot.list, AccessKind::Write)
+            }
+            Action::UnlockPage(page) => Op::Atomic(page.flags, AtomicOp::Store(0)),
+            Action::PageWaitCheck(page) => Op::Access(page.slot.list, AccessKind::Read),
+            Action::PageDrops { field, at, end } => {
+                if at + 1 < end {
+                    let rest = Action::PageDrops {
+                        field,
+                        at: at + 1,
+                        end,
+                    };
+                    self.queue.push_front((stage, rest));
+                }
+                let page = &self.pages.anon[at as usize];
+                let word = match field {
+                    PageField::MapCount => page.mapcount,
+                    PageField::Count => page.count,
+                };
+                Op::Atomic(word, AtomicOp::Sub(1))
+            }
         })
     }
 
-    /// Past the release every step is the kernel's: exit, or wait().
+    /// A page-lock action returned `old`: what it takes next goes first.
+    fn page_returned(&mut self, action: Action, old: u32) {
+        let waiters = *self.pages.waiters.lock().expect("one thread runs programs");
+        let mut next = Vec::new();
+        match action {
+            Action::LockPage { page, queued } if old == 0 && queued => {
+                // finish_wait: off the slot's list.
+                next = vec![
+                    Action::Op(Op::SpinLock(page.slot_lock)),
+                    Action::PageWaitDel(page),
+                    Action::Op(Op::SpinUnlock(page.slot_lock)),
+                ];
+            }
+            Action::LockPage { .. } if old == 0 => {}
+            Action::LockPage { page, queued } => {
+                // prepare_to_wait_exclusive, then sleep while PG_locked is set.
+                next.push(Action::Op(Op::SpinLock(page.slot_lock)));
+                if !queued {
+                    next.push(Action::PageWaitAdd(page));
+                    if page.waiters_bit {
+                        next.push(Action::Op(Op::Access(page.flags.mem, AccessKind::Rmw)));
+                    }
+                }
+                next.extend([
+                    Action::Op(Op::SpinUnlock(page.slot_lock)),
+                    Action::Op(Op::WaitEvent(page.flags, Until::Equals(0))),
+                    Action::LockPage { page, queued: true },
+                ]);
+            }
+            Action::UnlockPage(page) if !page.waiters_bit => next.push(Action::PageWaitCheck(page)),
+            Action::UnlockPage(page) | Action::PageWaitCheck(page) if waiters > 0 => {
+                next = vec![
+                    Action::Op(Op::SpinLock(page.slot_lock)),
+                    Action::Op(Op::WakeUpOne(page.flags.mem)),
+                    Action::Op(Op::SpinUnlock(page.slot_lock)),
+                ];
+            }
+            _ => {}
+        }
+        let stage = self.stages.current;
+        for action in next.into_iter().rev() {
+            self.queue.push_front((stage, action));
+        }
+    }
+
+    /// Past the release every step is the kernel's: exit, or wait(); so
+    /// is the fault before it, and exit()'s faults.
     fn in_kernel(&self) -> bool {
         self.stages.current != Stage::BeforeRelease
     }
@@ -311,6 +527,10 @@ impl Actions {
     /// The op ended: the old value of a plain atomic, for its program.
     fn returned(&mut self, done: Done) -> Option<u32> {
         self.stages.returned(done.now);
+        if let Some(action) = self.page_in_flight.take() {
+            self.page_returned(action, done.ret as u32);
+            return None;
+        }
         if let Some(attempt) = &mut self.attempt {
             if attempt.returned(done.ret as u32) {
                 self.attempt = None;
@@ -339,9 +559,38 @@ impl Program for Child {
     }
 }
 
-fn child_actions(s: &Shared, child: usize, schedule_ps: u64, times: StageTimes) -> Actions {
+fn child_actions(
+    s: &Shared,
+    child: usize,
+    schedule_ps: u64,
+    times: StageTimes,
+    pages: Pages,
+) -> Actions {
     let ns = |n: u64| Op::Compute(n * 1000);
-    let mut a = Actions::new(times);
+    let mut a = Actions::new(times, pages);
+    // The first touch of the shared page faults: fork copied no pte of a
+    // shared mapping. shmem_fault finds the page and returns it locked;
+    // __do_fault maps it and unlocks it.
+    a.push(
+        Stage::Fault,
+        [
+            Op::Access(s.page_tree, AccessKind::Read),
+            Op::Atomic(s.page_count, AtomicOp::Add(1)),
+        ],
+    );
+    a.queue.push_back((
+        Stage::Fault,
+        Action::LockPage {
+            page: s.page_lock,
+            queued: false,
+        },
+    ));
+    a.push(
+        Stage::Fault,
+        [Op::Atomic(s.mapcount, AtomicOp::Add(1)), ns(FAULT_PRIVATE_NS)],
+    );
+    a.queue
+        .push_back((Stage::Fault, Action::UnlockPage(s.page_lock)));
     a.push(
         Stage::BeforeRelease,
         [
@@ -349,16 +598,58 @@ fn child_actions(s: &Shared, child: usize, schedule_ps: u64, times: StageTimes) 
             Op::SpinUntil(s.quit, Until::NotEquals(0)),
         ],
     );
-    // exit_mm -> exit_mmap -> unmap_vmas: zap the shared page, tear down the rest.
+    // exit(): the first write to each of these pages since fork is a
+    // copy-on-write fault; do_wp_page locks the old page to see whether it
+    // may reuse it (it may not: every sibling maps it), copies it, and
+    // drops the child's mapping and reference of it.
+    let anon = a.pages.anon.clone();
+    let (written, end) = (s.exit_cow_faults, anon.len() as u32);
+    let shared = |field| Action::PageDrops {
+        field,
+        at: written,
+        end,
+    };
+    for page in &anon[..written as usize] {
+        a.queue.push_back((
+            Stage::ExitFaults,
+            Action::LockPage {
+                page: page.lock,
+                queued: false,
+            },
+        ));
+        a.push(
+            Stage::ExitFaults,
+            [Op::Access(page.mapcount.mem, AccessKind::Read)],
+        );
+        a.queue
+            .push_back((Stage::ExitFaults, Action::UnlockPage(page.lock)));
+        a.push(
+            Stage::ExitFaults,
+            [
+                ns(COW_COPY_NS),
+                Op::Atomic(page.mapcount, AtomicOp::Sub(1)),
+                Op::Atomic(page.count, AtomicOp::Sub(1)),
+            ],
+        );
+    }
+    // exit_mm -> exit_mmap -> unmap_vmas: zap the shared page, then each
+    // pte: a page still shared with the parent loses this mapping
+    // (page_remove_rmap); one the child copied is its own.
+    let vmas = s.anon_vma_roots.len() as u32 + 1 + TEXT_VMAS;
     a.push(
         Stage::ExitMm,
         [
             Op::Access(s.page_flags, AccessKind::Rmw),
             Op::Access(s.page_flags, AccessKind::Read),
             Op::Atomic(s.mapcount, AtomicOp::Sub(1)),
-            ns(EXIT_MMAP_PRIVATE_NS),
+            ns(u64::from(vmas) * UNMAP_VMA_NS),
         ],
     );
+    if written < end {
+        a.queue
+            .push_back((Stage::ExitMm, shared(PageField::MapCount)));
+    }
+    a.push(Stage::ExitMm, [ns(u64::from(end) * ZAP_PTE_NS)]);
     // free_pgtables: each vma's anon_vmas, then the file vma from i_mmap.
     for &(lock, root) in &s.anon_vma_roots {
         a.push(
@@ -380,6 +671,15 @@ fn child_actions(s: &Shared, child: usize, schedule_ps: u64, times: StageTimes) 
             Op::SpinUnlock(s.i_mmap_mutex),
         ],
     );
+    // free_pgd_range frees a PTE page per vma and the pages above them;
+    // tlb_finish_mmu -> free_pages_and_swap_cache -> release_pages drops
+    // the gathered pages' references: the shared pages' `_count`.
+    let pt_pages = s.anon_vma_roots.len() as u64 + 1 + u64::from(UPPER_PT_PAGES);
+    a.push(Stage::FreePgtables, [ns(pt_pages * FREE_PT_PAGE_NS)]);
+    if written < end {
+        a.queue
+            .push_back((Stage::FreePgtables, shared(PageField::Count)));
+    }
     a.push(
         Stage::RemoveVma,
         [Op::Atomic(s.shm_file, AtomicOp::Sub(1))],
@@ -451,6 +751,11 @@ enum ParentState {
 impl Program for Parent {
     fn next_op(&mut self) -> Op {
         self.choose_op()
+    }
+
+    /// The test does not pin the parent.
+    fn affinity(&self) -> Affinity {
+        Affinity::CpusFrom(0)
     }
 
     fn op_returned(&mut self, done: Done) {
@@ -580,6 +885,26 @@ impl Workload for TimeExit {
         if self.children == Some(0) {
             return Err("time-exit: children must be at least 1".into());
         }
+        super::at_most_objects("time-exit: anon_pages", self.anon_pages.into())?;
+        if self.exit_cow_faults > MAX_EXIT_COW_FAULTS {
+            return Err(WorkloadError::at(
+                "exit_cow_faults",
+                format!(
+                    "time-exit: exit_cow_faults = {} is more than the {MAX_EXIT_COW_FAULTS} \
+                     pages futexsim lets exit() write",
+                    self.exit_cow_faults
+                ),
+            ));
+        }
+        if self.exit_cow_faults > self.anon_pages {
+            return Err(WorkloadError::at(
+                "exit_cow_faults",
+                format!(
+                    "time-exit: exit_cow_faults = {} is more than the anon_pages = {} a child maps",
+                    self.exit_cow_faults, self.anon_pages
+                ),
+            ));
+        }
         super::at_most_objects("time-exit: anon_vmas", self.anon_vmas.into())
     }
 
@@ -611,15 +936,48 @@ impl Workload for TimeExit {
                 kind: KeyKind::SharedFile,
             }
         };
-        let page = o.object(memory, "shared page struct page", 64, home);
-        let page_flags = page.at(memory, 0);
-        let mapcount = UserWord {
-            mem: page.at(memory, 24),
-            kind: KeyKind::SharedFile,
+        // The parent's pages, in its node's memory, their struct pages in
+        // the vmemmap, and the wait table their locks sleep on.
+        let table = page_wait::preset(self.page_wait_table).lay_out(memory, parent_node);
+        let mut slot_locks: HashMap<u64, LockRef> = HashMap::new();
+        // A struct page is an object of its own, apart from its neighbours'
+        // adjacent-line pairs: its address is what hash_ptr hashes.
+        let mut struct_page = |memory: &mut MemoryMap, o: &mut Objects, name: &str| {
+            let page = o.object(memory, format!("{name} struct page"), STRUCT_PAGE_SPAN, home);
+            let addr = page.base;
+            let word = |at| UserWord {
+                mem: page.at(memory, at),
+                kind: KeyKind::SharedFile,
+            };
+            let slot = table.slot(memory, addr);
+            let slot_lock = *slot_locks.entry(slot.index).or_insert_with(|| {
+                o.lock_at(&format!("page wait table slot {} lock", slot.index), slot.lock)
+            });
+            let lock = PageLock {
+                flags: word(0),
+                slot,
+                slot_lock,
+                waiters_bit: table.design.waiters_bit,
+            };
+            (lock, word(24), word(28))
         };
+        let (page_lock, mapcount, page_count) = struct_page(memory, &mut o, "shared page");
+        let page_flags = page_lock.flags.mem;
+        let anon_pages: Vec<AnonPage> = (1..=self.anon_pages)
+            .map(|i| {
+                let (lock, mapcount, count) =
+                    struct_page(memory, &mut o, &format!("parent anon page {i}"));
+                AnonPage {
+                    lock,
+                    count,
+                    mapcount,
+                }
+            })
+            .collect();
         let mapping = o.object(memory, "shmem address_space", 192, home);
         let i_mmap_mutex = o.lock_at("shmem i_mmap_mutex", mapping.at(memory, 0x48));
         let i_mmap = mapping.at(memory, 0x20);
+        let page_tree = mapping.at(memory, 0x08);
         let shm_file = word_in(&mut o, memory, "shmem struct file", 256, 0x38);
         let anon_vma_roots = (0..self.anon_vmas)
             .map(|v| {
@@ -665,7 +1023,11 @@ impl Workload for TimeExit {
             ready,
             quit,
             page_flags,
+            page_count,
             mapcount,
+            page_lock,
+            page_tree,
+            exit_cow_faults: self.exit_cow_faults,
             i_mmap_mutex,
             i_mmap,
             shm_file,
@@ -678,7 +1040,12 @@ impl Workload for TimeExit {
             notified,
             exit_state,
         };
+        let reports_exit_faults = self.exit_cow_faults > 0;
         let times: StageTimes = Arc::new(Mutex::new([0; STAGES]));
+        let pages = Pages {
+            waiters: Arc::new(Mutex::new(0)),
+            anon: anon_pages.into(),
+        };
         let mut tasks: Vec<TaskSpec> = (0..n)
             .map(|c| TaskSpec {
                 cpu: c % machine.cpus(),
@@ -688,6 +1055,7 @@ impl Workload for TimeExit {
                         c as usize,
                         machine.costs.schedule,
                         times.clone(),
+                        pages.clone(),
                     ),
                 }),
             })
@@ -699,7 +1067,7 @@ impl Workload for TimeExit {
                 children: n,
                 alive: (0..n as usize).collect(),
                 state: ParentState::Release,
-                actions: Actions::new(times.clone()),
+                actions: Actions::new(times.clone(), pages),
                 last: None,
                 syscall_ps: machine.costs.syscall,
             }),
@@ -715,7 +1083,10 @@ impl Workload for TimeExit {
             readout: Some(Box::new(move |window, timeline| {
                 let mut figures = time_until_all_exited(window, timeline);
                 let times = times.lock().expect("the run is over");
-                for (stage, name) in REPORTED {
+                for (stage, name) in REPORTED
+                    .into_iter()
+                    .filter(|&(stage, _)| stage != Stage::ExitFaults || reports_exit_faults)
+                {
                     let total = times[stage as usize] as f64 / 1e6;
                     let (figure, per) = if stage as usize >= Stage::DoWait as usize {
                         (total, "")
