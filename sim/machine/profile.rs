@@ -436,7 +436,7 @@ impl Mitigation {
     /// Both figures are whole null-syscall round trips measured with the
     /// mitigation off and on; neither source gives the machine's clock, so
     /// each is used as measured, not scaled.
-    pub fn syscall_ns(self) -> f64 {
+    fn syscall_ns(self) -> f64 {
         match self {
             // Haswell with PCID, getppid 339 ns without and 478 ns with
             // it (FreeBSD review D13985, 2018).
@@ -463,7 +463,7 @@ pub struct KernelNs {
 impl KernelCosts {
     /// The mitigations the kernel applies, each once however often it is
     /// listed (`kpti = true` applies `pti`).
-    pub fn applied(&self) -> Vec<Mitigation> {
+    fn applied(&self) -> Vec<Mitigation> {
         let mut applied = self.mitigations.clone();
         if self.kpti {
             applied.push(Mitigation::Pti);
