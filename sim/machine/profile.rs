@@ -416,8 +416,8 @@ const FUTEX_KEY_PRIVATE_CYCLES: f64 = 8.0 * CALIBRATION_GHZ;
 const FUTEX_KEY_SHARED_CYCLES: f64 = 60.0 * CALIBRATION_GHZ;
 const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
 
-/// A defence the kernel runs on every syscall entry and exit, as
-/// Documentation/admin-guide/hw-vuln/ names them. Only those a published
+/// A defence the kernel runs on every syscall entry and exit, named as its
+/// command line names it (`pti=`, `spectre_v2=ibrs`). Only those a published
 /// measurement prices are here; see docs/machines.md for the ones that are
 /// not (the MDS buffer clear, retpolines, AMD's return untraining).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
