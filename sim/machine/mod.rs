@@ -12,7 +12,7 @@ pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_P
 
 pub use profile::{
     CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
-    NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
+    Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
 use serde::{Deserialize, Serialize};

@@ -375,16 +375,22 @@ impl Default for CoherenceSpec {
 /// line in L1; the syscall's share is what is left of that once the
 /// modelled steps are taken out (85 ns, 247 cycles). musl's note that a
 /// failed wait "typically takes 1000 cycles or less" bounds it from above.
-/// Cooper Lake needs no page-table isolation (it is not open to Meltdown);
-/// a CPU that is pays `kpti` on top.
+/// Cooper Lake's kernel pays no mitigation on entry and exit that costs a
+/// syscall more than a few cycles (it is not open to Meltdown, and its
+/// enhanced IBRS is set once at boot); a CPU whose kernel does pays each of
+/// its `mitigations` on top.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct KernelCosts {
     /// The core clock the cycle counts run at, in GHz.
     pub clock_ghz: f64,
-    /// The kernel isolates its page tables on every entry and exit
-    /// (Meltdown's mitigation: on Intel cores before Cascade Lake).
+    /// The kernel isolates its page tables on every entry and exit: the
+    /// same as listing `pti` in `mitigations`, kept for profiles that say so.
     pub kpti: bool,
+    /// What the kernel does on every syscall entry and exit to defend this
+    /// CPU against its speculative-execution flaws, each priced apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mitigations: Vec<Mitigation>,
     /// Entry and exit of one syscall, mitigations included, in ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall: Option<f64>,
@@ -409,11 +415,41 @@ const SYSCALL_CYCLES: f64 = 85.0 * CALIBRATION_GHZ;
 const FUTEX_KEY_PRIVATE_CYCLES: f64 = 8.0 * CALIBRATION_GHZ;
 const FUTEX_KEY_SHARED_CYCLES: f64 = 60.0 * CALIBRATION_GHZ;
 const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
-/// What page-table isolation adds to one syscall's entry and exit: two
-/// CR3 switches. Measured on a Haswell with PCID, getppid 339 ns without
-/// and 478 ns with it (FreeBSD review D13985, 2018); the machine's clock
-/// is not given, so the figure is used as measured, not scaled.
-const KPTI_NS: f64 = 139.0;
+
+/// A defence the kernel runs on every syscall entry and exit, named as its
+/// command line names it (`pti=`, `spectre_v2=ibrs`). Only those a published
+/// measurement prices are here; see docs/machines.md for the ones that are
+/// not (the MDS buffer clear, retpolines, AMD's return untraining).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mitigation {
+    /// Page-table isolation (Meltdown): two CR3 switches a syscall.
+    Pti,
+    /// IBRS toggled in IA32_SPEC_CTRL on every entry and exit (spectre_v2
+    /// = ibrs): Linux's default from 5.19 on Intel cores open to Retbleed
+    /// that lack enhanced IBRS, Skylake-SP among them.
+    Ibrs,
+}
+
+impl Mitigation {
+    /// What the mitigation adds to one syscall's entry and exit, in ns.
+    /// Both figures are whole null-syscall round trips measured with the
+    /// mitigation off and on; neither source gives the machine's clock, so
+    /// each is used as measured, not scaled.
+    fn syscall_ns(self) -> f64 {
+        match self {
+            // Haswell with PCID, getppid 339 ns without and 478 ns with
+            // it (FreeBSD review D13985, 2018).
+            Mitigation::Pti => 139.0,
+            // Skylake, page tables isolated in both runs: 360 ns a system
+            // call without IBRS and 848 ns with it set on entry and cleared
+            // on exit (DragonFly BSD commit 8ed0657196, "kernel - Implement
+            // spectre mitigations part 1", 2018), the same two
+            // IA32_SPEC_CTRL writes Linux's spectre_v2=ibrs makes.
+            Mitigation::Ibrs => 488.0,
+        }
+    }
+}
 
 /// The kernel's own costs of one machine, in ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -425,14 +461,30 @@ pub struct KernelNs {
 }
 
 impl KernelCosts {
+    /// The mitigations the kernel applies, each once however often it is
+    /// listed (`kpti = true` applies `pti`).
+    fn applied(&self) -> Vec<Mitigation> {
+        let mut applied = self.mitigations.clone();
+        if self.kpti {
+            applied.push(Mitigation::Pti);
+        }
+        applied.sort();
+        applied.dedup();
+        applied
+    }
+
+    /// What the applied mitigations add to one syscall.
+    fn mitigations_ns(&self) -> f64 {
+        self.applied().iter().map(|m| m.syscall_ns()).sum()
+    }
+
     /// The syscall, key and hash costs at this machine's clock, or as measured.
     pub fn ns(&self) -> KernelNs {
         let at_clock = |cycles: f64| cycles / self.clock_ghz;
-        let kpti = if self.kpti { KPTI_NS } else { 0.0 };
         KernelNs {
             syscall: self
                 .syscall
-                .unwrap_or_else(|| at_clock(SYSCALL_CYCLES) + kpti),
+                .unwrap_or_else(|| at_clock(SYSCALL_CYCLES) + self.mitigations_ns()),
             futex_key_private: self
                 .futex_key_private
                 .unwrap_or_else(|| at_clock(FUTEX_KEY_PRIVATE_CYCLES)),
@@ -449,6 +501,7 @@ impl Default for KernelCosts {
         KernelCosts {
             clock_ghz: CALIBRATION_GHZ,
             kpti: false,
+            mitigations: Vec::new(),
             syscall: None,
             futex_key_private: None,
             futex_key_shared: None,
@@ -569,6 +622,53 @@ mod tests {
             ..SchedulerSpec::default()
         };
         assert!(negative.check().unwrap_err().contains("scheduler.ipi"));
+    }
+
+    #[test]
+    fn each_mitigation_adds_its_measured_cost_to_the_syscall_and_no_more() {
+        let bare = KernelCosts::default();
+        let with = |mitigations: Vec<Mitigation>| KernelCosts {
+            mitigations,
+            ..KernelCosts::default()
+        };
+        let syscall = |k: &KernelCosts| k.ns().syscall;
+        let pti = with(vec![Mitigation::Pti]);
+        let both = with(vec![Mitigation::Ibrs, Mitigation::Pti]);
+        assert!((syscall(&pti) - syscall(&bare) - 139.0).abs() < 1e-9);
+        assert!((syscall(&both) - syscall(&bare) - (139.0 + 488.0)).abs() < 1e-9);
+        // Listing one twice, or kpti beside pti, prices it once.
+        let twice = with(vec![Mitigation::Pti, Mitigation::Pti]);
+        assert_eq!(syscall(&twice), syscall(&pti));
+        let alias = KernelCosts {
+            kpti: true,
+            ..pti.clone()
+        };
+        assert_eq!(syscall(&alias), syscall(&pti));
+        // Only the syscall pays: the key and hash costs do not move.
+        assert_eq!(both.ns().futex_key_private, bare.ns().futex_key_private);
+        // A measured syscall already holds the machine's mitigations.
+        let measured = KernelCosts {
+            syscall: Some(300.0),
+            ..both
+        };
+        assert_eq!(syscall(&measured), 300.0);
+    }
+
+    #[test]
+    fn kpti_alone_is_an_alias_of_pti() {
+        let kpti: KernelCosts = toml::from_str("kpti = true").unwrap();
+        let pti: KernelCosts = toml::from_str("mitigations = [\"pti\"]").unwrap();
+        assert_eq!(kpti.applied(), vec![Mitigation::Pti]);
+        assert_eq!(kpti.ns(), pti.ns());
+    }
+
+    #[test]
+    fn an_unknown_mitigation_is_refused_with_the_known_ones() {
+        let e = toml::from_str::<KernelCosts>("mitigations = [\"pti\", \"mds\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown variant `mds`"), "{e}");
+        assert!(e.contains("`pti`") && e.contains("`ibrs`"), "{e}");
     }
 
     #[test]
