@@ -32,6 +32,7 @@ cpus = [2, 8, 32]
 mod common;
 
 use common::{futexsim, Scratch};
+use futexsim::campaign::Shard;
 
 /// A scratch directory holding the config as sweep.toml.
 fn with_config(name: &str, config: &str) -> Scratch {
@@ -93,7 +94,16 @@ fn results_do_not_depend_on_jobs_or_sharding() {
     );
     let (a, b) = (run_files(&s.out("shard1")), run_files(&s.out("shard2")));
     assert_eq!(a + b, 12, "the shards split the runs");
-    assert!(a > 0 && b > 0, "both shards hold runs: {a} and {b}");
+    // Each shard holds the runs its rule gives it (which ones depends on the
+    // build, whose hash is in every run id).
+    for (k, dir) in [(1, s.out("shard1")), (2, s.out("shard2"))] {
+        let shard = Shard { index: k, count: 2 };
+        for f in fs::read_dir(dir.join("runs")).unwrap() {
+            let name = f.unwrap().file_name().into_string().unwrap();
+            let id = name.trim_end_matches(".json");
+            assert!(shard.holds(id), "run {id} in shard {shard}");
+        }
+    }
     let (s1, s2, merged) = (s.out("shard1"), s.out("shard2"), s.out("merged"));
     let out = futexsim(&[
         "merge",
