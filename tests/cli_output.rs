@@ -203,3 +203,33 @@ fn run_without_out_writes_under_out_and_reports_this_process_s_speed() {
     assert!(stderr.contains("0 runs simulated now"), "{stderr}");
     assert!(!stderr.contains("events/s"), "{stderr}");
 }
+
+/// A baseline that completes no op in the window has no ratio to give:
+/// the table says so instead of printing NaN or inf.
+#[test]
+fn run_gives_no_ratio_against_a_baseline_without_ops() {
+    let s = Scratch::new("no-ops");
+    let config = "[run]\nduration_us = 20\nwarmup_us = 5\n\n[machine]\npreset = \"icx-2s\"\n\n\
+        [workload]\nname = \"program\"\nthreads = 2\nsteps = [{ op = \"compute\", ns = 1000000 }]\n\n\
+        [[table]]\npreset = \"fixed-256\"\n\n[[table]]\npreset = \"aligned-3.14\"\n";
+    let path = s.0.join("idle.toml");
+    fs::write(&path, config).unwrap();
+    let out = s.0.join("idle");
+    let run = futexsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let printed = stdout_of(&run);
+    assert!(printed.contains("0 (-)"), "{printed}");
+    assert!(
+        !printed.contains("NaN") && !printed.contains("inf"),
+        "{printed}"
+    );
+}

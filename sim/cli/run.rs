@@ -351,8 +351,11 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
             let m = mean(design);
             row.push(if *design == set.baseline {
                 figure(m)
-            } else {
+            } else if base > 0.0 {
                 format!("{} ({:.2}x)", figure(m), m / base)
+            } else {
+                // No ratio to a baseline that made no progress.
+                format!("{} (-)", figure(m))
             });
         }
         writeln!(out, "| {} |", row.join(" | "))?;
