@@ -22,8 +22,15 @@ fn config(designs: &[&str], cpus: &str) -> String {
     )
 }
 
-/// Runs `config` as `name`.toml into `dir`/`name`.
+/// Runs `config` as `name`.toml into `dir`/`name`; the directory.
 fn campaign(scratch: &Scratch, name: &str, config: &str) -> String {
+    run_printing(scratch, name, config);
+    scratch.0.join(name).to_str().unwrap().to_string()
+}
+
+/// Runs `config` as `name`.toml into `dir`/`name`, which must succeed;
+/// what it printed.
+fn run_printing(scratch: &Scratch, name: &str, config: &str) -> Output {
     let path = scratch.0.join(format!("{name}.toml"));
     fs::write(&path, config).unwrap();
     let out = scratch.0.join(name);
@@ -38,7 +45,7 @@ fn campaign(scratch: &Scratch, name: &str, config: &str) -> String {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    out.to_str().unwrap().to_string()
+    run
 }
 
 fn stdout_of(out: &Output) -> String {
@@ -212,21 +219,7 @@ fn run_gives_no_ratio_against_a_baseline_without_ops() {
     let config = "[run]\nduration_us = 20\nwarmup_us = 5\n\n[machine]\npreset = \"icx-2s\"\n\n\
         [workload]\nname = \"program\"\nthreads = 2\nsteps = [{ op = \"compute\", ns = 1000000 }]\n\n\
         [[table]]\npreset = \"fixed-256\"\n\n[[table]]\npreset = \"aligned-3.14\"\n";
-    let path = s.0.join("idle.toml");
-    fs::write(&path, config).unwrap();
-    let out = s.0.join("idle");
-    let run = futexsim(&[
-        "run",
-        path.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let printed = stdout_of(&run);
+    let printed = stdout_of(&run_printing(&s, "idle", config));
     assert!(printed.contains("0 (-)"), "{printed}");
     assert!(
         !printed.contains("NaN") && !printed.contains("inf"),
