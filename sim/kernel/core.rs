@@ -385,10 +385,10 @@ impl FutexSystem {
         bucket: Bucket,
         field: FieldName,
     ) -> Option<Mem> {
-        let addr = self.hash.field_addr(bucket, field)?;
+        let (addr, region) = self.hash.field_in(bucket, field)?;
         Some(Mem {
             addr,
-            line: memory.line_in(self.hash.instance(bucket.table).region, addr),
+            line: memory.line_in(region, addr),
         })
     }
 
