@@ -14,6 +14,7 @@ use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::Ps;
 use crate::memory::{Arena, Home, Mem, MemoryMap, RegionId};
+use std::collections::hash_map::Entry;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -349,10 +350,12 @@ impl FutexSystem {
     /// The task that incremented `waiters` has queued, or dropped the count
     /// again (its RMW scripted by the caller).
     pub(super) fn waiters_arrived(&mut self, bucket: Bucket) {
-        if let Some(n) = self.in_transit.get_mut(&bucket) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.in_transit.remove(&bucket);
+        // One lookup for the count and its removal: every futex_wait comes here.
+        if let Entry::Occupied(mut n) = self.in_transit.entry(bucket) {
+            if *n.get() <= 1 {
+                n.remove();
+            } else {
+                *n.get_mut() -= 1;
             }
         }
     }
