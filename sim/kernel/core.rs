@@ -78,6 +78,9 @@ pub(super) struct InFlight {
     pub(super) key: FutexKey,
     /// The bucket the task is queued on, or works under.
     pub(super) bucket: Bucket,
+    /// That bucket's lock, resolved once: the op takes and releases it
+    /// step by step, and resolving it walks the table and its region.
+    pub(super) lock: LockRef,
 }
 
 /// A held PI futex (pi.rs): its owner, and the `futex_pi_state` the first
@@ -362,16 +365,11 @@ impl FutexSystem {
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
     /// the lock released, in the era's order.
-    pub(super) fn unlock_and_drop_waiter(
-        &mut self,
-        memory: &MemoryMap,
-        bucket: Bucket,
-        s: &mut Script,
-    ) {
-        self.waiters_arrived(bucket);
-        let unlock = Step::Unlock(self.lock_of(memory, bucket));
+    pub(super) fn unlock_and_drop_waiter(&mut self, memory: &MemoryMap, f: &InFlight, s: &mut Script) {
+        self.waiters_arrived(f.bucket);
+        let unlock = Step::Unlock(f.lock);
         let dec = self
-            .field(memory, bucket, FieldName::Waiters)
+            .field(memory, f.bucket, FieldName::Waiters)
             .map(|w| Step::Access(w, AccessKind::Rmw));
         if self.hash.design.path.waiters_dec_before_unlock {
             s.extend(dec);

@@ -543,6 +543,7 @@ impl FutexSystem {
                 s.push(Step::Unlock(to_lock));
                 if let Some(f) = self.in_flight[w.task as usize].as_mut() {
                     f.bucket = to;
+                    f.lock = to_lock;
                 }
                 moved += 1;
             }
