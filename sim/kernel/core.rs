@@ -78,9 +78,11 @@ pub(super) struct InFlight {
     pub(super) key: FutexKey,
     /// The bucket the task is queued on, or works under.
     pub(super) bucket: Bucket,
-    /// That bucket's lock, resolved once: the op takes and releases it
-    /// step by step, and resolving it walks the table and its region.
+    /// That bucket's lock and `waiters` field (None where the design has
+    /// none), resolved once: the op's steps name them again and again, and
+    /// resolving one walks the table and its region.
     pub(super) lock: LockRef,
+    pub(super) waiters: Option<Mem>,
 }
 
 /// A held PI futex (pi.rs): its owner, and the `futex_pi_state` the first
@@ -343,9 +345,10 @@ impl FutexSystem {
 
     /// futex_hb_waiters_inc before the bucket lock: the task counts as a
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
-    pub(super) fn waiters_inc(&mut self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
+    /// `waiters` is the bucket's field, where the design has it.
+    pub(super) fn waiters_inc(&mut self, bucket: Bucket, waiters: Option<Mem>, s: &mut Script) {
         *self.in_transit.entry(bucket).or_default() += 1;
-        if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
+        if let Some(w) = waiters {
             s.push(Step::Access(w, AccessKind::Rmw));
         }
     }
@@ -365,12 +368,10 @@ impl FutexSystem {
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
     /// the lock released, in the era's order.
-    pub(super) fn unlock_and_drop_waiter(&mut self, memory: &MemoryMap, f: &InFlight, s: &mut Script) {
+    pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
         self.waiters_arrived(f.bucket);
         let unlock = Step::Unlock(f.lock);
-        let dec = self
-            .field(memory, f.bucket, FieldName::Waiters)
-            .map(|w| Step::Access(w, AccessKind::Rmw));
+        let dec = f.waiters.map(|w| Step::Access(w, AccessKind::Rmw));
         if self.hash.design.path.waiters_dec_before_unlock {
             s.extend(dec);
             s.push(unlock);

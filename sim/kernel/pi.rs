@@ -23,14 +23,8 @@ pub const EPERM: i64 = -1;
 
 impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
-    pub(super) fn begin_lock_pi(
-        &mut self,
-        memory: &MemoryMap,
-        f: &InFlight,
-        uaddr: Mem,
-        s: &mut Script,
-    ) {
-        self.waiters_inc(memory, f.bucket, s);
+    pub(super) fn begin_lock_pi(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
+        self.waiters_inc(f.bucket, f.waiters, s);
         s.push(Step::Lock(f.lock));
         s.push(Step::Access(uaddr, AccessKind::Read));
         s.push(Step::Decide(Decision::LockPiAtomic));
@@ -55,7 +49,7 @@ impl FutexSystem {
         s: &mut Script,
     ) -> i64 {
         let lock = f.lock;
-        let waiters = self.field(memory, f.bucket, FieldName::Waiters);
+        let waiters = f.waiters;
         s.push(Step::Access(uaddr, AccessKind::Rmw));
         let cache = self.pi_state_cache[task as usize];
         let Some(state) = self.pi.get_mut(&f.key) else {
@@ -66,7 +60,7 @@ impl FutexSystem {
                     object: None,
                 },
             );
-            self.unlock_and_drop_waiter(memory, &f, s);
+            self.unlock_and_drop_waiter(&f, s);
             return 0;
         };
         // attach_to_pi_owner initialises the waiter's cached pi_state;

@@ -5,6 +5,7 @@
 
 use super::core::{FutexOp, FutexSystem, InFlight};
 use super::script::{Decision, Script};
+use super::table::FieldName;
 use crate::machine::Ps;
 use crate::memory::MemoryMap;
 
@@ -19,13 +20,14 @@ impl FutexSystem {
             key,
             bucket,
             lock: self.lock_of(memory, bucket),
+            waiters: self.field(memory, bucket, FieldName::Waiters),
         };
         self.in_flight[task as usize] = Some(f);
         match op {
-            FutexOp::Wait { uaddr, .. } => self.begin_wait(memory, &f, uaddr, s),
-            FutexOp::Wake { .. } => self.begin_wake(memory, &f, s),
+            FutexOp::Wait { uaddr, .. } => self.begin_wait(&f, uaddr, s),
+            FutexOp::Wake { .. } => self.begin_wake(&f, s),
             FutexOp::CmpRequeue { .. } => self.begin_requeue(memory, task, s),
-            FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(memory, &f, uaddr, s),
+            FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(&f, uaddr, s),
             FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(&f, uaddr, s),
         }
     }

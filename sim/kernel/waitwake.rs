@@ -5,20 +5,13 @@
 
 use super::core::{FutexSystem, InFlight, EAGAIN};
 use super::script::{Cost, Decision, Script, Step};
-use super::table::FieldName;
 use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
 
 impl FutexSystem {
-    pub(super) fn begin_wait(
-        &mut self,
-        memory: &MemoryMap,
-        f: &InFlight,
-        uaddr: Mem,
-        s: &mut Script,
-    ) {
+    pub(super) fn begin_wait(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
         // hb_waiters_inc: an atomic with a full barrier, before the lock.
-        self.waiters_inc(memory, f.bucket, s);
+        self.waiters_inc(f.bucket, f.waiters, s);
         s.push(Step::Lock(f.lock));
         // The compare needs the word, but the queueing stores after it do
         // not wait for it: they commit behind it, the unlock included.
@@ -26,8 +19,8 @@ impl FutexSystem {
         s.push(Step::Decide(Decision::WaitCompare));
     }
 
-    pub(super) fn begin_wake(&self, memory: &MemoryMap, f: &InFlight, s: &mut Script) {
-        match self.field(memory, f.bucket, FieldName::Waiters) {
+    pub(super) fn begin_wake(&self, f: &InFlight, s: &mut Script) {
+        match f.waiters {
             // 3.14+: a barrier and a read of `waiters`; no lock if nobody waits.
             Some(w) => {
                 s.push(Step::Access(w, AccessKind::Read));
@@ -52,7 +45,7 @@ impl FutexSystem {
     ) -> i64 {
         let lock = f.lock;
         if self.value_of(&f.key) != val {
-            self.unlock_and_drop_waiter(memory, &f, s);
+            self.unlock_and_drop_waiter(&f, s);
             return EAGAIN;
         }
         self.queue(memory, task, f.bucket, f.key, s);
