@@ -14,7 +14,6 @@ use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::Ps;
 use crate::memory::{Arena, Home, Mem, MemoryMap, RegionId};
-use std::collections::hash_map::Entry;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,8 +114,10 @@ pub struct FutexSystem {
     /// first waiter of a PI futex attaches it.
     pub(super) pi_state_cache: Vec<Mem>,
     /// Tasks between their `waiters` increment and queueing (or giving up),
-    /// per bucket: with the chain, what the bucket's `waiters` counts.
-    in_transit: WordMap<Bucket, u32>,
+    /// per bucket, indexed by the bucket's dense lock id: with the chain,
+    /// what the bucket's `waiters` counts. Every futex_wait counts here
+    /// twice, so an index, not a hash lookup.
+    in_transit: Vec<u32>,
     /// The node a FUTEX2_NUMA word holds once the kernel wrote the current
     /// node into a FUTEX_NO_NODE word.
     numa_nodes: WordMap<FutexKey, u32>,
@@ -248,7 +249,7 @@ impl FutexSystem {
             percpu,
             pi: WordMap::default(),
             pi_state_cache,
-            in_transit: WordMap::default(),
+            in_transit: Vec::new(),
             numa_nodes: WordMap::default(),
             pins,
             cpu_nodes: cpu_nodes.to_vec(),
@@ -338,16 +339,23 @@ impl FutexSystem {
 
     /// `waiters` of a bucket as the kernel counts it: the queued futex_qs
     /// and the tasks on their way in.
-    pub(super) fn waiters_pending(&self, bucket: Bucket) -> bool {
-        self.in_transit.get(&bucket).is_some_and(|&n| n > 0)
+    pub(super) fn waiters_pending(&self, bucket: Bucket, lock: LockRef) -> bool {
+        self.in_transit
+            .get(lock.id as usize)
+            .is_some_and(|&n| n > 0)
             || self.chains.get(&bucket).is_some_and(|c| !c.is_empty())
     }
 
     /// futex_hb_waiters_inc before the bucket lock: the task counts as a
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
     /// `waiters` is the bucket's field, where the design has it.
-    pub(super) fn waiters_inc(&mut self, bucket: Bucket, waiters: Option<Mem>, s: &mut Script) {
-        *self.in_transit.entry(bucket).or_default() += 1;
+    pub(super) fn waiters_inc(&mut self, lock: LockRef, waiters: Option<Mem>, s: &mut Script) {
+        let at = lock.id as usize;
+        if at >= self.in_transit.len() {
+            // Locks a resize added since: the count grows with them.
+            self.in_transit.resize(at + 1, 0);
+        }
+        self.in_transit[at] += 1;
         if let Some(w) = waiters {
             s.push(Step::Access(w, AccessKind::Rmw));
         }
@@ -355,21 +363,16 @@ impl FutexSystem {
 
     /// The task that incremented `waiters` has queued, or dropped the count
     /// again (its RMW scripted by the caller).
-    pub(super) fn waiters_arrived(&mut self, bucket: Bucket) {
-        // One lookup for the count and its removal: every futex_wait comes here.
-        if let Entry::Occupied(mut n) = self.in_transit.entry(bucket) {
-            if *n.get() <= 1 {
-                n.remove();
-            } else {
-                *n.get_mut() -= 1;
-            }
+    pub(super) fn waiters_arrived(&mut self, lock: LockRef) {
+        if let Some(n) = self.in_transit.get_mut(lock.id as usize) {
+            *n = n.saturating_sub(1);
         }
     }
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
     /// the lock released, in the era's order.
     pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
-        self.waiters_arrived(f.bucket);
+        self.waiters_arrived(f.lock);
         let unlock = Step::Unlock(f.lock);
         let dec = f.waiters.map(|w| Step::Access(w, AccessKind::Rmw));
         if self.hash.design.path.waiters_dec_before_unlock {

@@ -24,7 +24,7 @@ pub const EPERM: i64 = -1;
 impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
     pub(super) fn begin_lock_pi(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
-        self.waiters_inc(f.bucket, f.waiters, s);
+        self.waiters_inc(f.lock, f.waiters, s);
         s.push(Step::Lock(f.lock));
         s.push(Step::Access(uaddr, AccessKind::Read));
         s.push(Step::Decide(Decision::LockPiAtomic));
@@ -72,7 +72,7 @@ impl FutexSystem {
         state.object = Some(object);
         s.push(Step::Access(object, attach));
         self.queue(memory, task, f.bucket, f.key, s);
-        self.waiters_arrived(f.bucket);
+        self.waiters_arrived(f.lock);
         // rt_mutex_start_proxy_lock: the rt_mutex's wait_lock and waiter tree.
         s.push(Step::Access(object, AccessKind::Rmw));
         s.push(Step::Unlock(lock));

@@ -28,7 +28,8 @@ impl FutexSystem {
         let (_, hb2) = self.hash_key(memory, task, uaddr2, kind, s);
         // futex_hb_waiters_inc(hb2): a wake on the second word must not miss
         // waiters that are on their way over.
-        self.waiters_inc(hb2, self.field(memory, hb2, FieldName::Waiters), s);
+        let lock2 = self.lock_of(memory, hb2);
+        self.waiters_inc(lock2, self.field(memory, hb2, FieldName::Waiters), s);
         for lock in self.double_lock_order(f.bucket, hb2) {
             s.push(Step::Lock(self.lock_of(memory, lock)));
         }
@@ -98,7 +99,7 @@ impl FutexSystem {
 
     /// futex_hb_waiters_dec(hb2), the pair of the increment before the locks.
     fn requeue_done(&mut self, memory: &MemoryMap, hb2: Bucket, ret: i64, s: &mut Script) -> i64 {
-        self.waiters_arrived(hb2);
+        self.waiters_arrived(self.lock_of(memory, hb2));
         if let Some(w) = self.field(memory, hb2, FieldName::Waiters) {
             s.push(Step::Access(w, AccessKind::Rmw));
         }

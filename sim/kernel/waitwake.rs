@@ -11,7 +11,7 @@ use crate::memory::{Mem, MemoryMap};
 impl FutexSystem {
     pub(super) fn begin_wait(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
         // hb_waiters_inc: an atomic with a full barrier, before the lock.
-        self.waiters_inc(f.bucket, f.waiters, s);
+        self.waiters_inc(f.lock, f.waiters, s);
         s.push(Step::Lock(f.lock));
         // The compare needs the word, but the queueing stores after it do
         // not wait for it: they commit behind it, the unlock included.
@@ -49,7 +49,7 @@ impl FutexSystem {
             return EAGAIN;
         }
         self.queue(memory, task, f.bucket, f.key, s);
-        self.waiters_arrived(f.bucket);
+        self.waiters_arrived(f.lock);
         s.push(Step::Unlock(lock));
         s.push(Step::Compute(Cost::Schedule));
         s.push(Step::Block);
@@ -62,7 +62,7 @@ impl FutexSystem {
     /// increment before the lock, so a waker sees one that has not queued
     /// yet, or is about to give up, and takes the lock for nothing.
     pub(super) fn wake_check_waiters(&self, f: InFlight, s: &mut Script) -> Option<i64> {
-        if self.waiters_pending(f.bucket) {
+        if self.waiters_pending(f.bucket, f.lock) {
             s.push(Step::Lock(f.lock));
             s.push(Step::Decide(Decision::WakeWalk));
             return None;
