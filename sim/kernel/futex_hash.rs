@@ -4,7 +4,7 @@
 //! by prctl), and `futex_hash`, which maps a key to its bucket as the kernel
 //! of that design would.
 
-use super::key::{FutexKey, HashInput, KeyOrder};
+use super::key::{FutexKey, HashInput};
 use super::table::{eval_slots, DesignError, FieldName, Placement, SizingVars, TableDesign};
 use crate::expr::Expr;
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
@@ -401,15 +401,11 @@ impl FutexHash {
         (self.global_input(key), false)
     }
 
-    /// The words the global table hashes.
+    /// The words the global table hashes: in the design's order, even one
+    /// that leaves the key's pointer out, so that keys of different
+    /// processes at one address share a bucket as such a kernel made them.
     pub fn global_input(&self, key: &FutexKey) -> HashInput {
-        let d = &self.design;
-        let order = if d.key_order == KeyOrder::Address {
-            KeyOrder::PtrWord
-        } else {
-            d.key_order
-        };
-        key.hash_input(order, d.word_size)
+        key.hash_input(self.design.key_order, self.design.word_size)
     }
 
     /// Process `process`'s private hash header, where it has one.

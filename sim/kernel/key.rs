@@ -57,6 +57,14 @@ pub enum KeyOrder {
     PtrWord,
     /// 6.16+ private hash: the page-aligned address alone; the mm is implied.
     Address,
+    /// 8019ad13ef7f to 8d67743653dc (5.6-rc): the pointer moved to the key's
+    /// start but jhash2 still read from `&key.both.word`, as many words as
+    /// the word and pointer fill: [word, offset, the next 4 bytes]. The
+    /// pointer is never read, so keys that differ only in their mm collide.
+    /// The next 4 bytes are the union's padding on 64-bit, zero as the
+    /// key's initialiser leaves it; on 32-bit they lie past the key, and
+    /// are taken as zero too (a waiter's futex_q has a NULL `pi_state` there).
+    WordOffset,
 }
 
 /// The "both" view of `union futex_key`: the fields that are hashed and matched.
@@ -208,6 +216,14 @@ impl FutexKey {
                 words[0] = lo(self.word);
                 1
             }
+            (KeyOrder::WordOffset, WordSize::Bits64) => {
+                words = [lo(self.word), hi(self.word), self.offset, 0];
+                4
+            }
+            (KeyOrder::WordOffset, WordSize::Bits32) => {
+                words[..3].copy_from_slice(&[lo(self.word), self.offset, 0]);
+                3
+            }
         };
         HashInput {
             words,
@@ -310,6 +326,26 @@ mod tests {
         ));
     }
 
+    /// 5.6-rc's hash never reads the pointer: two processes' words at one
+    /// address hash alike, which every other global order tells apart.
+    #[test]
+    fn the_5_6_rc_order_leaves_the_mm_out() {
+        let child = |mm: u64| FutexKey {
+            ptr: mm,
+            word: 0x7f12_3456_7000,
+            offset: 0x40 | FUT_OFF_MMSHARED,
+        };
+        let (a, b) = (child(MM), child(MM + 0x1000));
+        let input = |k: FutexKey, order| k.hash_input(order, WordSize::Bits64);
+        assert_eq!(
+            input(a, KeyOrder::WordOffset),
+            input(b, KeyOrder::WordOffset)
+        );
+        for order in [KeyOrder::WordPtr, KeyOrder::PtrWord] {
+            assert_ne!(input(a, order), input(b, order));
+        }
+    }
+
     #[test]
     fn word_order_per_era() {
         let k = FutexKey {
@@ -330,6 +366,9 @@ mod tests {
         let private = k.hash_input(KeyOrder::Address, WordSize::Bits64);
         assert_eq!(private.words(), &[0x3456_7000, 0x7f12]);
         assert_eq!(private.initval, 0xabc);
+        let broken = k.hash_input(KeyOrder::WordOffset, WordSize::Bits64);
+        assert_eq!(broken.words(), &[0x3456_7000, 0x7f12, 0xabc, 0]);
+        assert_eq!(broken.initval, 0xabc);
         let k32 = FutexKey {
             ptr: 0xc000_1000,
             word: 0x0804_a000,
@@ -346,6 +385,11 @@ mod tests {
         assert_eq!(
             k32.hash_input(KeyOrder::Address, WordSize::Bits32).words(),
             &[0x0804_a000]
+        );
+        assert_eq!(
+            k32.hash_input(KeyOrder::WordOffset, WordSize::Bits32)
+                .words(),
+            &[0x0804_a000, 4, 0]
         );
     }
 }
