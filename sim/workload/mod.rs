@@ -8,6 +8,7 @@ pub mod creation;
 mod error;
 pub mod futex_words;
 pub mod objects;
+pub mod perf;
 pub mod pthread;
 pub mod rounds;
 pub mod task_loop;

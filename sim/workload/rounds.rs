@@ -9,9 +9,11 @@
 //! before the timed part, and as long again for the timed part, the joins
 //! and the thread creation of the next round (none of which is modelled).
 
-use super::WorkloadError;
+use super::{Readout, WorkloadError};
 use crate::machine::{Machine, Ps};
-use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program};
+use crate::record::Metric;
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
+use std::sync::{Arc, Mutex};
 
 /// perf's sleep before each round's timed part: usleep(100000).
 pub const PERF_SETTLE_US: u64 = 100_000;
@@ -110,31 +112,65 @@ impl Program for Blocked {
     }
 }
 
+/// The `-t` threads of a round, pinned to CPU i mod nCPU as perf pins
+/// them, each blocking on `futex`: wake, wake-parallel and requeue start
+/// theirs alike.
+pub fn blocked_threads(
+    threads: u32,
+    futex: Mem,
+    kind: KeyKind,
+    rounds: Rounds,
+    machine: &Machine,
+) -> impl Iterator<Item = TaskSpec> {
+    let cpus = machine.cpus();
+    (0..threads).map(move |i| TaskSpec {
+        cpu: i % cpus,
+        program: Box::new(Blocked::new(futex, kind, rounds)),
+    })
+}
+
+/// What a benchmark's threads time, one sample per round or call, kept for
+/// its readout once the run is over. Only samples that ended in the counted
+/// window are kept, as only they are reported.
+pub struct Samples<T>(Arc<Mutex<Vec<T>>>);
+
+impl<T> Default for Samples<T> {
+    fn default() -> Self {
+        Samples(Arc::new(Mutex::new(Vec::new())))
+    }
+}
+
+impl<T> Clone for Samples<T> {
+    fn clone(&self) -> Self {
+        Samples(self.0.clone())
+    }
+}
+
+impl<T: 'static> Samples<T> {
+    /// Keeps `sample` if the run counted it.
+    pub fn keep(&self, counted: bool, sample: T) {
+        if counted {
+            self.0
+                .lock()
+                .expect("one thread runs programs")
+                .push(sample);
+        }
+    }
+
+    /// The benchmark's figures, from the counted samples once the run is over.
+    pub fn readout(self, figures: impl FnOnce(&[T]) -> Vec<Metric> + 'static) -> Readout {
+        Box::new(move |_, _| figures(&self.0.lock().expect("the run is over")))
+    }
+}
+
 /// The mean of one figure over the samples a run counted (0 without any).
-pub fn mean<T>(samples: &[&T], figure: impl Fn(&T) -> f64) -> f64 {
-    samples.iter().map(|s| figure(s)).sum::<f64>() / samples.len().max(1) as f64
+pub fn mean<T>(samples: &[T], figure: impl Fn(&T) -> f64) -> f64 {
+    samples.iter().map(figure).sum::<f64>() / samples.len().max(1) as f64
 }
 
 /// Simulated picoseconds in milliseconds, as perf prints its times.
 pub fn ms(ps: Ps) -> f64 {
     ps as f64 / 1e9
-}
-
-/// `-S`: the futex benchmarks' shared futexes live in an anonymous private
-/// mapping (`.bss` or the heap), so without FUTEX_PRIVATE_FLAG the kernel
-/// keys them by (mm, address) after a page lookup.
-pub fn key_kind(shared: bool) -> KeyKind {
-    if shared {
-        KeyKind::SharedAnon
-    } else {
-        KeyKind::Private
-    }
-}
-
-/// `-t` of every futex benchmark: perf takes one thread per CPU when it is
-/// absent or zero.
-pub fn perf_threads(threads: Option<u32>, machine: &Machine) -> u32 {
-    threads.filter(|&t| t > 0).unwrap_or(machine.cpus())
 }
 
 #[cfg(test)]
