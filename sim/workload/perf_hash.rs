@@ -183,7 +183,7 @@ impl Workload for PerfHash {
 
     /// -t, or one thread per CPU as perf does by default.
     fn threads(&self, machine: &Machine) -> u32 {
-        self.threads.unwrap_or(machine.cpus())
+        super::one_per_cpu_unless(self.threads, machine)
     }
 
     fn setup(
