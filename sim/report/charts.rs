@@ -17,7 +17,7 @@ use super::File;
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 pub const DIR: &str = "charts";
@@ -180,6 +180,28 @@ where
         .axis_desc_style((FONT, 18))
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| axis_number(*y))
+        .draw()
+        .map_err(drawing_error)
+}
+
+/// A chart's legend in the house style, at `position`, `margin` pixels in
+/// from the plot's edge.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    margin: u32,
+) -> std::io::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .margin(margin)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
         .draw()
         .map_err(drawing_error)
 }
@@ -468,15 +490,7 @@ where
                     .map_err(drawing_error)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(legend)
-            .margin(12)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 16))
-            .draw()
-            .map_err(drawing_error)?;
+        draw_legend(&mut chart, legend, 12)?;
         root.present().map_err(drawing_error)?;
     }
     Ok(())
@@ -650,14 +664,8 @@ fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
                     .map(|&p| Cross::new(p, 5, expected.stroke_width(2))),
             )
             .map_err(drawing_error)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 16))
-            .draw()
-            .map_err(drawing_error)?;
+        // plotters' own margin of a legend, 10 pixels.
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 10)?;
         root.present().map_err(drawing_error)?;
     }
     Ok(svg.into_bytes())
