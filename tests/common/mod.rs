@@ -85,3 +85,17 @@ cpus = {cpus}
 "#
     )
 }
+
+/// The `.toml` files of `dir` (under the crate's root), in name order: how
+/// the tests kept as a folder of inputs find them.
+#[allow(dead_code)] // not every test binary that shares this module reads a folder of inputs
+pub fn toml_files(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+}
