@@ -93,7 +93,7 @@ struct Main {
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.phase {
-            Phase::Sleep => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
+            Phase::Sleep => self.rounds.sleep_until_timed(self.now),
             Phase::Requeue { .. } => Op::Futex(FutexOp::CmpRequeue {
                 uaddr: self.futex1,
                 uaddr2: self.futex2,

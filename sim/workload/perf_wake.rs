@@ -79,7 +79,7 @@ struct Main {
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.waking {
-            None => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
+            None => self.rounds.sleep_until_timed(self.now),
             Some(_) => Op::Futex(FutexOp::Wake {
                 uaddr: self.futex,
                 nr: self.nwakes,

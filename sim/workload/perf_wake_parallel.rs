@@ -145,7 +145,7 @@ impl Program for Waker {
                 WakerPhase::Woke { .. } => return Op::Compute(0),
                 WakerPhase::Unborn => return Op::Sleep(self.created),
                 WakerPhase::Resting => {
-                    return Op::Sleep(self.rounds.next_start(self.now) - self.now)
+                    return self.rounds.sleep_until_next(self.now)
                 }
             }
         }
@@ -200,7 +200,7 @@ impl Program for MainThread {
             }
             self.wait = None;
         }
-        Op::Sleep(self.rounds.next_timed(self.now) - self.now)
+        self.rounds.sleep_until_timed(self.now)
     }
 
     fn op_returned(&mut self, done: Done) {

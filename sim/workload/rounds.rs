@@ -35,12 +35,12 @@ impl Rounds {
     }
 
     /// When the round after the one running at `now` starts: its threads block.
-    pub fn next_start(&self, now: Ps) -> Ps {
+    fn next_start(&self, now: Ps) -> Ps {
         (now / self.period() + 1) * self.period()
     }
 
     /// The first moment after `now` at which a round's timed part begins.
-    pub fn next_timed(&self, now: Ps) -> Ps {
+    fn next_timed(&self, now: Ps) -> Ps {
         let in_round = now % self.period();
         let round = now - in_round;
         if in_round < self.settle {
@@ -48,6 +48,18 @@ impl Rounds {
         } else {
             round + self.period() + self.settle
         }
+    }
+
+    /// The sleep from `now` to the next round's timed part: how a main
+    /// thread waits for it.
+    pub fn sleep_until_timed(&self, now: Ps) -> Op {
+        Op::Sleep(self.next_timed(now) - now)
+    }
+
+    /// The sleep from `now` to the next round's start: how a thread done
+    /// with its round waits to be created again.
+    pub fn sleep_until_next(&self, now: Ps) -> Op {
+        Op::Sleep(self.next_start(now) - now)
     }
 }
 
@@ -95,7 +107,7 @@ impl Blocked {
 impl Program for Blocked {
     fn next_op(&mut self) -> Op {
         if self.woken {
-            Op::Sleep(self.rounds.next_start(self.now) - self.now)
+            self.rounds.sleep_until_next(self.now)
         } else {
             Op::Futex(FutexOp::Wait {
                 uaddr: self.futex,
