@@ -11,6 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 struct Case {
     path: PathBuf,
     file: String,
@@ -25,14 +27,7 @@ fn dir() -> PathBuf {
 }
 
 fn cases() -> Vec<Case> {
-    let dir = dir();
-    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
-    paths
+    common::toml_files("tests/bad_configs")
         .into_iter()
         .map(|path| {
             let file = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -6,39 +6,23 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-const CONFIG: &str = r#"
-[run]
-duration_us = 20
-warmup_us = 5
-repetitions = 2
-
-[machine]
-preset = "icx-2s"
-
-[workload]
-name = "perf-hash"
-futexes = 32
-
-[[table]]
-preset = "fixed-256"
-
-[[table]]
-preset = "private-6.17"
-
-[sweep]
-cpus = [2, 8, 32]
-"#;
-
 mod common;
 
-use common::{futexsim, Scratch};
+use common::{futexsim, perf_hash_sweep, run_sweep, Scratch};
 use futexsim::campaign::Shard;
+
+/// Two tables over three CPU counts, twice each: enough runs to shard.
+fn small_sweep() -> String {
+    perf_hash_sweep(
+        "duration_us = 20\nwarmup_us = 5\nrepetitions = 2",
+        &["fixed-256", "private-6.17"],
+        "[2, 8, 32]",
+    )
+}
 
 /// A scratch directory holding the config as sweep.toml.
 fn with_config(name: &str, config: &str) -> Scratch {
-    let s = Scratch::new(name);
-    fs::write(s.0.join("sweep.toml"), config).unwrap();
-    s
+    Scratch::holding(name, "sweep.toml", config).0
 }
 
 impl Scratch {
@@ -54,17 +38,10 @@ impl Scratch {
 fn run(scratch: &Scratch, out: &str, extra: &[&str]) -> Output {
     let config = scratch.config();
     let out = scratch.out(out);
-    let mut args = vec![
-        "run",
-        config.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let output = futexsim(&args);
+    let output = run_sweep(&config, &out, extra);
     assert!(
         output.status.success(),
-        "futexsim {args:?}: {}",
+        "futexsim run {config:?} --out {out:?} {extra:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     output
@@ -80,7 +57,7 @@ fn run_files(dir: &Path) -> usize {
 
 #[test]
 fn results_do_not_depend_on_jobs_or_sharding() {
-    let s = with_config("shards", CONFIG);
+    let s = with_config("shards", &small_sweep());
     run(&s, "one", &["--jobs", "1"]);
     run(&s, "two", &["--jobs", "2"]);
     assert_eq!(results(&s.out("one")), results(&s.out("two")));
@@ -132,7 +109,7 @@ fn results_do_not_depend_on_jobs_or_sharding() {
 
 #[test]
 fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
-    let s = with_config("resume", CONFIG);
+    let s = with_config("resume", &small_sweep());
     run(&s, "c", &[]);
     let full = results(&s.out("c"));
     let speed = fs::read_to_string(s.out("c").join("speed.json")).unwrap();
@@ -172,9 +149,13 @@ fn a_campaign_resumes_and_a_finished_one_simulates_nothing() {
 
 #[test]
 fn a_changed_config_is_refused_unless_asked() {
-    let s = with_config("changed", CONFIG);
+    let s = with_config("changed", &small_sweep());
     run(&s, "c", &[]);
-    fs::write(s.config(), CONFIG.replace("futexes = 32", "futexes = 64")).unwrap();
+    fs::write(
+        s.config(),
+        small_sweep().replace("futexes = 32", "futexes = 64"),
+    )
+    .unwrap();
     let out = futexsim(&[
         "run",
         s.config().to_str().unwrap(),
@@ -200,7 +181,7 @@ fn a_changed_config_is_refused_unless_asked() {
 fn a_malformed_config_is_one_line_exit_2_and_nothing_written() {
     let s = with_config(
         "malformed",
-        &CONFIG.replace("futexes = 32", "futexes = \"many\""),
+        &small_sweep().replace("futexes = 32", "futexes = \"many\""),
     );
     let out_dir = s.out("c");
     let out = futexsim(&[
@@ -218,7 +199,7 @@ fn a_malformed_config_is_one_line_exit_2_and_nothing_written() {
 
 #[test]
 fn a_candidate_rule_runs_beside_the_configs_designs() {
-    let s = with_config("rule", CONFIG);
+    let s = with_config("rule", &small_sweep());
     let out = run(&s, "c", &["--rule", "roundup_pow_of_two(16 * cpus)"]);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -13,7 +13,7 @@ use futexsim::machine::{Level, Machine};
 const TOLERANCE: f64 = 1.5;
 
 /// Where the requesting CPU sits relative to the line's holder.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Distance {
     /// Modified in another core sharing the requester's LLC.
     LocalHitm,
@@ -173,6 +173,14 @@ fn idle_figures(profile: &str) -> Vec<Figure> {
     }
 }
 
+/// The published figure at `distance`, if the profile has one.
+fn published(figures: &[Figure], distance: Distance) -> Option<f64> {
+    figures
+        .iter()
+        .find(|f| f.distance == distance)
+        .map(|f| f.ns)
+}
+
 fn machine(profile: &str) -> Machine {
     Machine::new(preset(profile).unwrap()).unwrap()
 }
@@ -182,6 +190,12 @@ fn cpu_at(m: &Machine, level: Level, node: Option<u32>) -> Option<u32> {
     (1..m.cpus()).find(|&c| m.level(0, c) == level && node.is_none_or(|n| m.node_of(c) == n))
 }
 
+/// The first CPU of the first node of another socket than CPU 0's: where
+/// the remote figures are measured from.
+fn first_cpu_of_another_socket(m: &Machine) -> Option<u32> {
+    cpu_at(m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets))
+}
+
 /// The simulated latency of one access at `distance`, in ns, on an idle line.
 fn idle_ns(m: &Machine, distance: Distance) -> f64 {
     let last_node = m.node_of(m.cpus() - 1);
@@ -189,11 +203,7 @@ fn idle_ns(m: &Machine, distance: Distance) -> f64 {
         Distance::LocalHitm => (0, cpu_at(m, Level::Complex, None), AccessKind::Write),
         Distance::LocalClean => (0, cpu_at(m, Level::Complex, None), AccessKind::Read),
         Distance::NodeHitm => (0, cpu_at(m, Level::Node, None), AccessKind::Write),
-        Distance::RemoteHitm => (
-            0,
-            cpu_at(m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets)),
-            AccessKind::Write,
-        ),
+        Distance::RemoteHitm => (0, first_cpu_of_another_socket(m), AccessKind::Write),
         Distance::FarHitm => (0, Some(m.cpus() - 1), AccessKind::Write),
         Distance::DramLocal | Distance::DramRemote => (0, Some(0), AccessKind::Read),
     };
@@ -255,14 +265,8 @@ fn k_readers_after_one_write_pipeline_or_serialise_as_the_llc_does() {
     for profile in names() {
         let m = machine(profile);
         let figures = idle_figures(profile);
-        let hitm = figures
-            .iter()
-            .find(|f| matches!(f.distance, Distance::LocalHitm))
-            .map(|f| f.ns);
-        let hit = figures
-            .iter()
-            .find(|f| matches!(f.distance, Distance::LocalClean))
-            .map(|f| f.ns);
+        let hitm = published(&figures, Distance::LocalHitm);
+        let hit = published(&figures, Distance::LocalClean);
         let (Some(hitm), Some(hit)) = (hitm, hit) else {
             continue;
         };
@@ -311,14 +315,8 @@ fn contended_rmw_throughput_on_one_socket_and_across_two() {
     for profile in names().filter(|p| !JUDGED_BY_THE_VALIDATION_SUITE.contains(p)) {
         let m = machine(profile);
         let figures = idle_figures(profile);
-        let local = figures
-            .iter()
-            .find(|f| matches!(f.distance, Distance::LocalHitm))
-            .map(|f| f.ns);
-        let remote = figures
-            .iter()
-            .find(|f| matches!(f.distance, Distance::RemoteHitm))
-            .map(|f| f.ns);
+        let local = published(&figures, Distance::LocalHitm);
+        let remote = published(&figures, Distance::RemoteHitm);
         let same: Vec<u32> = std::iter::once(0)
             .chain((1..m.cpus()).filter(|&c| m.level(0, c) == Level::Complex))
             .take(4)
@@ -332,10 +330,7 @@ fn contended_rmw_throughput_on_one_socket_and_across_two() {
                 ));
             }
         }
-        if let (Some(hop), Some(other)) = (
-            remote,
-            cpu_at(&m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets)),
-        ) {
+        if let (Some(hop), Some(other)) = (remote, first_cpu_of_another_socket(&m)) {
             // One CPU on each socket: every hand-off crosses.
             let model = contended_rmw_ns(&m, &[0, other], 200);
             if !within(model, INCREMENT_PER_HOP * hop) {

@@ -78,6 +78,19 @@ fn run_process(
     Engine::new(m, &memory, futex, specs, lock, window, layout).run()
 }
 
+/// `run_process` on the 3.14 kernel's table with queued spinlocks: the
+/// setting of the checks whose subject is the scheduler or the memory
+/// model, where neither the table nor the lock is what is checked.
+fn run_on_plain_table(
+    m: &Machine,
+    cpus: &[u32],
+    programs: impl Fn(&dyn Fn(u64) -> Mem) -> Vec<Box<dyn Program>>,
+    window: RunWindow,
+) -> Outcome {
+    let design = table("aligned-3.14").unwrap();
+    run_process(m, &design, LockKind::Queued, cpus, programs, window)
+}
+
 /// Runs `tasks` (cpu, word offset) failing FUTEX_WAIT on their word, all in one process.
 fn run_waits(
     m: &Machine,
@@ -404,14 +417,7 @@ fn a_waiter_sleeps_until_each_wake() {
         warmup: 0,
         duration: 2 * MS,
     };
-    let o = run_process(
-        &m,
-        &table("aligned-3.14").unwrap(),
-        LockKind::Queued,
-        &[0, 64],
-        programs,
-        window,
-    );
+    let o = run_on_plain_table(&m, &[0, 64], programs, window);
     let [waits, waker_ops] = [o.metrics.ops_per_task[0], o.metrics.ops_per_task[1]];
     // Every wake (a compute and a FUTEX_WAKE each) completes one wait, and
     // the waiter is asleep in the next when the run ends.
@@ -661,14 +667,7 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
                 Box::new(Script([Op::Access(shared, AccessKind::Write)].into())),
             ]
         };
-        let o = run_process(
-            &m,
-            &table("aligned-3.14").unwrap(),
-            LockKind::Queued,
-            &[0, 32],
-            programs,
-            window,
-        );
+        let o = run_on_plain_table(&m, &[0, 32], programs, window);
         let t = &o.timeline.clock_reads[0];
         (t[1] - t[0], t[2] - t[1], m)
     };
@@ -716,14 +715,7 @@ fn smt_siblings_that_both_compute_share_the_cores_throughput() {
     // The work CPU 0 gets done beside `beside` on `cpu`.
     let work = |cpu: u32, beside: fn() -> Box<dyn Program>| {
         let programs = |_: &dyn Fn(u64) -> Mem| vec![Box::new(Work) as Box<dyn Program>, beside()];
-        let o = run_process(
-            &m,
-            &table("aligned-3.14").unwrap(),
-            LockKind::Queued,
-            &[0, cpu],
-            programs,
-            window,
-        );
+        let o = run_on_plain_table(&m, &[0, cpu], programs, window);
         o.metrics.ops_per_task[0] as f64
     };
     let busy = || Box::new(Work) as Box<dyn Program>;
@@ -797,14 +789,7 @@ fn wake_up_times(m: &Machine, wakee_cpu: u32) -> (u64, u64) {
         warmup: 0,
         duration: MS,
     };
-    run_process(
-        m,
-        &table("aligned-3.14").unwrap(),
-        LockKind::Queued,
-        &[0, wakee_cpu],
-        programs,
-        window,
-    );
+    run_on_plain_table(m, &[0, wakee_cpu], programs, window);
     let t = times.lock().unwrap();
     let n = t.wake_took.len().min(t.woken_at.len());
     assert!(n > 10, "{n} wake-ups");
@@ -897,14 +882,7 @@ fn wake_latency_beside_a_hog(placement: TaskPlacement) -> u64 {
         warmup: 0,
         duration: 5 * MS,
     };
-    let o = run_process(
-        &m,
-        &table("aligned-3.14").unwrap(),
-        LockKind::Queued,
-        &[0, 1, 1],
-        programs,
-        window,
-    );
+    let o = run_on_plain_table(&m, &[0, 1, 1], programs, window);
     let reads = &o.timeline.clock_reads;
     reads[1][0] - reads[0][0]
 }
@@ -962,14 +940,7 @@ fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_later() {
         warmup: 0,
         duration: 60 * MS,
     };
-    let o = run_process(
-        &m,
-        &table("aligned-3.14").unwrap(),
-        LockKind::Queued,
-        &[0, 0],
-        programs,
-        window,
-    );
+    let o = run_on_plain_table(&m, &[0, 0], programs, window);
     let reads = &o.timeline.clock_reads;
     let (long_done, other_first) = (reads[0][0], reads[1][0]);
     // The second task runs at the first tick past the first one's slice,

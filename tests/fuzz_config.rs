@@ -7,7 +7,8 @@
 
 use futexsim::config::{Config, DEFAULT_TOML};
 use proptest::prelude::*;
-use proptest::test_runner::{Config as Runner, TestRunner};
+
+mod fuzzing;
 
 /// Values a user might write, right and wrong.
 const VALUES: [&str; 36] = [
@@ -180,39 +181,10 @@ fn check(text: &str) {
     }
 }
 
-fn env(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|n| n.parse().ok())
-}
-
-/// Cases per batch, and how long to repeat batches (one batch by default).
-fn budget() -> (u32, std::time::Duration) {
-    let cases = env("FUTEXSIM_FUZZ_CASES").map_or(200, |n| n as u32);
-    let seconds = env("FUTEXSIM_FUZZ_SECONDS").unwrap_or(0);
-    (cases, std::time::Duration::from_secs(seconds))
-}
-
 #[test]
 fn a_mangled_config_is_refused_in_one_line_or_resolves_to_itself() {
-    let (cases, duration) = budget();
-    let started = std::time::Instant::now();
-    let mut total = 0;
-    loop {
-        // Each batch draws its own random seed.
-        let mut runner = TestRunner::new(Runner {
-            cases,
-            failure_persistence: None,
-            ..Runner::default()
-        });
-        runner
-            .run(&prop::collection::vec(edit(), 1..5), |edits| {
-                check(&apply(&edits));
-                Ok(())
-            })
-            .unwrap();
-        total += cases;
-        if started.elapsed() >= duration {
-            break;
-        }
-    }
-    eprintln!("{total} cases in {:.1?}", started.elapsed());
+    fuzzing::in_batches(200, &prop::collection::vec(edit(), 1..5), |edits| {
+        check(&apply(&edits));
+        Ok(())
+    });
 }

@@ -457,17 +457,10 @@ fn generated_configs_end_in_a_result_or_a_refusal() {
 #[test]
 fn every_input_that_ever_failed_now_ends_in_a_result_or_a_refusal() {
     let scratch = Scratch::new("e2e-regressions");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e_regressions");
-    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
+    let paths = common::toml_files("tests/e2e_regressions");
     assert!(
         !paths.is_empty(),
-        "no regression inputs in {}",
-        dir.display()
+        "no regression inputs in tests/e2e_regressions"
     );
     let failures: Vec<String> = paths
         .iter()

@@ -5,8 +5,9 @@
 //! `FUTEXSIM_FUZZ_CASES=2000 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test fuzz_hash_args -- --nocapture`.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config as Runner, TestRunner};
 use std::process::Command;
+
+mod fuzzing;
 
 /// Subcommands, flags and values of `futexsim hash`, with near-misses.
 const TOKENS: [&str; 48] = [
@@ -60,20 +61,8 @@ const TOKENS: [&str; 48] = [
     "1_000",
 ];
 
-fn env(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|n| n.parse().ok())
-}
-
-/// Cases per batch, and how long to repeat batches (one batch by default).
-fn budget() -> (u32, std::time::Duration) {
-    let cases = env("FUTEXSIM_FUZZ_CASES").map_or(100, |n| n as u32);
-    let seconds = env("FUTEXSIM_FUZZ_SECONDS").unwrap_or(0);
-    (cases, std::time::Duration::from_secs(seconds))
-}
-
 #[test]
 fn any_hash_arguments_get_an_answer_or_a_usage_error() {
-    let (cases, duration) = budget();
     // Half the cases start as a valid `futex` command, to get past clap.
     let valid = ["futex", "--table", "fixed-256", "--uaddr", "0x7f1234567abc"];
     let args = (
@@ -84,36 +73,19 @@ fn any_hash_arguments_get_an_answer_or_a_usage_error() {
             let start: &[&str] = if start_valid { &valid } else { &[] };
             start.iter().copied().chain(rest).collect::<Vec<_>>()
         });
-    let started = std::time::Instant::now();
-    let mut total = 0;
-    loop {
-        // Each batch draws its own random seed.
-        let mut runner = TestRunner::new(Runner {
-            cases,
-            failure_persistence: None,
-            ..Runner::default()
-        });
-        runner
-            .run(&args, |args| {
-                let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
-                    .arg("hash")
-                    .args(&args)
-                    .output()
-                    .unwrap();
-                let stderr = String::from_utf8_lossy(&out.stderr);
-                prop_assert!(
-                    matches!(out.status.code(), Some(0..=2)),
-                    "futexsim hash {args:?}: {:?}\n{stderr}",
-                    out.status
-                );
-                prop_assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-                Ok(())
-            })
+    fuzzing::in_batches(100, &args, |args| {
+        let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+            .arg("hash")
+            .args(&args)
+            .output()
             .unwrap();
-        total += cases;
-        if started.elapsed() >= duration {
-            break;
-        }
-    }
-    eprintln!("{total} cases in {:.1?}", started.elapsed());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        prop_assert!(
+            matches!(out.status.code(), Some(0..=2)),
+            "futexsim hash {args:?}: {:?}\n{stderr}",
+            out.status
+        );
+        prop_assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        Ok(())
+    });
 }

@@ -8,39 +8,19 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// About a second of simulation: 24 runs of some 40 ms each.
-const CONFIG: &str = r#"
-[run]
-duration_us = 2000
-warmup_us = 10
-repetitions = 2
-
-[machine]
-preset = "icx-2s"
-
-[workload]
-name = "perf-hash"
-futexes = 32
-
-[[table]]
-preset = "fixed-256"
-
-[[table]]
-preset = "private-6.17"
-
-[sweep]
-cpus = [2, 4, 8, 16, 24, 32]
-"#;
-
 mod common;
 
-use common::Scratch;
+use common::{perf_hash_sweep, Scratch};
 
-/// A scratch directory holding the config as sweep.toml.
+/// A scratch directory holding the config as sweep.toml: about a second of
+/// simulation, 24 runs of some 40 ms each.
 fn with_config(name: &str) -> Scratch {
-    let s = Scratch::new(name);
-    fs::write(s.0.join("sweep.toml"), CONFIG).unwrap();
-    s
+    let config = perf_hash_sweep(
+        "duration_us = 2000\nwarmup_us = 10\nrepetitions = 2",
+        &["fixed-256", "private-6.17"],
+        "[2, 4, 8, 16, 24, 32]",
+    );
+    Scratch::holding(name, "sweep.toml", &config).0
 }
 
 impl Scratch {

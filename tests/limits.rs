@@ -6,7 +6,7 @@ use std::fs;
 
 mod common;
 
-use common::{futexsim, Scratch};
+use common::{futexsim, perf_hash_sweep, Scratch};
 
 /// 512 threads of 32768 futexes: their arrays are mmapped far apart, so the
 /// memory map spans some 68 M lines, several GiB per run.
@@ -49,25 +49,6 @@ fn runs_that_cannot_fit_in_memory_together_are_refused_before_they_start() {
     assert!(!out.exists(), "a refused sweep writes nothing");
 }
 
-const SMALL: &str = r#"
-[run]
-duration_us = 20
-warmup_us = 5
-
-[machine]
-preset = "icx-2s"
-
-[workload]
-name = "perf-hash"
-futexes = 32
-
-[[table]]
-preset = "fixed-256"
-
-[sweep]
-cpus = [2, 4]
-"#;
-
 /// Permissions do not bind root: there the test has nothing to show.
 fn running_as_root() -> bool {
     fs::read_to_string("/proc/self/status").is_ok_and(|s| {
@@ -84,9 +65,8 @@ fn an_unwritable_campaign_is_one_line_and_keeps_its_results() {
         eprintln!("skipped: permissions do not bind root");
         return;
     }
-    let s = Scratch::new("readonly");
-    let config = s.0.join("small.toml");
-    fs::write(&config, SMALL).unwrap();
+    let small = perf_hash_sweep("duration_us = 20\nwarmup_us = 5", &["fixed-256"], "[2, 4]");
+    let (s, config) = Scratch::holding("readonly", "small.toml", &small);
     let dir = s.0.join("c");
     let (config, out) = (config.to_str().unwrap(), dir.to_str().unwrap());
     assert!(futexsim(&["run", config, "--out", out]).status.success());

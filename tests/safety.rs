@@ -11,47 +11,19 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{futexsim, Scratch};
+use common::{futexsim, perf_hash_sweep, run_sweep as run, Scratch};
 
-const CONFIG: &str = r#"
-[run]
-duration_us = 20
-warmup_us = 5
-repetitions = 2
-
-[machine]
-preset = "icx-2s"
-
-[workload]
-name = "perf-hash"
-futexes = 32
-
-[[table]]
-preset = "fixed-256"
-
-[[table]]
-preset = "private-6.17"
-
-[sweep]
-cpus = [2, 8]
-"#;
-
-fn with_config(name: &str) -> (Scratch, PathBuf) {
-    let s = Scratch::new(name);
-    let config = s.0.join("small.toml");
-    fs::write(&config, CONFIG).unwrap();
-    (s, config)
+/// Two tables over two CPU counts, twice each.
+fn small_sweep() -> String {
+    perf_hash_sweep(
+        "duration_us = 20\nwarmup_us = 5\nrepetitions = 2",
+        &["fixed-256", "private-6.17"],
+        "[2, 8]",
+    )
 }
 
-fn run(config: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "run",
-        config.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    futexsim(&args)
+fn with_config(name: &str) -> (Scratch, PathBuf) {
+    Scratch::holding(name, "small.toml", &small_sweep())
 }
 
 fn succeeded(output: &Output) -> String {
@@ -143,8 +115,8 @@ fn a_config_named_dots_writes_nowhere_outside_its_root() {
     let s = Scratch::new("dots");
     let work = s.0.join("work");
     fs::create_dir_all(&work).unwrap();
-    fs::write(work.join("...toml"), CONFIG).unwrap();
-    fs::write(work.join("small.toml"), CONFIG).unwrap();
+    fs::write(work.join("...toml"), small_sweep()).unwrap();
+    fs::write(work.join("small.toml"), small_sweep()).unwrap();
     let before = tree(&s.0);
     // Alone, its campaign would be reports/.., the working directory.
     let alone = Command::new(env!("CARGO_BIN_EXE_futexsim"))
@@ -347,7 +319,7 @@ fn jobs_far_above_the_runs_start_no_more_threads_than_runs() {
 fn the_memory_estimate_covers_every_run_that_will_start() {
     use futexsim::campaign::{Campaign, Shard};
     use futexsim::config::Config;
-    let config = Config::parse("small.toml", "small", CONFIG, &[]).unwrap();
+    let config = Config::parse("small.toml", "small", &small_sweep(), &[]).unwrap();
     let s = Scratch::new("estimate");
     let campaign = Campaign::plan(&s.0.join("c"), config, false).unwrap();
     let all = campaign.missing(Shard::ALL, false).unwrap();
@@ -360,7 +332,7 @@ fn the_memory_estimate_covers_every_run_that_will_start() {
     assert!(bytes > 0);
 
     // A program's queued steps count: a million steps a pass on 64 threads.
-    let program = CONFIG
+    let program = small_sweep()
         .replace(
             "name = \"perf-hash\"\nfutexes = 32",
             "name = \"program\"\nthreads = 64\nsteps = [{ op = \"repeat\", times = 1000000, \
@@ -385,7 +357,7 @@ fn report_refuses_an_inconsistent_result_set_and_diff_warns_of_other_windows() {
     let other = s.0.join("longer.toml");
     fs::write(
         &other,
-        CONFIG.replace("duration_us = 20", "duration_us = 30"),
+        small_sweep().replace("duration_us = 20", "duration_us = 30"),
     )
     .unwrap();
     let longer = s.0.join("l");
@@ -421,7 +393,7 @@ fn a_run_whose_events_never_advance_time_is_stopped_with_an_error() {
         dram_local = 0.0, rmw = 0.0 }\n\
         kernel = { syscall = 0.0, futex_key_private = 0.0, futex_key_shared = 0.0, jhash2 = 0.0, \
         schedule = 0.0 }\n";
-    let text = CONFIG
+    let text = small_sweep()
         .replace(
             "preset = \"icx-2s\"\n",
             &format!("preset = \"icx-2s\"\n{zero_costs}"),

@@ -780,14 +780,20 @@ pub fn simulated_hash(
         )]))]),
     );
     let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
-    let config = Config::parse("host", "host", &text, &[]).map_err(|e| e.to_string())?;
+    simulated_ops_per_thread(&text)
+}
+
+/// The averaged per-thread ops/s the simulator predicts for `config`, a
+/// config of one point and one table: how calibrate and compare hold the
+/// model to what this machine measured.
+pub fn simulated_ops_per_thread(config: &str) -> Result<f64, String> {
+    let config = Config::parse("host", "host", config, &[]).map_err(|e| e.to_string())?;
     let run = config
         .runs()
         .into_iter()
         .next()
         .expect("one point, one design");
-    let (record, _) = run.scenario.simulate()?;
-    Ok(record.mean_thread_ops_per_sec)
+    Ok(run.scenario.simulate()?.0.mean_thread_ops_per_sec)
 }
 
 #[cfg(test)]

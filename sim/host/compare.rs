@@ -1,9 +1,8 @@
 //! The model against this machine: the same benchmarks simulated on the
 //! calibrated host profile and run natively, side by side.
 
-use super::calibrate::simulated_hash;
+use super::calibrate::{simulated_hash, simulated_ops_per_thread};
 use super::native::{false_sharing, HashBench};
-use crate::config::Config;
 use crate::machine::MachineSpec;
 use std::time::Duration;
 
@@ -65,11 +64,5 @@ fn simulated_adds(spec: &MachineSpec, stride: u64) -> Result<f64, String> {
          steps = [{{ op = \"atomic\", word = \"w\", action = \"add\", value = 1 }}]\n\n\
          [[table]]\npreset = \"private-6.17\"\n\n[machine]\n{machine}"
     );
-    let config = Config::parse("host", "host", &text, &[]).map_err(|e| e.to_string())?;
-    let run = config
-        .runs()
-        .into_iter()
-        .next()
-        .expect("one point, one design");
-    Ok(run.scenario.simulate()?.0.mean_thread_ops_per_sec)
+    simulated_ops_per_thread(&text)
 }

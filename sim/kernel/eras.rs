@@ -35,6 +35,26 @@ fn list(steps: &[&str]) -> Vec<String> {
 
 const LOCKED_COMPARE: [&str; 3] = ["lock", "read uaddr", "unlock"];
 
+/// 11d4616bd07f's locked compare, 3.14 to 6.15: the waiter count rises
+/// before the lock and falls after the unlock.
+const COUNTED_AROUND: [&str; 5] = [
+    "rmw hb->waiters",
+    "lock",
+    "read uaddr",
+    "unlock",
+    "rmw hb->waiters",
+];
+
+/// fe00e88d217a's locked compare, every era from 6.16 on: the waiter count
+/// rises before the lock and falls before the unlock.
+const COUNTED_COMPARE: [&str; 5] = [
+    "rmw hb->waiters",
+    "lock",
+    "read uaddr",
+    "rmw hb->waiters",
+    "unlock",
+];
+
 #[test]
 fn v2_6_29_locks_reads_and_unlocks_nothing_else() {
     assert_eq!(
@@ -51,13 +71,7 @@ fn v2_6_29_locks_reads_and_unlocks_nothing_else() {
 /// spin_unlock then hb_waiters_dec; unchanged to 6.15.
 #[test]
 fn v3_14_to_v5_7_count_waiters_around_the_lock_and_drop_after_the_unlock() {
-    let want = list(&[
-        "rmw hb->waiters",
-        "lock",
-        "read uaddr",
-        "unlock",
-        "rmw hb->waiters",
-    ]);
+    let want = list(&COUNTED_AROUND);
     for era in ["v3.14", "v4.6", "v5.7", "aligned-3.14"] {
         assert_eq!(failing_wait(era, KeyKind::Private, None), want, "{era}");
     }
@@ -69,13 +83,7 @@ fn v3_14_to_v5_7_count_waiters_around_the_lock_and_drop_after_the_unlock() {
 fn v6_16_drops_the_waiter_count_before_the_unlock() {
     assert_eq!(
         failing_wait("v6.16", KeyKind::Private, None),
-        list(&[
-            "rmw hb->waiters",
-            "lock",
-            "read uaddr",
-            "rmw hb->waiters",
-            "unlock",
-        ])
+        list(&COUNTED_COMPARE)
     );
 }
 
@@ -85,14 +93,7 @@ fn v6_16_drops_the_waiter_count_before_the_unlock() {
 fn commit_7c4f75a21f_reads_the_mask_and_takes_no_reference() {
     assert_eq!(
         failing_wait("7c4f75a21f", KeyKind::Private, None),
-        list(&[
-            "read fph->hash_mask",
-            "rmw hb->waiters",
-            "lock",
-            "read uaddr",
-            "rmw hb->waiters",
-            "unlock",
-        ])
+        list(&[&["read fph->hash_mask"][..], &COUNTED_COMPARE].concat())
     );
 }
 
@@ -104,14 +105,8 @@ fn v6_16_rc1_reads_the_header_four_times_and_bounces_the_rcuref() {
     let around = |get: &[&str], put: &[&str]| {
         let mut v = vec!["read fph->hash_mask", "read hb->priv"];
         v.extend(get);
-        v.extend([
-            "rmw hb->waiters",
-            "lock",
-            "read uaddr",
-            "rmw hb->waiters",
-            "unlock",
-            "read hb->priv",
-        ]);
+        v.extend(COUNTED_COMPARE);
+        v.push("read hb->priv");
         v.extend(put);
         list(&v)
     };
@@ -142,16 +137,9 @@ fn v6_17_counts_per_cpu_and_a734d9fca84e_drops_the_priv_reads() {
         "read fph->users/state",
         "rmw percpu futex_ref",
     ];
-    let locked = [
-        "rmw hb->waiters",
-        "lock",
-        "read uaddr",
-        "rmw hb->waiters",
-        "unlock",
-    ];
     let mut v617 = vec!["read fph->hash_mask", "read hb->priv"];
     v617.extend(reference);
-    v617.extend(locked);
+    v617.extend(COUNTED_COMPARE);
     v617.push("read hb->priv");
     v617.extend(reference);
     assert_eq!(failing_wait("v6.17", KeyKind::Private, None), list(&v617));
@@ -172,16 +160,14 @@ fn set_slots_zero_reads_the_mask_and_uses_the_global_table() {
     });
     assert_eq!(
         failing_wait("v6.17", KeyKind::Private, global),
-        list(&[
-            "read fph->hash_mask",
-            "read hb->priv",
-            "rmw hb->waiters",
-            "lock",
-            "read uaddr",
-            "rmw hb->waiters",
-            "unlock",
-            "read hb->priv",
-        ])
+        list(
+            &[
+                &["read fph->hash_mask", "read hb->priv"][..],
+                &COUNTED_COMPARE,
+                &["read hb->priv"],
+            ]
+            .concat()
+        )
     );
 }
 
@@ -191,42 +177,20 @@ fn set_slots_zero_reads_the_mask_and_uses_the_global_table() {
 #[test]
 fn shared_keys_pin_the_page_and_the_mm_as_each_era_did() {
     let page_ref = "rmw page->_refcount";
+    let mm = "rmw mm->mm_count";
     let v2_6_29 = [
-        page_ref,
-        "rmw page->flags",
-        "rmw mm->mm_count",
-        "rmw page->flags",
-        page_ref,
-        "lock",
-        "read uaddr",
-        "unlock",
-        "rmw mm->mm_count",
-    ];
+        &[page_ref, "rmw page->flags", mm, "rmw page->flags", page_ref][..],
+        &LOCKED_COMPARE,
+        &[mm],
+    ]
+    .concat();
     assert_eq!(
         failing_wait("v2.6.29", KeyKind::SharedAnon, None),
         list(&v2_6_29)
     );
-    let v4_6 = [
-        page_ref,
-        "rmw mm->mm_count",
-        page_ref,
-        "rmw hb->waiters",
-        "lock",
-        "read uaddr",
-        "unlock",
-        "rmw hb->waiters",
-        "rmw mm->mm_count",
-    ];
+    let v4_6 = [&[page_ref, mm, page_ref][..], &COUNTED_AROUND, &[mm]].concat();
     assert_eq!(failing_wait("v4.6", KeyKind::SharedAnon, None), list(&v4_6));
-    let v5_7 = [
-        page_ref,
-        page_ref,
-        "rmw hb->waiters",
-        "lock",
-        "read uaddr",
-        "unlock",
-        "rmw hb->waiters",
-    ];
+    let v5_7 = [&[page_ref, page_ref][..], &COUNTED_AROUND].concat();
     assert_eq!(failing_wait("v5.7", KeyKind::SharedAnon, None), list(&v5_7));
     // A file page's key holds the inode before 5.6.
     assert!(failing_wait("v3.14", KeyKind::SharedFile, None)

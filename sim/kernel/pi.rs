@@ -25,16 +25,12 @@ impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
     pub(super) fn begin_lock_pi(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
         self.waiters_inc(f.lock, f.waiters, s);
-        s.push(Step::Lock(f.lock));
-        s.push(Step::Access(uaddr, AccessKind::Read));
-        s.push(Step::Decide(Decision::LockPiAtomic));
+        read_word_locked(f, uaddr, Decision::LockPiAtomic, s);
     }
 
     /// futex_unlock_pi takes the bucket lock directly and reads the word.
     pub(super) fn begin_unlock_pi(&self, f: &InFlight, uaddr: Mem, s: &mut Script) {
-        s.push(Step::Lock(f.lock));
-        s.push(Step::Access(uaddr, AccessKind::Read));
-        s.push(Step::Decide(Decision::UnlockPiHandOver));
+        read_word_locked(f, uaddr, Decision::UnlockPiHandOver, s);
     }
 
     /// Under the bucket lock: a free lock is taken with one cmpxchg of the
@@ -128,19 +124,21 @@ impl FutexSystem {
     /// off the chain because it is about to own the lock.
     fn top_waiter(&mut self, bucket: Bucket, key: &FutexKey, s: &mut Script) -> Option<u32> {
         let chain = self.chains.get_mut(&bucket)?;
-        for i in 0..chain.len() {
-            let w = chain[i];
-            s.push(Step::Access(
-                self.futex_q[w.task as usize],
-                AccessKind::Read,
-            ));
-            if w.key == *key {
-                chain.remove(i);
-                return Some(w.task);
-            }
-        }
-        None
+        let futex_q = &self.futex_q;
+        let top = chain.iter().position(|w| {
+            s.push(Step::Access(futex_q[w.task as usize], AccessKind::Read));
+            w.key == *key
+        })?;
+        Some(chain.remove(top).task)
     }
+}
+
+/// How both PI ops begin once the bucket is known: take its lock, read the
+/// user word, and decide under the lock what the word says to do.
+fn read_word_locked(f: &InFlight, uaddr: Mem, then: Decision, s: &mut Script) {
+    s.push(Step::Lock(f.lock));
+    s.push(Step::Access(uaddr, AccessKind::Read));
+    s.push(Step::Decide(then));
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use super::File;
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 
 pub const DIR: &str = "charts";
@@ -140,6 +141,69 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
 
 fn drawing_error(e: impl std::error::Error) -> std::io::Error {
     std::io::Error::other(format!("drawing a chart: {e}"))
+}
+
+/// A chart's frame in the house style: its title above, and room below and
+/// to the left for the axes' labels (`y_labels` wide) and descriptions.
+fn framed<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    y_labels: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, (FONT, 22))
+        .margin(20)
+        .x_label_area_size(56)
+        .y_label_area_size(y_labels);
+    builder
+}
+
+/// The axes of a chart that counts something against a whole-numbered x
+/// (threads, keys), in the house style: whole x labels, y labels as
+/// `axis_number` writes them.
+fn draw_counting_mesh<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    x_desc: impl Into<String>,
+    y_desc: impl Into<String>,
+) -> std::io::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| axis_number(*y))
+        .draw()
+        .map_err(drawing_error)
+}
+
+/// A chart's legend in the house style, at `position`, `margin` pixels in
+/// from the plot's edge.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    margin: u32,
+) -> std::io::Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .margin(margin)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .draw()
+        .map_err(drawing_error)
 }
 
 /// The powers of `base` around the values, so a log axis has whole ticks.
@@ -398,23 +462,10 @@ where
     {
         let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(drawing_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 22))
-            .margin(20)
-            .x_label_area_size(56)
-            .y_label_area_size(90)
+        let mut chart = framed(&root, &title, 90)
             .build_cartesian_2d((x_lo..x_hi).log_scale().base(2.0), y_range)
             .map_err(drawing_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("threads, one per CPU (log2 scale)")
-            .y_desc(y_desc)
-            .label_style((FONT, 16))
-            .axis_desc_style((FONT, 18))
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| axis_number(*y))
-            .draw()
-            .map_err(drawing_error)?;
+        draw_counting_mesh(&mut chart, "threads, one per CPU (log2 scale)", y_desc)?;
         for (i, ((label, points), fit)) in curves.iter().zip(&fits).enumerate() {
             let style = look(i);
             let line = style.color.stroke_width(style.width);
@@ -439,15 +490,7 @@ where
                     .map_err(drawing_error)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(legend)
-            .margin(12)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 16))
-            .draw()
-            .map_err(drawing_error)?;
+        draw_legend(&mut chart, legend, 12)?;
         root.present().map_err(drawing_error)?;
     }
     Ok(())
@@ -487,11 +530,7 @@ fn bar_chart(
     {
         let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
         root.fill(&WHITE).map_err(drawing_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 22))
-            .margin(20)
-            .x_label_area_size(56)
-            .y_label_area_size((12 + 8 * longest).min(420))
+        let mut chart = framed(&root, &title, (12 + 8 * longest).min(420))
             .build_cartesian_2d(0.0..hi, (0..n - 1).into_segmented())
             .map_err(drawing_error)?;
         chart
@@ -585,23 +624,10 @@ fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(drawing_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 22))
-            .margin(20)
-            .x_label_area_size(56)
-            .y_label_area_size(90)
+        let mut chart = framed(&root, &title, 90)
             .build_cartesian_2d(x_lo..x_hi, 0.0..y_hi)
             .map_err(drawing_error)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc("buckets")
-            .label_style((FONT, 16))
-            .axis_desc_style((FONT, 18))
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| axis_number(*y))
-            .draw()
-            .map_err(drawing_error)?;
+        draw_counting_mesh(&mut chart, x_desc, "buckets")?;
         let bar = COLOURS[0].mix(0.6);
         chart
             .draw_series(bars.iter().enumerate().map(|(i, &n)| {
@@ -638,14 +664,8 @@ fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
                     .map(|&p| Cross::new(p, 5, expected.stroke_width(2))),
             )
             .map_err(drawing_error)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 16))
-            .draw()
-            .map_err(drawing_error)?;
+        // plotters' own margin of a legend, 10 pixels.
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 10)?;
         root.present().map_err(drawing_error)?;
     }
     Ok(svg.into_bytes())

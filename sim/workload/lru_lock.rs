@@ -99,14 +99,11 @@ impl Workload for LruLock {
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
-        self.processes.unwrap_or(machine.cpus())
+        super::one_per_cpu_unless(self.processes, machine)
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
-        if self.processes == Some(0) {
-            return Err("lru-lock: processes must be at least 1".into());
-        }
-        Ok(())
+        super::at_least_one("lru-lock: processes", self.processes)
     }
 
     fn setup(

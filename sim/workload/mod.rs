@@ -8,6 +8,7 @@ pub mod creation;
 mod error;
 pub mod futex_words;
 pub mod objects;
+pub mod perf;
 pub mod pthread;
 pub mod rounds;
 pub mod task_loop;
@@ -159,6 +160,22 @@ fn at_most_objects(what: &str, count: u64) -> Result<(), WorkloadError> {
         return Err(
             format!("{what} = {count} is more than the {MAX_OBJECTS} futexsim lays out").into(),
         );
+    }
+    Ok(())
+}
+
+/// A count of tasks a config may leave out for one per CPU, as the
+/// benchmarks that pin one task to each CPU default; a zero the config
+/// gives is refused when the workload is checked.
+fn one_per_cpu_unless(count: Option<u32>, machine: &Machine) -> u32 {
+    count.unwrap_or(machine.cpus())
+}
+
+/// A count the config gives (`what`, named as its error says) must be at
+/// least 1: a run of no tasks measures nothing.
+fn at_least_one(what: &str, count: Option<u32>) -> Result<(), WorkloadError> {
+    if count == Some(0) {
+        return Err(format!("{what} must be at least 1").into());
     }
     Ok(())
 }

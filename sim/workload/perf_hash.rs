@@ -10,6 +10,7 @@
 //! so each resize of the private hash happens before the first futex op.
 
 use super::futex_words::{FutexWords, WordArray};
+use super::perf::{key_kind, shared_flag, threads_flag};
 use super::{user_memory, Setup, Workload, WorkloadError};
 use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
@@ -124,13 +125,12 @@ pub const LABEL: &str = "perf bench futex hash";
 
 impl Workload for PerfHash {
     fn label(&self) -> String {
-        let mut s = format!("{LABEL} -f {}", self.futexes);
-        if let Some(t) = self.threads {
-            s += &format!(" -t {t}");
-        }
-        if self.shared {
-            s += " -S";
-        }
+        let mut s = format!(
+            "{LABEL} -f {}{}{}",
+            self.futexes,
+            threads_flag(self.threads),
+            shared_flag(self.shared)
+        );
         if self.buckets >= 0 {
             s += &format!(" -b {}", self.buckets);
         }
@@ -183,7 +183,7 @@ impl Workload for PerfHash {
 
     /// -t, or one thread per CPU as perf does by default.
     fn threads(&self, machine: &Machine) -> u32 {
-        self.threads.unwrap_or(machine.cpus())
+        super::one_per_cpu_unless(self.threads, machine)
     }
 
     fn setup(
@@ -263,11 +263,7 @@ impl PerfHash {
             mms,
             threads: vec![threads.into()],
             arrays,
-            kind: if self.shared {
-                KeyKind::SharedAnon
-            } else {
-                KeyKind::Private
-            },
+            kind: key_kind(self.shared),
         }
     }
 }

@@ -13,7 +13,7 @@
 //! the CPU does not go idle. The kernel side is simplified as pi.rs says.
 
 use super::WorkloadError;
-use super::rounds::{key_kind, perf_threads};
+use super::perf::{key_kind, one_process, perf_threads, shared_flag, threads_flag};
 use super::{user_memory, user_words, within_a_second, Setup, Workload};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
@@ -106,17 +106,12 @@ impl Program for Worker {
 
 impl Workload for PerfLockPi {
     fn label(&self) -> String {
-        let mut s = "perf bench futex lock-pi".to_string();
-        if let Some(t) = self.threads {
-            s += &format!(" -t {t}");
-        }
-        if self.multi {
-            s += " -M";
-        }
-        if self.shared {
-            s += " -S";
-        }
-        s
+        format!(
+            "perf bench futex lock-pi{}{}{}",
+            threads_flag(self.threads),
+            if self.multi { " -M" } else { "" },
+            shared_flag(self.shared)
+        )
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
@@ -159,13 +154,12 @@ impl Workload for PerfLockPi {
                 }),
             })
             .collect();
-        Setup {
-            task_process: vec![0; tasks.len()],
+        let futexes = futexes.len() as u64;
+        one_process(
             tasks,
             mms,
-            futexes: futexes.len() as u64,
-            lock_names: Vec::new(),
-            readout: Some(Box::new(move |window, _| {
+            futexes,
+            Box::new(move |window, _| {
                 let pairs = pairs.lock().expect("the run is over");
                 let secs = window.duration as f64 / 1e12;
                 let rates: Vec<f64> = pairs.iter().map(|&n| n as f64 / secs).collect();
@@ -175,8 +169,7 @@ impl Workload for PerfLockPi {
                     Metric::new("averaged lock/unlock pairs per thread", mean, "ops/s"),
                     Metric::new("slowest thread", min, "ops/s"),
                 ]
-            })),
-            keys: None,
-        }
+            }),
+        )
     }
 }

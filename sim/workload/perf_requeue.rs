@@ -14,8 +14,9 @@
 //! and the scheduler: the main thread runs on the CPU after the last
 //! worker's, wrapping to CPU 0, whose worker is asleep while it requeues.
 
+use super::perf::{key_kind, one_per_call, one_process, perf_threads, shared_flag, threads_flag};
+use super::rounds::{blocked_threads, default_settle_us, mean, ms, Rounds, Samples};
 use super::WorkloadError;
-use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
 use super::{rounds, user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
@@ -23,7 +24,6 @@ use crate::record::Metric;
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +32,7 @@ pub struct PerfRequeue {
     #[serde(default)]
     pub threads: Option<u32>,
     /// -q: threads requeued per call.
-    #[serde(default = "one")]
+    #[serde(default = "one_per_call")]
     pub nrequeue: u32,
     /// -B: requeue all threads in one call.
     #[serde(default)]
@@ -45,15 +45,11 @@ pub struct PerfRequeue {
     pub settle_us: u64,
 }
 
-fn one() -> u32 {
-    1
-}
-
 impl Default for PerfRequeue {
     fn default() -> Self {
         PerfRequeue {
             threads: None,
-            nrequeue: one(),
+            nrequeue: one_per_call(),
             all: false,
             shared: false,
             settle_us: default_settle_us(),
@@ -91,13 +87,13 @@ struct Main {
     phase: Phase,
     requeued: u64,
     round: Option<Round>,
-    log: Arc<Mutex<Vec<Round>>>,
+    log: Samples<Round>,
 }
 
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.phase {
-            Phase::Sleep => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
+            Phase::Sleep => self.rounds.sleep_until_timed(self.now),
             Phase::Requeue { .. } => Op::Futex(FutexOp::CmpRequeue {
                 uaddr: self.futex1,
                 uaddr2: self.futex2,
@@ -140,10 +136,7 @@ impl Program for Main {
             Phase::WakeAll => {
                 if let Some(mut round) = self.round.take() {
                     round.woken = done.ret.max(0) as u64;
-                    self.log
-                        .lock()
-                        .expect("one thread runs programs")
-                        .push(round);
+                    self.log.keep(round.counted, round);
                 }
                 Phase::Sleep
             }
@@ -164,19 +157,16 @@ impl PerfRequeue {
 
 impl Workload for PerfRequeue {
     fn label(&self) -> String {
-        let mut s = "perf bench futex requeue".to_string();
-        if self.all {
-            s += " -B";
+        let per_call = if self.all {
+            " -B".to_string()
         } else {
-            s += &format!(" -q {}", self.nrequeue);
-        }
-        if let Some(t) = self.threads {
-            s += &format!(" -t {t}");
-        }
-        if self.shared {
-            s += " -S";
-        }
-        s
+            format!(" -q {}", self.nrequeue)
+        };
+        format!(
+            "perf bench futex requeue{per_call}{}{}",
+            threads_flag(self.threads),
+            shared_flag(self.shared)
+        )
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
@@ -200,13 +190,9 @@ impl Workload for PerfRequeue {
         let words = user_words(memory, "perf .bss", &[first, first + 4], machine.node_of(0));
         let kind = key_kind(self.shared);
         let rounds = Rounds::new(self.settle_us);
-        let mut tasks: Vec<TaskSpec> = (0..threads)
-            .map(|i| TaskSpec {
-                cpu: i % machine.cpus(),
-                program: Box::new(Blocked::new(words[0], kind, rounds)),
-            })
-            .collect();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks: Vec<TaskSpec> =
+            blocked_threads(threads, words[0], kind, rounds, machine).collect();
+        let log = Samples::default();
         tasks.push(TaskSpec {
             cpu: threads % machine.cpus(),
             program: Box::new(Main {
@@ -223,31 +209,26 @@ impl Workload for PerfRequeue {
                 log: log.clone(),
             }),
         });
-        Setup {
-            task_process: vec![0; tasks.len()],
+        one_process(
             tasks,
             mms,
-            futexes: 2,
-            lock_names: Vec::new(),
-            readout: Some(Box::new(move |_, _| {
-                let log = log.lock().expect("the run is over");
-                let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
+            2,
+            log.readout(|counted: &[Round]| {
                 vec![
                     Metric::new("rounds", counted.len() as f64, "rounds"),
-                    Metric::new("requeue time", mean(&counted, |r| ms(r.time)), "ms"),
+                    Metric::new("requeue time", mean(counted, |r| ms(r.time)), "ms"),
                     Metric::new(
                         "requeued per round",
-                        mean(&counted, |r| r.requeued as f64),
+                        mean(counted, |r| r.requeued as f64),
                         "threads",
                     ),
                     Metric::new(
                         "woken on futex2 per round",
-                        mean(&counted, |r| r.woken as f64),
+                        mean(counted, |r| r.woken as f64),
                         "threads",
                     ),
                 ]
-            })),
-            keys: None,
-        }
+            }),
+        )
     }
 }

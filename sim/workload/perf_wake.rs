@@ -16,8 +16,9 @@
 //! (sim/engine/sched.rs). The wake time per thread is the loop's time over
 //! the threads it woke.
 
+use super::perf::{key_kind, one_per_call, one_process, perf_threads, shared_flag, threads_flag};
+use super::rounds::{blocked_threads, default_settle_us, mean, ms, Rounds, Samples};
 use super::WorkloadError;
-use super::rounds::{default_settle_us, key_kind, mean, ms, perf_threads, Blocked, Rounds};
 use super::{rounds, user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
@@ -25,7 +26,6 @@ use crate::record::Metric;
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,7 +34,7 @@ pub struct PerfWake {
     #[serde(default)]
     pub threads: Option<u32>,
     /// -w: threads woken per FUTEX_WAKE.
-    #[serde(default = "one")]
+    #[serde(default = "one_per_call")]
     pub nwakes: u32,
     /// -S: shared futexes instead of private ones.
     #[serde(default)]
@@ -44,15 +44,11 @@ pub struct PerfWake {
     pub settle_us: u64,
 }
 
-fn one() -> u32 {
-    1
-}
-
 impl Default for PerfWake {
     fn default() -> Self {
         PerfWake {
             threads: None,
-            nwakes: one(),
+            nwakes: one_per_call(),
             shared: false,
             settle_us: default_settle_us(),
         }
@@ -62,7 +58,6 @@ impl Default for PerfWake {
 /// One round's timed loop, as the main thread saw it.
 #[derive(Clone, Copy, Debug)]
 struct Round {
-    counted: bool,
     time: Ps,
     woken: u64,
 }
@@ -78,13 +73,13 @@ struct Main {
     /// Start of the wake loop in progress, and whether it was counted.
     waking: Option<(Ps, bool)>,
     woken: u64,
-    log: Arc<Mutex<Vec<Round>>>,
+    log: Samples<Round>,
 }
 
 impl Program for Main {
     fn next_op(&mut self) -> Op {
         match self.waking {
-            None => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
+            None => self.rounds.sleep_until_timed(self.now),
             Some(_) => Op::Futex(FutexOp::Wake {
                 uaddr: self.futex,
                 nr: self.nwakes,
@@ -102,14 +97,13 @@ impl Program for Main {
         };
         self.woken += done.ret.max(0) as u64;
         if self.woken >= self.threads {
-            self.log
-                .lock()
-                .expect("one thread runs programs")
-                .push(Round {
-                    counted: counted && done.counted,
+            self.log.keep(
+                counted && done.counted,
+                Round {
                     time: done.now - start,
                     woken: self.woken,
-                });
+                },
+            );
             self.waking = None;
         }
     }
@@ -117,14 +111,12 @@ impl Program for Main {
 
 impl Workload for PerfWake {
     fn label(&self) -> String {
-        let mut s = format!("perf bench futex wake -w {}", self.nwakes);
-        if let Some(t) = self.threads {
-            s += &format!(" -t {t}");
-        }
-        if self.shared {
-            s += " -S";
-        }
-        s
+        format!(
+            "perf bench futex wake -w {}{}{}",
+            self.nwakes,
+            threads_flag(self.threads),
+            shared_flag(self.shared)
+        )
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
@@ -151,13 +143,9 @@ impl Workload for PerfWake {
         )[0];
         let kind = key_kind(self.shared);
         let rounds = Rounds::new(self.settle_us);
-        let mut tasks: Vec<TaskSpec> = (0..threads)
-            .map(|i| TaskSpec {
-                cpu: i % machine.cpus(),
-                program: Box::new(Blocked::new(futex, kind, rounds)),
-            })
-            .collect();
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks: Vec<TaskSpec> =
+            blocked_threads(threads, futex, kind, rounds, machine).collect();
+        let log = Samples::default();
         tasks.push(TaskSpec {
             cpu: threads % machine.cpus(),
             program: Box::new(Main {
@@ -172,31 +160,26 @@ impl Workload for PerfWake {
                 log: log.clone(),
             }),
         });
-        Setup {
-            task_process: vec![0; tasks.len()],
+        one_process(
             tasks,
             mms,
-            futexes: 1,
-            lock_names: Vec::new(),
-            readout: Some(Box::new(move |_, _| {
-                let log = log.lock().expect("the run is over");
-                let counted: Vec<&Round> = log.iter().filter(|r| r.counted).collect();
+            1,
+            log.readout(|counted: &[Round]| {
                 vec![
                     Metric::new("rounds", counted.len() as f64, "rounds"),
-                    Metric::new("wake time", mean(&counted, |r| ms(r.time)), "ms"),
+                    Metric::new("wake time", mean(counted, |r| ms(r.time)), "ms"),
                     Metric::new(
                         "wake time per thread",
-                        mean(&counted, |r| ms(r.time) * 1000.0 / r.woken.max(1) as f64),
+                        mean(counted, |r| ms(r.time) * 1000.0 / r.woken.max(1) as f64),
                         "us",
                     ),
                     Metric::new(
                         "woken per round",
-                        mean(&counted, |r| r.woken as f64),
+                        mean(counted, |r| r.woken as f64),
                         "threads",
                     ),
                 ]
-            })),
-            keys: None,
-        }
+            }),
+        )
     }
 }

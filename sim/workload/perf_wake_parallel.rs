@@ -28,11 +28,12 @@
 //! wakes is on another CPU (on its own CPU, the wake would need no IPI and
 //! the woken thread would preempt the waker before its second timestamp).
 
-use super::WorkloadError;
+use super::perf::{key_kind, one_process, perf_threads, shared_flag, threads_flag};
 use super::pthread::{Barrier, BarrierWait, Primitive};
 use super::rounds::{
-    default_settle_us, key_kind, mean, ms, perf_threads, validate_settle, Blocked, Rounds,
+    blocked_threads, default_settle_us, mean, ms, validate_settle, Rounds, Samples,
 };
+use super::WorkloadError;
 use super::{user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
@@ -40,7 +41,6 @@ use crate::record::Metric;
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,7 +73,6 @@ impl Default for PerfWakeParallel {
 /// One waker's FUTEX_WAKE.
 #[derive(Clone, Copy, Debug)]
 struct WakerCall {
-    counted: bool,
     time: Ps,
     woken: u64,
 }
@@ -118,7 +117,7 @@ struct Waker {
     left_counted: bool,
     /// How long after a round starts perf has created this waker.
     created: Ps,
-    log: Arc<Mutex<Vec<WakerCall>>>,
+    log: Samples<WakerCall>,
 }
 
 impl Program for Waker {
@@ -146,7 +145,7 @@ impl Program for Waker {
                 WakerPhase::Woke { .. } => return Op::Compute(0),
                 WakerPhase::Unborn => return Op::Sleep(self.created),
                 WakerPhase::Resting => {
-                    return Op::Sleep(self.rounds.next_start(self.now) - self.now)
+                    return self.rounds.sleep_until_next(self.now)
                 }
             }
         }
@@ -168,14 +167,13 @@ impl Program for Waker {
                 counted,
                 woken,
             } => {
-                self.log
-                    .lock()
-                    .expect("one thread runs programs")
-                    .push(WakerCall {
-                        counted: counted && done.counted,
+                self.log.keep(
+                    counted && done.counted,
+                    WakerCall {
                         time: done.now - start,
                         woken,
-                    });
+                    },
+                );
                 WakerPhase::Resting
             }
             WakerPhase::Resting => WakerPhase::Unborn,
@@ -202,7 +200,7 @@ impl Program for MainThread {
             }
             self.wait = None;
         }
-        Op::Sleep(self.rounds.next_timed(self.now) - self.now)
+        self.rounds.sleep_until_timed(self.now)
     }
 
     fn op_returned(&mut self, done: Done) {
@@ -229,17 +227,12 @@ impl PerfWakeParallel {
 
 impl Workload for PerfWakeParallel {
     fn label(&self) -> String {
-        let mut s = "perf bench futex wake-parallel".to_string();
-        if let Some(w) = self.wakers {
-            s += &format!(" -w {w}");
-        }
-        if let Some(t) = self.threads {
-            s += &format!(" -t {t}");
-        }
-        if self.shared {
-            s += " -S";
-        }
-        s
+        let wakers = self.wakers.map(|w| format!(" -w {w}")).unwrap_or_default();
+        format!(
+            "perf bench futex wake-parallel{wakers}{}{}",
+            threads_flag(self.threads),
+            shared_flag(self.shared)
+        )
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
@@ -293,12 +286,9 @@ impl Workload for PerfWakeParallel {
             count: wakers + 1,
         };
         let rounds = Rounds::new(self.settle_us);
-        let log = Arc::new(Mutex::new(Vec::new()));
+        let log = Samples::default();
         let cpus = u64::from(machine.cpus());
-        let blocked = (0..threads).map(|i| TaskSpec {
-            cpu: i % machine.cpus(),
-            program: Box::new(Blocked::new(futex, kind, rounds)),
-        });
+        let blocked = blocked_threads(threads, futex, kind, rounds, machine);
         let waking = (0..u64::from(wakers)).map(|j| TaskSpec {
             cpu: ((j * cpus / u64::from(wakers) + cpus / 2) % cpus) as u32,
             program: Box::new(Waker {
@@ -326,26 +316,21 @@ impl Workload for PerfWakeParallel {
             }),
         };
         let tasks: Vec<TaskSpec> = blocked.chain(waking).chain([main]).collect();
-        Setup {
-            task_process: vec![0; tasks.len()],
+        one_process(
             tasks,
             mms,
-            futexes: 2,
-            lock_names: Vec::new(),
-            readout: Some(Box::new(move |_, _| {
-                let log = log.lock().expect("the run is over");
-                let counted: Vec<&WakerCall> = log.iter().filter(|c| c.counted).collect();
+            2,
+            log.readout(|counted: &[WakerCall]| {
                 vec![
                     Metric::new("waker calls", counted.len() as f64, "calls"),
-                    Metric::new("per-waker latency", mean(&counted, |c| ms(c.time)), "ms"),
+                    Metric::new("per-waker latency", mean(counted, |c| ms(c.time)), "ms"),
                     Metric::new(
                         "woken per waker",
-                        mean(&counted, |c| c.woken as f64),
+                        mean(counted, |c| c.woken as f64),
                         "threads",
                     ),
                 ]
-            })),
-            keys: None,
-        }
+            }),
+        )
     }
 }

@@ -119,23 +119,8 @@ pub enum StepSpec {
         #[serde(default)]
         node: Option<i64>,
     },
-    /// A named lock (`lock`), or the bucket of `table` that `key` hashes to.
-    Lock {
-        #[serde(default)]
-        lock: Option<String>,
-        #[serde(default)]
-        table: Option<String>,
-        #[serde(default)]
-        key: Option<String>,
-    },
-    Unlock {
-        #[serde(default)]
-        lock: Option<String>,
-        #[serde(default)]
-        table: Option<String>,
-        #[serde(default)]
-        key: Option<String>,
-    },
+    Lock(LockSpec),
+    Unlock(LockSpec),
     Atomic {
         word: String,
         action: AtomicAction,
@@ -150,6 +135,20 @@ pub enum StepSpec {
         times: u32,
         steps: Vec<StepSpec>,
     },
+}
+
+/// The lock a `lock` or `unlock` step names: a named lock (`lock`), or the
+/// bucket of `table` that `key` hashes to. One type, so both steps take
+/// their lock the same way.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockSpec {
+    #[serde(default)]
+    pub lock: Option<String>,
+    #[serde(default)]
+    pub table: Option<String>,
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,8 +198,8 @@ impl StepSpec {
         match self {
             StepSpec::FutexWait { .. } => "futex-wait",
             StepSpec::FutexWake { .. } => "futex-wake",
-            StepSpec::Lock { .. } => "lock",
-            StepSpec::Unlock { .. } => "unlock",
+            StepSpec::Lock(_) => "lock",
+            StepSpec::Unlock(_) => "unlock",
             StepSpec::Atomic { .. } => "atomic",
             StepSpec::Compute { .. } => "compute",
             StepSpec::Barrier => "barrier",
@@ -325,12 +324,8 @@ impl ProgramSpec {
                     *nr,
                     self.numa_node(&at, *node)?,
                 ),
-                StepSpec::Lock { lock, table, key } => {
-                    Step::Lock(self.lock_sel(&at, lock, table, key)?)
-                }
-                StepSpec::Unlock { lock, table, key } => {
-                    Step::Unlock(self.lock_sel(&at, lock, table, key)?)
-                }
+                StepSpec::Lock(spec) => Step::Lock(self.lock_sel(&at, spec)?),
+                StepSpec::Unlock(spec) => Step::Unlock(self.lock_sel(&at, spec)?),
                 StepSpec::Atomic {
                     word,
                     action,
@@ -390,14 +385,8 @@ impl ProgramSpec {
         }
     }
 
-    fn lock_sel(
-        &self,
-        at: &str,
-        lock: &Option<String>,
-        table: &Option<String>,
-        key: &Option<String>,
-    ) -> Result<LockSel, String> {
-        match (lock, table, key) {
+    fn lock_sel(&self, at: &str, spec: &LockSpec) -> Result<LockSel, String> {
+        match (&spec.lock, &spec.table, &spec.key) {
             (Some(name), None, None) => self
                 .locks
                 .iter()

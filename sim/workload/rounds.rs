@@ -9,9 +9,11 @@
 //! before the timed part, and as long again for the timed part, the joins
 //! and the thread creation of the next round (none of which is modelled).
 
-use super::WorkloadError;
+use super::{Readout, WorkloadError};
 use crate::machine::{Machine, Ps};
-use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program};
+use crate::record::Metric;
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
+use std::sync::{Arc, Mutex};
 
 /// perf's sleep before each round's timed part: usleep(100000).
 pub const PERF_SETTLE_US: u64 = 100_000;
@@ -33,12 +35,12 @@ impl Rounds {
     }
 
     /// When the round after the one running at `now` starts: its threads block.
-    pub fn next_start(&self, now: Ps) -> Ps {
+    fn next_start(&self, now: Ps) -> Ps {
         (now / self.period() + 1) * self.period()
     }
 
     /// The first moment after `now` at which a round's timed part begins.
-    pub fn next_timed(&self, now: Ps) -> Ps {
+    fn next_timed(&self, now: Ps) -> Ps {
         let in_round = now % self.period();
         let round = now - in_round;
         if in_round < self.settle {
@@ -46,6 +48,18 @@ impl Rounds {
         } else {
             round + self.period() + self.settle
         }
+    }
+
+    /// The sleep from `now` to the next round's timed part: how a main
+    /// thread waits for it.
+    pub fn sleep_until_timed(&self, now: Ps) -> Op {
+        Op::Sleep(self.next_timed(now) - now)
+    }
+
+    /// The sleep from `now` to the next round's start: how a thread done
+    /// with its round waits to be created again.
+    pub fn sleep_until_next(&self, now: Ps) -> Op {
+        Op::Sleep(self.next_start(now) - now)
     }
 }
 
@@ -93,7 +107,7 @@ impl Blocked {
 impl Program for Blocked {
     fn next_op(&mut self) -> Op {
         if self.woken {
-            Op::Sleep(self.rounds.next_start(self.now) - self.now)
+            self.rounds.sleep_until_next(self.now)
         } else {
             Op::Futex(FutexOp::Wait {
                 uaddr: self.futex,
@@ -110,31 +124,65 @@ impl Program for Blocked {
     }
 }
 
+/// The `-t` threads of a round, pinned to CPU i mod nCPU as perf pins
+/// them, each blocking on `futex`: wake, wake-parallel and requeue start
+/// theirs alike.
+pub fn blocked_threads(
+    threads: u32,
+    futex: Mem,
+    kind: KeyKind,
+    rounds: Rounds,
+    machine: &Machine,
+) -> impl Iterator<Item = TaskSpec> {
+    let cpus = machine.cpus();
+    (0..threads).map(move |i| TaskSpec {
+        cpu: i % cpus,
+        program: Box::new(Blocked::new(futex, kind, rounds)),
+    })
+}
+
+/// What a benchmark's threads time, one sample per round or call, kept for
+/// its readout once the run is over. Only samples that ended in the counted
+/// window are kept, as only they are reported.
+pub struct Samples<T>(Arc<Mutex<Vec<T>>>);
+
+impl<T> Default for Samples<T> {
+    fn default() -> Self {
+        Samples(Arc::new(Mutex::new(Vec::new())))
+    }
+}
+
+impl<T> Clone for Samples<T> {
+    fn clone(&self) -> Self {
+        Samples(self.0.clone())
+    }
+}
+
+impl<T: 'static> Samples<T> {
+    /// Keeps `sample` if the run counted it.
+    pub fn keep(&self, counted: bool, sample: T) {
+        if counted {
+            self.0
+                .lock()
+                .expect("one thread runs programs")
+                .push(sample);
+        }
+    }
+
+    /// The benchmark's figures, from the counted samples once the run is over.
+    pub fn readout(self, figures: impl FnOnce(&[T]) -> Vec<Metric> + 'static) -> Readout {
+        Box::new(move |_, _| figures(&self.0.lock().expect("the run is over")))
+    }
+}
+
 /// The mean of one figure over the samples a run counted (0 without any).
-pub fn mean<T>(samples: &[&T], figure: impl Fn(&T) -> f64) -> f64 {
-    samples.iter().map(|s| figure(s)).sum::<f64>() / samples.len().max(1) as f64
+pub fn mean<T>(samples: &[T], figure: impl Fn(&T) -> f64) -> f64 {
+    samples.iter().map(figure).sum::<f64>() / samples.len().max(1) as f64
 }
 
 /// Simulated picoseconds in milliseconds, as perf prints its times.
 pub fn ms(ps: Ps) -> f64 {
     ps as f64 / 1e9
-}
-
-/// `-S`: the futex benchmarks' shared futexes live in an anonymous private
-/// mapping (`.bss` or the heap), so without FUTEX_PRIVATE_FLAG the kernel
-/// keys them by (mm, address) after a page lookup.
-pub fn key_kind(shared: bool) -> KeyKind {
-    if shared {
-        KeyKind::SharedAnon
-    } else {
-        KeyKind::Private
-    }
-}
-
-/// `-t` of every futex benchmark: perf takes one thread per CPU when it is
-/// absent or zero.
-pub fn perf_threads(threads: Option<u32>, machine: &Machine) -> u32 {
-    threads.filter(|&t| t > 0).unwrap_or(machine.cpus())
 }
 
 #[cfg(test)]

@@ -879,13 +879,11 @@ impl Workload for TimeExit {
     }
 
     fn threads(&self, machine: &Machine) -> u32 {
-        self.children.unwrap_or(machine.cpus())
+        super::one_per_cpu_unless(self.children, machine)
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
-        if self.children == Some(0) {
-            return Err("time-exit: children must be at least 1".into());
-        }
+        super::at_least_one("time-exit: children", self.children)?;
         super::at_most_objects("time-exit: anon_pages", self.anon_pages.into())?;
         if self.exit_cow_faults > MAX_EXIT_COW_FAULTS {
             return Err(WorkloadError::at(
