@@ -4,6 +4,14 @@
 //! the byte offset it touched, so a report can tell true sharing (the same
 //! field written and then read elsewhere) from false sharing (another field
 //! of the same line).
+//!
+//! A request that would hold a busy line's server (a snoop, an ownership
+//! transfer) waits at the line, in a small queue the directory keeps for
+//! lines with waiters, until the server frees and the line's arbiter
+//! grants it: the oldest first, except that the LLC domain holding the
+//! line keeps it for up to the profile's `local_batch` grants in a row
+//! before the oldest request from elsewhere gets it. Until a waiter is
+//! granted the holder keeps the line, so its own accesses meanwhile hit.
 
 pub mod probe;
 mod sharers;
@@ -68,6 +76,56 @@ impl Class {
     }
 }
 
+/// What became of a request: served now, or waiting at its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    Served(Outcome),
+    /// The request waits for its grant. The first waiter on a line names
+    /// the line's queue and when its server frees: the caller asks for the
+    /// line's turn then (`Directory::turn`).
+    Waits(Option<LineTurn>),
+}
+
+/// When a line's server frees, and the queue of its waiters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineTurn {
+    pub at: Ps,
+    pub queue: u32,
+}
+
+/// What a line's turn gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// The server is still busy (a request that needed no grant took it):
+    /// the turn comes again then.
+    Busy(Ps),
+    /// The waiter's request is granted: it is made again, as granted, now.
+    /// When `more` wait, the next turn comes when the server frees after it.
+    Granted {
+        waiter: u32,
+        line: LineId,
+        more: bool,
+    },
+    /// No request waits (a turn asked for a queue already emptied).
+    Idle,
+}
+
+/// A request waiting at its line: who asks, and from which LLC domain.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    waiter: u32,
+    domain: u16,
+}
+
+/// The waiters of one line, oldest first, and how many grants in a row the
+/// line's LLC domain has had.
+#[derive(Clone, Debug, Default)]
+struct LineQueue {
+    line: LineId,
+    waiters: Vec<Waiter>,
+    run: u32,
+}
+
 /// The result of one access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -128,6 +186,8 @@ struct Line {
     llc_stamp: u32,
     /// Opaque to the directory: the engine's list of CPUs spinning on this line.
     pub watch: u32,
+    /// 1 + the index of the line's queue of waiting requests; 0 for none.
+    queue: u32,
     /// Writes served on the line so far: a read served when it was n saw
     /// the value of the n-th write, whenever it completes.
     writes: u32,
@@ -140,6 +200,35 @@ impl Line {
         self.sharers.clear();
         self.dirty = false;
         self.llc = NO_DOMAIN;
+    }
+
+    /// Whether the LLC domain holds a clean copy: one of the three sharers
+    /// that stand for the set is in it.
+    fn shared_in(&self, m: &Machine, domain: u32) -> bool {
+        let in_domain = |s: u16| s != NO_CPU && m.llc_of(s.into()) == domain;
+        in_domain(self.first) || in_domain(self.last) || in_domain(self.far)
+    }
+
+    /// Whether a request that misses holds the line's server for a snoop
+    /// or an ownership transfer: every write and RMW, and a read the holder
+    /// or a snooped sharer serves. A read from memory, or of a copy an
+    /// inclusive LLC holds, only takes the read occupancy (it pipelines).
+    fn holds_server(&self, m: &Machine, kind: AccessKind, domain: u32) -> bool {
+        kind != AccessKind::Read
+            || self.owner != NO_CPU
+            || (!self.sharers.is_empty()
+                && !(m.hierarchy.llc_inclusive && self.shared_in(m, domain)))
+    }
+
+    /// The copies left the LLC domain that last held them, if it has filled
+    /// more lines than it holds since.
+    fn age(&mut self, h: &crate::machine::Hierarchy, fills: &[u32]) {
+        if h.llc_lines != u32::MAX
+            && self.llc != NO_DOMAIN
+            && fills[self.llc as usize].wrapping_sub(self.llc_stamp) > h.llc_lines
+        {
+            self.evict();
+        }
     }
 
     /// Adds a core to the sharers, keeping the three that stand for them.
@@ -168,6 +257,9 @@ pub struct Directory {
     pub totals: Totals,
     /// Lines each LLC domain has filled so far.
     fills: Vec<u32>,
+    /// The queues of lines with waiting requests, and the free ones.
+    queues: Vec<LineQueue>,
+    free_queues: Vec<u32>,
     cpus: usize,
     nodes: u32,
     line_mask: u64,
@@ -204,6 +296,7 @@ impl Directory {
                     llc: NO_DOMAIN,
                     llc_stamp: 0,
                     watch: 0,
+                    queue: 0,
                     writes: 0,
                 });
             }
@@ -215,11 +308,137 @@ impl Directory {
             pending: Pending::new(),
             totals: Totals::new(machine.nodes()),
             fills: vec![0; machine.hierarchy.llc_domains as usize],
+            queues: Vec::new(),
+            free_queues: Vec::new(),
             cpus: machine.cpus() as usize,
             nodes: machine.nodes(),
             line_mask: memory.line_size() - 1,
         }
     }
+    /// `cpu` asks for the byte at `addr` in `line` at `now`, as `waiter`
+    /// (the caller's name for who waits). A miss that would hold the line's
+    /// server while it is busy waits for its grant; so does any request,
+    /// the holder's own included, once the server is free and waiters wait
+    /// for it: the turn is theirs. Until then the holder's accesses hit. A
+    /// `granted` request is the one a turn just granted: it is served now.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn request(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        addr: u64,
+        kind: AccessKind,
+        waiter: u32,
+        granted: bool,
+    ) -> Request {
+        let l = &mut self.lines[line as usize];
+        if !granted && (l.queue != 0 || now < l.free_at) {
+            l.age(&m.hierarchy, &self.fills);
+            let c = m.core_of(cpu) as u16;
+            let domain = m.llc_of(cpu);
+            let hit = match kind {
+                AccessKind::Read => l.owner == c || l.sharers.contains(c),
+                AccessKind::Write | AccessKind::Rmw => l.owner == c,
+            };
+            let waits = if now >= l.free_at {
+                true
+            } else {
+                !hit && l.holds_server(m, kind, domain)
+            };
+            if waits {
+                return Request::Waits(self.wait_at(line, now, waiter, domain as u16));
+            }
+        }
+        Request::Served(self.access(m, cpu, now, line, addr, kind))
+    }
+
+    /// Queues a request at its line; the first waiter opens the line's queue.
+    fn wait_at(&mut self, line: LineId, now: Ps, waiter: u32, domain: u16) -> Option<LineTurn> {
+        let l = &mut self.lines[line as usize];
+        let waiter = Waiter { waiter, domain };
+        if l.queue != 0 {
+            self.queues[l.queue as usize - 1].waiters.push(waiter);
+            return None;
+        }
+        let index = self.free_queues.pop().unwrap_or_else(|| {
+            self.queues.push(LineQueue::default());
+            self.queues.len() as u32 - 1
+        });
+        let q = &mut self.queues[index as usize];
+        q.line = line;
+        q.run = 0;
+        q.waiters.push(waiter);
+        l.queue = index + 1;
+        Some(LineTurn {
+            at: l.free_at.max(now),
+            queue: index,
+        })
+    }
+
+    /// The line's server may be free at `now`: its arbiter grants the next
+    /// waiter. The oldest goes first, except that while the LLC domain
+    /// holding the line has had fewer than `local_batch` grants in a row
+    /// (the one that brought the line in counts), the oldest request from
+    /// that domain does; past the batch the oldest request from elsewhere
+    /// does. A batch of 0 prefers no domain.
+    pub fn turn(&mut self, m: &Machine, queue: u32, now: Ps) -> Turn {
+        let q = &mut self.queues[queue as usize];
+        let l = &mut self.lines[q.line as usize];
+        if now < l.free_at {
+            return Turn::Busy(l.free_at);
+        }
+        if q.waiters.is_empty() {
+            l.queue = 0;
+            self.free_queues.push(queue);
+            return Turn::Idle;
+        }
+        let batch = m.hierarchy.local_batch;
+        let holder = l.llc;
+        let pick = if batch == 0 {
+            0
+        } else {
+            let local = q.waiters.iter().position(|w| w.domain == holder);
+            let remote = q.waiters.iter().position(|w| w.domain != holder);
+            match (local, remote) {
+                (Some(local), Some(remote)) => {
+                    if q.run < batch {
+                        local
+                    } else {
+                        remote
+                    }
+                }
+                (Some(only), None) | (None, Some(only)) => only,
+                (None, None) => 0,
+            }
+        };
+        let granted = q.waiters.remove(pick);
+        q.run = if granted.domain == holder {
+            q.run + 1
+        } else {
+            1
+        };
+        let more = !q.waiters.is_empty();
+        let line = q.line;
+        if !more {
+            l.queue = 0;
+            self.free_queues.push(queue);
+        }
+        Turn::Granted {
+            waiter: granted.waiter,
+            line,
+            more,
+        }
+    }
+
+    /// When the line's server takes its next request.
+    #[inline]
+    pub fn free_at(&self, line: LineId) -> Ps {
+        self.lines[line as usize].free_at
+    }
+
     /// `cpu` accesses the byte at `addr`, which lies in `line`, at time `now`.
     ///
     /// The request is resolved at the lowest level of the hierarchy that can
@@ -245,12 +464,7 @@ impl Directory {
         let c = m.core_of(cpu) as u16;
         let domain = m.llc_of(cpu);
         let l = &mut self.lines[line as usize];
-        if h.llc_lines != u32::MAX
-            && l.llc != NO_DOMAIN
-            && self.fills[l.llc as usize].wrapping_sub(l.llc_stamp) > h.llc_lines
-        {
-            l.evict();
-        }
+        l.age(h, &self.fills);
         let stats = &mut self.stats_of[line as usize];
         let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
         let hit = match kind {
@@ -288,7 +502,6 @@ impl Directory {
         let home = u32::from(l.home);
         // Where the data comes from, what it costs, and whether the line
         // changes hands Modified (an ownership transfer holds its server).
-        let in_domain = |s: u16| s != NO_CPU && m.llc_of(s.into()) == domain;
         let (class, mut latency, migrates) = if l.owner != NO_CPU {
             let remote = m.is_remote(l.owner.into(), cpu);
             let class = match (l.dirty, remote) {
@@ -308,7 +521,7 @@ impl Directory {
             // An upgrade: the data is here, only the other copies must go.
             (Class::L1Hit, m.l1_ps, true)
         } else if !l.sharers.is_empty() {
-            let local = in_domain(l.first) || in_domain(l.last) || in_domain(l.far);
+            let local = l.shared_in(m, domain);
             let (class, latency) = if local {
                 // The LLC domain has the line: an L3 hit, or a clean forward
                 // from a neighbour through the snoop filter.
@@ -427,12 +640,7 @@ impl Directory {
     fn fetch_buddy(&mut self, m: &Machine, c: u16, domain: u32, now: Ps, line: LineId) {
         let h = &m.hierarchy;
         let l = &mut self.lines[line as usize];
-        if h.llc_lines != u32::MAX
-            && l.llc != NO_DOMAIN
-            && self.fills[l.llc as usize].wrapping_sub(l.llc_stamp) > h.llc_lines
-        {
-            l.evict();
-        }
+        l.age(h, &self.fills);
         if l.owner == c || l.sharers.contains(c) {
             return;
         }

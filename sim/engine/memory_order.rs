@@ -14,7 +14,7 @@
 //! the order they are made, so a read by another CPU made after the store
 //! returns its value, and a read made before does not: causality holds.
 
-use super::Engine;
+use super::{Engine, Redo};
 use crate::coherence::{AccessKind, Class};
 use crate::machine::{Machine, Ps};
 use crate::memory::Mem;
@@ -119,8 +119,9 @@ impl Engine<'_> {
 
     /// Issues a load the next steps do not depend on: it takes a free
     /// miss slot (or waits for the first to free: the time it may issue,
-    /// as Err) and completes in the background.
-    pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<(), Ps> {
+    /// as Err) and completes in the background; false when it waits at its
+    /// line for a grant (the task waits with it).
+    pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<bool, Ps> {
         let cpu = self.tasks[task as usize].cpu;
         let o = &self.order[cpu as usize];
         let (slot, free_at) = o
@@ -132,15 +133,16 @@ impl Engine<'_> {
         if free_at > now {
             return Err(free_at);
         }
-        let out = self
-            .dir
-            .access(self.m, cpu, now, mem.line, mem.addr, AccessKind::Read);
+        let Some(out) = self.request(task, now, mem, AccessKind::Read, Redo::Step) else {
+            // It waits at its line; the step runs again once granted.
+            return Ok(false);
+        };
         let o = &mut self.order[cpu as usize];
         if out.class != Class::L1Hit {
             o.misses[slot] = out.done;
         }
         o.loads_done = o.loads_done.max(out.done);
-        Ok(())
+        Ok(true)
     }
 
     /// When a compute step of `work` that starts at `now` ends. While the

@@ -11,6 +11,10 @@
 //! waits for the next write to the line it spins on, then pays one transfer
 //! to re-read it, and acts on the value as of the moment the directory
 //! served the read, not on the state when the read completes.
+//!
+//! A request that waits at a busy line (coherence::Request::Waits) parks its
+//! task; the line's turn is an event of its own, so only lines with waiters
+//! cost one, and the turn's grant makes the parked request again, served.
 
 mod memory_order;
 pub mod metrics;
@@ -24,9 +28,9 @@ use crate::kernel::core::FutexSystem;
 use crate::kernel::futex_hash::ResizesInRun;
 use crate::kernel::script::LockRef;
 use crate::kernel::script::Script;
-use crate::kernel::spinlock::{After, LockWait, Locks};
+use crate::kernel::spinlock::{After, LockWait, Locks, Next};
 use crate::machine::{LockKind, Machine, Ps};
-use crate::memory::MemoryMap;
+use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
 use memory_order::CpuOrder;
@@ -57,6 +61,20 @@ enum Wait {
         lock: LockRef,
         after: After,
     },
+    /// A request waits at its line for the grant; then the task makes it
+    /// again as `Redo` says.
+    AtLine(Redo),
+}
+
+/// How a task makes its waiting request again once it is granted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redo {
+    /// The script's step (an access, a load) runs again.
+    Step,
+    /// The spinner's re-read: what it returns is the line as of its grant.
+    Reread(Spin),
+    /// The lock protocol's access, as the protocol asked for it.
+    Follow { lock: LockRef, next: Next },
 }
 
 /// What a spinning task waits for.
@@ -81,6 +99,9 @@ struct Task {
     /// The watched line's write count when the spinner's last read was
     /// served: a write after it makes what the read returned stale.
     read_writes: u32,
+    /// The line whose turn granted the task's waiting request: the task's
+    /// next request, if on that line, is served at once.
+    granted: Option<LineId>,
     /// What the operation in flight returns.
     ret: i64,
     counting: Counting,
@@ -139,6 +160,11 @@ pub struct Engine<'a> {
 /// The event that marks the end of the warm-up: counting starts afresh.
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
 
+/// Line turns are events LINE_EVENTS + the line's queue. A queue exists
+/// only while a task waits in it, and a task waits in one at most, so
+/// tasks (below LINE_EVENTS) and queues both fit below the ticks.
+const LINE_EVENTS: u32 = TICK_EVENTS / 2;
+
 /// Steps a task's script has room for from the start: more than most ops'
 /// scripts take, so the first ops need not grow it.
 const SCRIPT_CAPACITY: usize = 32;
@@ -154,7 +180,7 @@ impl<'a> Engine<'a> {
         layout: SchedLayout,
     ) -> Engine<'a> {
         assert!(
-            tasks.len() < TICK_EVENTS as usize,
+            tasks.len() < LINE_EVENTS as usize,
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);
@@ -188,6 +214,7 @@ impl<'a> Engine<'a> {
                 lock_taken: 0,
                 woken_early: false,
                 read_writes: 0,
+                granted: None,
                 ret: 0,
                 on_cpu,
             })
@@ -251,6 +278,8 @@ impl<'a> Engine<'a> {
                 self.start_counting();
             } else if task >= TICK_EVENTS {
                 self.tick(task - TICK_EVENTS, now);
+            } else if task >= LINE_EVENTS {
+                self.line_turn(task - LINE_EVENTS, now);
             } else if now < self.tasks[task as usize].on_cpu.compute_end {
                 // The end of a compute step the tick cut: its remainder runs later.
             } else if self.tasks[task as usize].on_cpu.off {

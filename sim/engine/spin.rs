@@ -3,8 +3,8 @@
 //! what it looks at, and what it does next, is the lock protocol's
 //! (kernel::spinlock); this file prices it.
 
-use super::{Engine, Spin, Wait};
-use crate::coherence::{AccessKind, Class};
+use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
+use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
 use crate::kernel::spinlock::{After, Next};
 use crate::machine::Ps;
@@ -22,6 +22,43 @@ impl Engine<'_> {
             Wait::Lock { lock, after } => {
                 self.tasks[task as usize].wait = Wait::Running;
                 self.after(task, now, lock, after);
+            }
+            Wait::AtLine(_) => unreachable!("a task waiting at a line has no event until granted"),
+        }
+    }
+
+    /// A line's turn: its server may be free. The granted waiter makes its
+    /// request again, served now; while others wait, the next turn comes
+    /// when the server frees after it.
+    pub(super) fn line_turn(&mut self, queue: u32, now: Ps) {
+        match self.dir.turn(self.m, queue, now) {
+            Turn::Busy(at) => self.queue.push(at, LINE_EVENTS + queue),
+            Turn::Idle => {}
+            Turn::Granted { waiter, line, more } => {
+                let t = &mut self.tasks[waiter as usize];
+                let Wait::AtLine(redo) = t.wait else {
+                    unreachable!("only a task waiting at a line is granted")
+                };
+                t.wait = Wait::Running;
+                t.granted = Some(line);
+                match redo {
+                    Redo::Step => self.step(waiter, now),
+                    Redo::Reread(spin) => {
+                        self.reread(waiter, now, self.watched(waiter, spin), spin)
+                    }
+                    Redo::Follow { lock, next } => {
+                        if let Some(at) = self.follow(waiter, now, lock, next) {
+                            self.step(waiter, at);
+                        }
+                    }
+                }
+                // A grant not taken (the redo asked for another line first)
+                // lapses with its task's next request.
+                self.tasks[waiter as usize].granted = None;
+                if more {
+                    let at = self.dir.free_at(line).max(now);
+                    self.queue.push(at, LINE_EVENTS + queue);
+                }
             }
         }
     }
@@ -46,7 +83,10 @@ impl Engine<'_> {
             }
         };
         let read_writes = self.dir.writes(line.line);
-        let done = self.access(task, now, line, AccessKind::Read).done;
+        let Some(read) = self.request(task, now, line, AccessKind::Read, Redo::Reread(spin)) else {
+            return;
+        };
+        let done = read.done;
         let t = &mut self.tasks[task as usize];
         t.wait = Wait::Check { spin, turn };
         t.read_writes = read_writes;
@@ -126,7 +166,7 @@ impl Engine<'_> {
                     // A locked RMW starts once the store buffer drains: it
                     // is asked for now and finishes that much later.
                     let drain = self.fence_pending(task, now).map_or(0, |ready| ready - now);
-                    let out = self.access(task, now, mem, kind);
+                    let out = self.request(task, now, mem, kind, Redo::Follow { lock, next })?;
                     (out.done + drain, out.class == Class::L1Hit && drain == 0)
                 };
                 match after {

@@ -3,8 +3,8 @@
 //! compute, one lock); the script runs step by step, each priced through
 //! the coherence directory or the machine's costs, until one must wait.
 
-use super::{Engine, Spin, Wait};
-use crate::coherence::{self, AccessKind, Class};
+use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
+use crate::coherence::{self, AccessKind, Class, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
 use crate::machine::{Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
@@ -136,12 +136,13 @@ impl Engine<'_> {
                 if let Some(at) = ready {
                     return self.again_at(task, at);
                 }
-                let out = self.access(task, now, mem, kind);
+                let out = self.request(task, now, mem, kind, Redo::Step)?;
                 let own_cache = out.class == Class::L1Hit && out.done <= now + self.uncontended_ps;
                 self.go_on(task, out.done, own_cache)
             }
             Step::Load(mem) => match self.issue_load(task, now, mem) {
-                Ok(()) => Some(now),
+                Ok(true) => Some(now),
+                Ok(false) => None,
                 Err(at) => self.again_at(task, at),
             },
             Step::Join => match self.loads_pending(task, now) {
@@ -280,22 +281,43 @@ impl Engine<'_> {
         }
     }
 
-    /// One access through the directory; a write wakes the line's spinners
-    /// at the moment it completes.
+    /// One request through the directory; a write wakes the line's
+    /// spinners at the moment it completes. None when the request waits at
+    /// its line: the task is parked until the line's turn grants it, and
+    /// then makes it again as `redo` says (a step runs again).
     #[inline]
-    pub(super) fn access(
+    pub(super) fn request(
         &mut self,
         task: u32,
         now: Ps,
         mem: Mem,
         kind: AccessKind,
-    ) -> coherence::Outcome {
-        let cpu = self.tasks[task as usize].cpu;
-        let out = self.dir.access(self.m, cpu, now, mem.line, mem.addr, kind);
-        if kind != AccessKind::Read {
-            self.wake_spinners(mem.line, out.done);
+        redo: Redo,
+    ) -> Option<coherence::Outcome> {
+        let t = &mut self.tasks[task as usize];
+        let granted = t.granted.take() == Some(mem.line);
+        let asked = self
+            .dir
+            .request(self.m, t.cpu, now, mem.line, mem.addr, kind, task, granted);
+        match asked {
+            Request::Served(out) => {
+                if kind != AccessKind::Read {
+                    self.wake_spinners(mem.line, out.done);
+                }
+                Some(out)
+            }
+            Request::Waits(turn) => {
+                let t = &mut self.tasks[task as usize];
+                t.wait = Wait::AtLine(redo);
+                if redo == Redo::Step {
+                    t.pc -= 1;
+                }
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                None
+            }
         }
-        out
     }
 
     /// A write to the line is visible at `at`: its spinners look again then.
