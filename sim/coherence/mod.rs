@@ -369,7 +369,8 @@ impl Directory {
         });
         let q = &mut self.queues[index as usize];
         q.line = line;
-        q.run = 0;
+        // The line came into its domain with a grant: that one counts.
+        q.run = 1;
         q.waiters.push(waiter);
         l.queue = index + 1;
         Some(LineTurn {
@@ -794,6 +795,55 @@ mod tests {
         let mut mem = MemoryMap::new(64);
         mem.add("x", 0x10_0000, bytes, Home::Node(home));
         Directory::new(&mem, m)
+    }
+
+    #[test]
+    fn the_holder_keeps_the_line_until_a_waiting_request_is_granted() {
+        let (m, _, mut d) = setup();
+        let rmw = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
+            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Rmw, cpu, granted)
+        };
+        let Request::Served(_) = rmw(&mut d, 0, 0, false) else {
+            panic!("an idle line serves at once")
+        };
+        // CPU 1 asks while the server is busy with CPU 0's fill: it waits,
+        // and names the turn it waits for.
+        let Request::Waits(Some(turn)) = rmw(&mut d, 1, 1, false) else {
+            panic!("a busy line makes the request wait")
+        };
+        assert_eq!(turn.at, d.free_at(0));
+        // CPU 0 still holds the line: its own increment before the grant hits.
+        let Request::Served(hit) = rmw(&mut d, 0, 2, false) else {
+            panic!("the holder's access before the grant is served")
+        };
+        assert_eq!(hit.class, Class::L1Hit);
+        // Once the server is free, the turn is the waiter's, even against the holder.
+        let free = d.free_at(0);
+        assert_eq!(rmw(&mut d, 0, free, false), Request::Waits(None));
+        assert_eq!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted {
+                waiter: 1,
+                line: 0,
+                more: true
+            }
+        );
+        let Request::Served(granted) = rmw(&mut d, 1, free, true) else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(granted.class, Class::LclHitm);
+        assert_eq!(granted.done, free + m.node_ps + m.rmw_ps);
+        // The next turn, when the transfer frees the server, is CPU 0's.
+        assert_eq!(d.turn(&m, turn.queue, free), Turn::Busy(d.free_at(0)));
+        let later = d.free_at(0);
+        let Turn::Granted {
+            waiter: 0,
+            more: false,
+            ..
+        } = d.turn(&m, turn.queue, later)
+        else {
+            panic!("the holder's waiting request is next")
+        };
     }
 
     #[test]
