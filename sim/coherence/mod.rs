@@ -334,25 +334,39 @@ impl Directory {
         waiter: u32,
         granted: bool,
     ) -> Request {
-        let l = &mut self.lines[line as usize];
+        let l = &self.lines[line as usize];
         if !granted && (l.queue != 0 || now < l.free_at) {
-            l.age(&m.hierarchy, &self.fills);
-            let c = m.core_of(cpu) as u16;
-            let domain = m.llc_of(cpu);
-            let hit = match kind {
-                AccessKind::Read => l.owner == c || l.sharers.contains(c),
-                AccessKind::Write | AccessKind::Rmw => l.owner == c,
-            };
-            let waits = if now >= l.free_at {
-                true
-            } else {
-                !hit && l.holds_server(m, kind, domain)
-            };
-            if waits {
-                return Request::Waits(self.wait_at(line, now, waiter, domain as u16));
+            if let Some(turn) = self.contended(m, cpu, now, line, kind, waiter) {
+                return Request::Waits(turn);
             }
         }
         Request::Served(self.access(m, cpu, now, line, addr, kind))
+    }
+
+    /// A request on a line whose server is busy or has waiters: whether it
+    /// waits (and then the turn to ask for, for the first waiter). Apart
+    /// from `request` so an uncontended access's path stays short.
+    #[cold]
+    #[inline(never)]
+    fn contended(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        kind: AccessKind,
+        waiter: u32,
+    ) -> Option<Option<LineTurn>> {
+        let l = &mut self.lines[line as usize];
+        l.age(&m.hierarchy, &self.fills);
+        let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
+        let hit = match kind {
+            AccessKind::Read => l.owner == c || l.sharers.contains(c),
+            AccessKind::Write | AccessKind::Rmw => l.owner == c,
+        };
+        let waits = now >= l.free_at || (!hit && l.holds_server(m, kind, domain));
+        waits.then(|| self.wait_at(line, now, waiter, domain as u16))
     }
 
     /// Queues a request at its line; the first waiter opens the line's queue.

@@ -133,8 +133,9 @@ impl Engine<'_> {
         if free_at > now {
             return Err(free_at);
         }
-        let Some(out) = self.request(task, now, mem, AccessKind::Read, Redo::Step) else {
+        let Some(out) = self.request(task, now, mem, AccessKind::Read) else {
             // It waits at its line; the step runs again once granted.
+            self.park(task, Redo::Step);
             return Ok(false);
         };
         let o = &mut self.order[cpu as usize];

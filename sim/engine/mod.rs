@@ -62,8 +62,9 @@ enum Wait {
         after: After,
     },
     /// A request waits at its line for the grant; then the task makes it
-    /// again as `Redo` says.
-    AtLine(Redo),
+    /// again as its `Engine::redo` says (kept apart: a lock protocol's
+    /// access is larger than every other state).
+    AtLine,
 }
 
 /// How a task makes its waiting request again once it is granted.
@@ -139,6 +140,8 @@ pub struct Engine<'a> {
     /// Lists of tasks spinning on a line; a line's `watch` is 1 + an index here.
     watchers: Vec<Vec<u32>>,
     free_watchers: Vec<u32>,
+    /// Per task, how it makes its request again when it waits at a line.
+    redo: Vec<Redo>,
     metrics: Metrics,
     window: RunWindow,
     events: u64,
@@ -198,6 +201,7 @@ impl<'a> Engine<'a> {
             clock_reads: vec![Vec::new(); tasks.len()],
             exits: vec![None; tasks.len()],
         };
+        let task_count = tasks.len();
         let tasks = tasks
             .into_iter()
             .zip(on_cpu)
@@ -229,6 +233,7 @@ impl<'a> Engine<'a> {
             locks,
             watchers: Vec::new(),
             free_watchers: Vec::new(),
+            redo: vec![Redo::Step; task_count],
             metrics,
             window,
             events: 0,

@@ -23,7 +23,7 @@ impl Engine<'_> {
                 self.tasks[task as usize].wait = Wait::Running;
                 self.after(task, now, lock, after);
             }
-            Wait::AtLine(_) => unreachable!("a task waiting at a line has no event until granted"),
+            Wait::AtLine => unreachable!("a task waiting at a line has no event until granted"),
         }
     }
 
@@ -36,9 +36,8 @@ impl Engine<'_> {
             Turn::Idle => {}
             Turn::Granted { waiter, line, more } => {
                 let t = &mut self.tasks[waiter as usize];
-                let Wait::AtLine(redo) = t.wait else {
-                    unreachable!("only a task waiting at a line is granted")
-                };
+                debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
+                let redo = self.redo[waiter as usize];
                 t.wait = Wait::Running;
                 t.granted = Some(line);
                 match redo {
@@ -83,7 +82,8 @@ impl Engine<'_> {
             }
         };
         let read_writes = self.dir.writes(line.line);
-        let Some(read) = self.request(task, now, line, AccessKind::Read, Redo::Reread(spin)) else {
+        let Some(read) = self.request(task, now, line, AccessKind::Read) else {
+            self.park(task, Redo::Reread(spin));
             return;
         };
         let done = read.done;
@@ -166,7 +166,9 @@ impl Engine<'_> {
                     // A locked RMW starts once the store buffer drains: it
                     // is asked for now and finishes that much later.
                     let drain = self.fence_pending(task, now).map_or(0, |ready| ready - now);
-                    let out = self.request(task, now, mem, kind, Redo::Follow { lock, next })?;
+                    let Some(out) = self.request(task, now, mem, kind) else {
+                        return self.park(task, Redo::Follow { lock, next });
+                    };
                     (out.done + drain, out.class == Class::L1Hit && drain == 0)
                 };
                 match after {

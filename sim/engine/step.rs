@@ -136,7 +136,9 @@ impl Engine<'_> {
                 if let Some(at) = ready {
                     return self.again_at(task, at);
                 }
-                let out = self.request(task, now, mem, kind, Redo::Step)?;
+                let Some(out) = self.request(task, now, mem, kind) else {
+                    return self.park(task, Redo::Step);
+                };
                 let own_cache = out.class == Class::L1Hit && out.done <= now + self.uncontended_ps;
                 self.go_on(task, out.done, own_cache)
             }
@@ -283,16 +285,15 @@ impl Engine<'_> {
 
     /// One request through the directory; a write wakes the line's
     /// spinners at the moment it completes. None when the request waits at
-    /// its line: the task is parked until the line's turn grants it, and
-    /// then makes it again as `redo` says (a step runs again).
-    #[inline]
+    /// its line: the caller parks the task (`park`) until the line's turn
+    /// grants it.
+    #[inline(always)]
     pub(super) fn request(
         &mut self,
         task: u32,
         now: Ps,
         mem: Mem,
         kind: AccessKind,
-        redo: Redo,
     ) -> Option<coherence::Outcome> {
         let t = &mut self.tasks[task as usize];
         let granted = t.granted.take() == Some(mem.line);
@@ -307,17 +308,25 @@ impl Engine<'_> {
                 Some(out)
             }
             Request::Waits(turn) => {
-                let t = &mut self.tasks[task as usize];
-                t.wait = Wait::AtLine(redo);
-                if redo == Redo::Step {
-                    t.pc -= 1;
-                }
                 if let Some(turn) = turn {
                     self.queue.push(turn.at, LINE_EVENTS + turn.queue);
                 }
                 None
             }
         }
+    }
+
+    /// The task's request waits at its line: it makes it again as `redo`
+    /// says once granted (a step runs again). None: the task goes on in no
+    /// event of its own.
+    pub(super) fn park(&mut self, task: u32, redo: Redo) -> Option<Ps> {
+        let t = &mut self.tasks[task as usize];
+        t.wait = Wait::AtLine;
+        if redo == Redo::Step {
+            t.pc -= 1;
+        }
+        self.redo[task as usize] = redo;
+        None
     }
 
     /// A write to the line is visible at `at`: its spinners look again then.
