@@ -214,10 +214,9 @@ impl Line {
     /// or a snooped sharer serves. A read from memory, or of a copy an
     /// inclusive LLC holds, only takes the read occupancy (it pipelines).
     fn holds_server(&self, m: &Machine, kind: AccessKind, domain: u32) -> bool {
-        kind != AccessKind::Read
-            || self.owner != NO_CPU
-            || (!self.sharers.is_empty()
-                && !(m.hierarchy.llc_inclusive && self.shared_in(m, domain)))
+        let pipelines =
+            self.sharers.is_empty() || (m.hierarchy.llc_inclusive && self.shared_in(m, domain));
+        kind != AccessKind::Read || self.owner != NO_CPU || !pipelines
     }
 
     /// The copies left the LLC domain that last held them, if it has filled
