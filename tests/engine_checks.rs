@@ -2,16 +2,19 @@
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
 use futexsim::analysis::ticket_lock::TicketLockModel;
+use futexsim::coherence::probe::contended_rmw_ns;
 use futexsim::coherence::AccessKind;
 use futexsim::engine::{Engine, Outcome, SchedLayout};
 use futexsim::kernel::core::{FutexSystem, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
-use futexsim::machine::{presets::preset as machine, LockKind, Machine, TaskPlacement};
+use futexsim::machine::{presets::preset as machine, Grants, LockKind, Machine, TaskPlacement};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
-use futexsim::task::{Affinity, FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec};
+use futexsim::task::{
+    Affinity, AtomicOp, FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec, UserWord,
+};
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -989,4 +992,71 @@ fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_later() {
     );
     assert!(long_done > step + 2 * k.slice, "{long_done}");
     assert!(long_done < 2 * step + k.tick, "{long_done}");
+}
+
+/// A thread that adds to one shared word back to back, forever.
+struct Increment(Mem);
+impl Program for Increment {
+    fn next_op(&mut self) -> Op {
+        let word = UserWord {
+            mem: self.0,
+            kind: KeyKind::Private,
+        };
+        Op::Atomic(word, AtomicOp::Add(1))
+    }
+}
+
+/// ns between increments when `cpus` add to one word through the engine.
+fn increment_ns(m: &Machine, cpus: &[u32]) -> f64 {
+    let window = RunWindow {
+        warmup: MS / 1000,
+        duration: MS / 100,
+    };
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        cpus.iter()
+            .map(|_| Box::new(Increment(word(0))) as Box<dyn Program>)
+            .collect()
+    };
+    let design = table("fixed-256").unwrap();
+    let o = run_process(m, &design, LockKind::Queued, cpus, programs, window);
+    window.duration as f64 / 1000.0 / total_ops(&o) as f64
+}
+
+#[test]
+fn contended_increments_wait_for_their_grant_as_the_directory_arbitrates() {
+    // Where requests wait for their grant, the engine parks each increment
+    // that finds the line busy until the line's turn grants it, so what it
+    // runs is what the directory's own probe predicts, on one socket and
+    // across two, and a socket that keeps the line for a batch of grants
+    // crosses less and runs faster.
+    let with_batch = |batch| {
+        let mut spec = machine("icx-2s").unwrap();
+        spec.coherence.grants = Grants::WhenFree;
+        spec.coherence.local_batch = Some(batch);
+        Machine::new(spec).unwrap()
+    };
+    let m = with_batch(0);
+    let other = (1..m.cpus()).find(|&c| m.llc_of(c) != m.llc_of(0)).unwrap();
+    let one_socket = [0, 1, 2, 3];
+    let both = [0, 1, other, other + 1];
+    for cpus in [&one_socket, &both] {
+        let engine = increment_ns(&m, cpus);
+        let probe = contended_rmw_ns(&m, cpus, 400);
+        assert!(
+            (engine / probe - 1.0).abs() < 0.05,
+            "{cpus:?}: {engine:.1} ns an increment in the engine, {probe:.1} in the probe"
+        );
+    }
+    let local = increment_ns(&m, &one_socket);
+    let across = increment_ns(&m, &both);
+    assert!(
+        across > 1.3 * local,
+        "{across:.1} ns across sockets, {local:.1} on one"
+    );
+    let crossing_each = increment_ns(&with_batch(1), &both);
+    let batched = increment_ns(&with_batch(2), &both);
+    assert!(
+        batched < crossing_each,
+        "a batch of 2: {batched:.1} ns, of 1: {crossing_each:.1}"
+    );
 }

@@ -22,7 +22,7 @@ use stats::Pending;
 pub use stats::{LineStats, OffsetStats, Totals};
 
 use crate::huge_pages;
-use crate::machine::{Machine, Ps};
+use crate::machine::{Grants, Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::prefetch_whole;
 use serde::{Deserialize, Serialize};
@@ -334,7 +334,7 @@ impl Directory {
         granted: bool,
     ) -> Request {
         let l = &self.lines[line as usize];
-        if !granted && (l.queue != 0 || now < l.free_at) {
+        if !granted && (l.queue != 0 || now < l.free_at) && m.hierarchy.grants == Grants::WhenFree {
             if let Some(turn) = self.contended(m, cpu, now, line, kind, waiter) {
                 return Request::Waits(turn);
             }
@@ -721,6 +721,14 @@ mod tests {
     use crate::machine::Ps;
     use crate::memory::Home;
 
+    fn waiting_setup() -> (Machine, Directory) {
+        let m = machine_with("icx-2s", |s| s.coherence.grants = Grants::WhenFree);
+        let mut mem = MemoryMap::new(64);
+        mem.add("x", 0x1000, 4096, Home::Node(0));
+        let d = Directory::new(&mem, &m);
+        (m, d)
+    }
+
     fn setup() -> (Machine, MemoryMap, Directory) {
         let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
         let mut mem = MemoryMap::new(64);
@@ -812,7 +820,7 @@ mod tests {
 
     #[test]
     fn the_holder_keeps_the_line_until_a_waiting_request_is_granted() {
-        let (m, _, mut d) = setup();
+        let (m, mut d) = waiting_setup();
         let rmw = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
             d.request(&m, cpu, now, 0, 0x1000, AccessKind::Rmw, cpu, granted)
         };

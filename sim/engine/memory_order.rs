@@ -88,20 +88,20 @@ impl Engine<'_> {
     /// A plain store: it retires into the store buffer and the task goes
     /// on; the line is asked for now and the value is visible, spinners
     /// woken, when it commits in order. Without a store buffer the task
-    /// waits for the line.
-    pub(super) fn store(&mut self, task: u32, now: Ps, mem: Mem) -> Stored {
+    /// waits for the line. None when the line's request waits for its
+    /// grant: the task waits with it (its commit, and every later one, is
+    /// known only then).
+    pub(super) fn store(&mut self, task: u32, now: Ps, mem: Mem) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
-        let out = self
-            .dir
-            .access(self.m, cpu, now, mem.line, mem.addr, AccessKind::Write);
+        let out = self.ask(task, now, mem, AccessKind::Write)?;
         let l1 = self.m.l1_ps;
         let o = &mut self.order[cpu as usize];
         if o.commits.is_empty() {
             self.wake_spinners(mem.line, out.done);
-            return Stored {
+            return Some(Stored {
                 at: out.done,
                 at_once: out.class == Class::L1Hit,
-            };
+            });
         }
         // A full buffer holds the store until its oldest entry drains.
         let slot = &mut o.commits[o.next_store];
@@ -111,10 +111,10 @@ impl Engine<'_> {
         o.committed_by = commit;
         o.next_store = (o.next_store + 1) % o.commits.len();
         self.wake_spinners(mem.line, commit);
-        Stored {
+        Some(Stored {
             at: retire,
             at_once: retire <= now + l1,
-        }
+        })
     }
 
     /// Issues a load the next steps do not depend on: it takes a free

@@ -160,7 +160,9 @@ impl Engine<'_> {
             } => {
                 let (at, own_cache) = if posted {
                     // A plain store retires into the store buffer.
-                    let stored = self.store(task, now, mem);
+                    let Some(stored) = self.store(task, now, mem) else {
+                        return self.park(task, Redo::Follow { lock, next });
+                    };
                     (stored.at, stored.at_once)
                 } else {
                     // A locked RMW starts once the store buffer drains: it

@@ -125,7 +125,9 @@ impl Engine<'_> {
                 None
             }
             Step::Access(mem, AccessKind::Write) => {
-                let stored = self.store(task, now, mem);
+                let Some(stored) = self.store(task, now, mem) else {
+                    return self.park(task, Redo::Step);
+                };
                 self.go_on(task, stored.at, stored.at_once)
             }
             Step::Access(mem, kind) => {
@@ -235,6 +237,12 @@ impl Engine<'_> {
 
     /// spin_unlock: the hold time, the protocol's release, the store.
     fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
+        // The release is a plain store (smp_store_release): the store
+        // buffer's order is the release order. The lock is held until the
+        // release's line is granted to it.
+        let Some(stored) = self.store(task, now, lock.word) else {
+            return self.park(task, Redo::Step);
+        };
         if self.window.counts(now) {
             let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
             self.metrics.locks.hold_ps += held;
@@ -242,9 +250,6 @@ impl Engine<'_> {
                 self.metrics.workload_lock(l).hold_ps += held;
             }
         }
-        // The release is a plain store (smp_store_release): the store
-        // buffer's order is the release order.
-        let stored = self.store(task, now, lock.word);
         let word_writes = self.dir.writes(lock.word.line);
         self.locks.release(lock.id, task, word_writes);
         self.go_on(task, stored.at, stored.at_once)
@@ -295,18 +300,30 @@ impl Engine<'_> {
         mem: Mem,
         kind: AccessKind,
     ) -> Option<coherence::Outcome> {
+        let out = self.ask(task, now, mem, kind)?;
+        if kind != AccessKind::Read {
+            self.wake_spinners(mem.line, out.done);
+        }
+        Some(out)
+    }
+
+    /// The directory's answer to the task's request: served, or None when
+    /// it waits at its line (the first waiter asks for the line's turn).
+    #[inline(always)]
+    pub(super) fn ask(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        kind: AccessKind,
+    ) -> Option<coherence::Outcome> {
         let t = &mut self.tasks[task as usize];
         let granted = t.granted.take() == Some(mem.line);
         let asked = self
             .dir
             .request(self.m, t.cpu, now, mem.line, mem.addr, kind, task, granted);
         match asked {
-            Request::Served(out) => {
-                if kind != AccessKind::Read {
-                    self.wake_spinners(mem.line, out.done);
-                }
-                Some(out)
-            }
+            Request::Served(out) => Some(out),
             Request::Waits(turn) => {
                 if let Some(turn) = turn {
                     self.queue.push(turn.at, LINE_EVENTS + turn.queue);
