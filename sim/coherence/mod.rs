@@ -334,7 +334,7 @@ impl Directory {
         granted: bool,
     ) -> Request {
         let l = &self.lines[line as usize];
-        if !granted && (l.queue != 0 || now < l.free_at) && m.hierarchy.grants == Grants::WhenFree {
+        if m.hierarchy.grants == Grants::WhenFree && !granted && (l.queue != 0 || now < l.free_at) {
             if let Some(turn) = self.contended(m, cpu, now, line, kind, waiter) {
                 return Request::Waits(turn);
             }

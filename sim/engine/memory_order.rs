@@ -91,6 +91,7 @@ impl Engine<'_> {
     /// waits for the line. None when the line's request waits for its
     /// grant: the task waits with it (its commit, and every later one, is
     /// known only then).
+    #[inline]
     pub(super) fn store(&mut self, task: u32, now: Ps, mem: Mem) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
         let out = self.ask(task, now, mem, AccessKind::Write)?;

@@ -318,7 +318,8 @@ impl Engine<'_> {
         kind: AccessKind,
     ) -> Option<coherence::Outcome> {
         let t = &mut self.tasks[task as usize];
-        let granted = t.granted.take() == Some(mem.line);
+        // A grant lapses with the task's next request, on its line or not.
+        let granted = t.granted.is_some() && t.granted.take() == Some(mem.line);
         let asked = self
             .dir
             .request(self.m, t.cpu, now, mem.line, mem.addr, kind, task, granted);
