@@ -297,21 +297,22 @@ fn k_readers_after_one_write_pipeline_or_serialise_as_the_llc_does() {
 /// every 22-24 ns (travisdowns/concurrency-hierarchy-bench results/skl,
 /// "atomic add"), where one core-to-core hop takes 20 ns (i7-6700K,
 /// nviennot/core-to-core-latency): 1.15 hops an increment, queueing and the
-/// atomic's own cost included. No part of the
-/// shipped profiles has a published contended figure, nor has any machine
-/// across sockets: each profile is held to 1.15 of its own measured hop,
-/// on one socket and across two. The one shipped part with a published
-/// contended figure, the Apple M3 Max (11.38 ns an increment with 2 domains,
-/// ocaml-multicore/multicore-bench pull request #25), is a validation case
-/// the model does not meet (it moves the line at every increment, where the
-/// M3 Max keeps it for several), so it is judged there and left out here.
+/// atomic's own cost included. No machine across sockets has a published
+/// contended figure: each profile is held to 1.15 of its own measured hop,
+/// on one socket and across two. The two shipped parts with a published
+/// contended figure of their own, the Apple M3 Max (11.38 ns an increment
+/// with 2 domains, ocaml-multicore/multicore-bench pull request #25) and the
+/// Graviton2 (8.5 ns with 2 threads and 9.4 ns with 16,
+/// travisdowns/concurrency-hierarchy-bench results/g2-16), are validation
+/// cases the model does not meet (it moves the line at every increment,
+/// where those cores do not), so they are judged there and left out here.
 const INCREMENT_PER_HOP: f64 = 23.0 / 20.0;
-const JUDGED_BY_THE_VALIDATION_SUITE: &str = "apple-m3max";
+const JUDGED_BY_THE_VALIDATION_SUITE: &[&str] = &["apple-m3max", "graviton2-64"];
 
 #[test]
 fn contended_rmw_throughput_on_one_socket_and_across_two() {
     let mut failures = Vec::new();
-    for profile in names().filter(|&p| p != JUDGED_BY_THE_VALIDATION_SUITE) {
+    for profile in names().filter(|p| !JUDGED_BY_THE_VALIDATION_SUITE.contains(p)) {
         let m = machine(profile);
         let figures = idle_figures(profile);
         let local = figures

@@ -9,7 +9,9 @@ use futexsim::kernel::core::{FutexSystem, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
-use futexsim::machine::{presets::preset as machine, Grants, LockKind, Machine, TaskPlacement};
+use futexsim::machine::{
+    presets::preset as machine, Grants, LockKind, Machine, MachineSpec, TaskPlacement,
+};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
 use futexsim::task::{
@@ -305,13 +307,14 @@ fn ticket_lock_curves_follow_the_markov_model_below_its_knee() {
     }
 }
 
-#[test]
-fn the_same_seed_gives_a_byte_identical_record() {
-    let s = Scenario {
-        machine: machine("milan-2s").unwrap(),
-        design: table("private-6.17").unwrap(),
+/// perf bench futex hash, 64 futexes a thread, on `spec` with `design`:
+/// 100 us counted after 50 us, seed 3.
+fn perf_hash_64_futexes(spec: MachineSpec, design: &str, threads: u32) -> Scenario {
+    Scenario {
+        machine: spec,
+        design: table(design).unwrap(),
         workload: WorkloadSpec::PerfHash(PerfHash {
-            threads: Some(48),
+            threads: Some(threads),
             futexes: 64,
             ..PerfHash::default()
         }),
@@ -320,7 +323,12 @@ fn the_same_seed_gives_a_byte_identical_record() {
             duration: MS / 10,
         },
         seed: 3,
-    };
+    }
+}
+
+#[test]
+fn the_same_seed_gives_a_byte_identical_record() {
+    let s = perf_hash_64_futexes(machine("milan-2s").unwrap(), "private-6.17", 48);
     let a = serde_json::to_string(&s.simulate().unwrap().0).unwrap();
     let b = serde_json::to_string(&s.simulate().unwrap().0).unwrap();
     assert_eq!(a, b);
@@ -924,20 +932,7 @@ fn a_pinned_workload_runs_the_same_placed_or_not() {
     let scenario = |placement| {
         let mut spec = machine("milan-2s").unwrap();
         spec.scheduler.placement = placement;
-        Scenario {
-            machine: spec,
-            design: table("v6.16").unwrap(),
-            workload: WorkloadSpec::PerfHash(PerfHash {
-                threads: Some(300),
-                futexes: 64,
-                ..PerfHash::default()
-            }),
-            window: RunWindow {
-                warmup: MS / 20,
-                duration: MS / 10,
-            },
-            seed: 3,
-        }
+        perf_hash_64_futexes(spec, "v6.16", 300)
     };
     let record = |placement| scenario(placement).simulate().unwrap().0;
     let (pinned, placed) = (record(TaskPlacement::Pinned), record(TaskPlacement::Placed));

@@ -59,15 +59,49 @@ fn wake_parallel_wakes_every_waiter_exactly_once() {
         }),
         rounds(3, settle),
     );
-    // A blocked thread's wait and its sleep to the next round, a waker's
-    // sleep and its wake: two ops each per round, for every task.
-    assert_eq!((r.min_thread_ops, r.max_thread_ops), (6, 6), "{r:?}");
+    // Per round, a blocked thread's wait and its sleep to the next round:
+    // 2 ops; the main thread's sleep, then as the barrier's last arrival a
+    // load, an add, the reset, the round's add and the wake of all: 6; a
+    // waker's sleep until perf creates it, its barrier (a load, an add, the
+    // wait and a load of the round), its wake, the timestamp after it and
+    // its sleep to the next round: 8, and in the round the window ends in,
+    // its sleep until created and the barrier's load and add before it
+    // waits there.
+    assert_eq!(
+        (r.min_thread_ops, r.max_thread_ops),
+        (6, 3 * 8 + 3),
+        "{r:?}"
+    );
     assert_eq!(metric(&r, "waker calls"), f64::from(3 * wakers));
     assert_eq!(metric(&r, "woken per waker"), f64::from(threads / wakers));
-    assert_eq!(r.asleep_at_end, u64::from(threads));
-    // Four wakers on one bucket lock wait for each other.
+    assert_eq!(r.asleep_at_end, u64::from(threads + wakers));
     assert!(metric(&r, "per-waker latency") > 0.0);
+    // The 32 blocked threads, going to sleep at once, wait for each other.
     assert!(r.locks.contended > 0, "{:?}", r.locks);
+}
+
+#[test]
+fn wake_parallel_wakers_leave_the_barrier_one_wake_up_apart() {
+    // perf's wakers pass a pthread barrier whose last arrival wakes them one
+    // try_to_wake_up after another, so each meets the bucket lock nearly
+    // alone: a waker's latency hardly grows with the number of wakers, where
+    // wakers that started at one instant would queue on the lock, the
+    // mean waker waiting for half of the others' hand-offs.
+    let latency = |threads| {
+        let r = run(
+            WorkloadSpec::PerfWakeParallel(PerfWakeParallel {
+                threads: Some(threads),
+                wakers: None,
+                shared: false,
+                settle_us: 200,
+            }),
+            rounds(2, 200),
+        );
+        assert_eq!(metric(&r, "woken per waker"), 1.0);
+        metric(&r, "per-waker latency")
+    };
+    let (two, many) = (latency(2), latency(32));
+    assert!(many < 1.5 * two, "2 wakers {two} ms, 32 wakers {many} ms");
 }
 
 #[test]

@@ -110,7 +110,11 @@ impl Engine<'_> {
         let commit = out.done.max(o.committed_by).max(o.loads_done);
         *slot = commit;
         o.committed_by = commit;
-        o.next_store = (o.next_store + 1) % o.commits.len();
+        // A compare, not a modulo: a division would cost more than the rest of the store.
+        o.next_store += 1;
+        if o.next_store == o.commits.len() {
+            o.next_store = 0;
+        }
         self.wake_spinners(mem.line, commit);
         Some(Stored {
             at: retire,

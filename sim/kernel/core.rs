@@ -14,6 +14,7 @@ use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::Ps;
 use crate::memory::{Arena, Home, Mem, MemoryMap, RegionId};
+use std::collections::hash_map::Entry;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +78,11 @@ pub(super) struct InFlight {
     pub(super) key: FutexKey,
     /// The bucket the task is queued on, or works under.
     pub(super) bucket: Bucket,
+    /// That bucket's lock and `waiters` field (None where the design has
+    /// none), resolved once: the op's steps name them again and again, and
+    /// resolving one walks the table and its region.
+    pub(super) lock: LockRef,
+    pub(super) waiters: Option<Mem>,
 }
 
 /// A held PI futex (pi.rs): its owner, and the `futex_pi_state` the first
@@ -339,9 +345,10 @@ impl FutexSystem {
 
     /// futex_hb_waiters_inc before the bucket lock: the task counts as a
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
-    pub(super) fn waiters_inc(&mut self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
+    /// `waiters` is the bucket's field, where the design has it.
+    pub(super) fn waiters_inc(&mut self, bucket: Bucket, waiters: Option<Mem>, s: &mut Script) {
         *self.in_transit.entry(bucket).or_default() += 1;
-        if let Some(w) = self.field(memory, bucket, FieldName::Waiters) {
+        if let Some(w) = waiters {
             s.push(Step::Access(w, AccessKind::Rmw));
         }
     }
@@ -349,27 +356,22 @@ impl FutexSystem {
     /// The task that incremented `waiters` has queued, or dropped the count
     /// again (its RMW scripted by the caller).
     pub(super) fn waiters_arrived(&mut self, bucket: Bucket) {
-        if let Some(n) = self.in_transit.get_mut(&bucket) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.in_transit.remove(&bucket);
+        // One lookup for the count and its removal: every futex_wait comes here.
+        if let Entry::Occupied(mut n) = self.in_transit.entry(bucket) {
+            if *n.get() <= 1 {
+                n.remove();
+            } else {
+                *n.get_mut() -= 1;
             }
         }
     }
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
     /// the lock released, in the era's order.
-    pub(super) fn unlock_and_drop_waiter(
-        &mut self,
-        memory: &MemoryMap,
-        bucket: Bucket,
-        s: &mut Script,
-    ) {
-        self.waiters_arrived(bucket);
-        let unlock = Step::Unlock(self.lock_of(memory, bucket));
-        let dec = self
-            .field(memory, bucket, FieldName::Waiters)
-            .map(|w| Step::Access(w, AccessKind::Rmw));
+    pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
+        self.waiters_arrived(f.bucket);
+        let unlock = Step::Unlock(f.lock);
+        let dec = f.waiters.map(|w| Step::Access(w, AccessKind::Rmw));
         if self.hash.design.path.waiters_dec_before_unlock {
             s.extend(dec);
             s.push(unlock);
@@ -385,10 +387,10 @@ impl FutexSystem {
         bucket: Bucket,
         field: FieldName,
     ) -> Option<Mem> {
-        let addr = self.hash.field_addr(bucket, field)?;
+        let (addr, region) = self.hash.field_in(bucket, field)?;
         Some(Mem {
             addr,
-            line: memory.line_in(self.hash.instance(bucket.table).region, addr),
+            line: memory.line_in(region, addr),
         })
     }
 

@@ -195,6 +195,9 @@ pub struct FutexHash {
     pub lives: Vec<PrivateLife>,
     /// ilog2 of one global instance's slots: the node is taken from the bits above.
     global_shift: u32,
+    /// Each field's offset in a bucket, by `FieldName`: an op's every step
+    /// names a field, and the design lists its fields in any order.
+    field_offsets: [Option<u32>; FieldName::ALL.len()],
 }
 
 /// The most bytes all of a design's tables may take together: far beyond
@@ -380,6 +383,7 @@ impl FutexHash {
             headers,
             lives,
             global_shift: global_slots.trailing_zeros(),
+            field_offsets: FieldName::ALL.map(|f| design.bucket.field(f).map(|f| f.offset)),
         })
     }
 
@@ -509,8 +513,17 @@ impl FutexHash {
     /// Byte address of one field of a bucket, None if the design lacks it.
     #[inline]
     pub fn field_addr(&self, b: Bucket, field: FieldName) -> Option<u64> {
-        let f = self.design.bucket.field(field)?;
-        Some(self.bucket_addr(b) + u64::from(f.offset))
+        self.field_in(b, field).map(|(addr, _)| addr)
+    }
+
+    /// Byte address of one field of a bucket and the region it lies in,
+    /// None if the design lacks the field.
+    #[inline]
+    pub fn field_in(&self, b: Bucket, field: FieldName) -> Option<(u64, RegionId)> {
+        let offset = self.field_offsets[field as usize]?;
+        let t = self.instance(b.table);
+        let bucket = t.base + u64::from(b.index) * u64::from(self.design.bucket.size);
+        Some((bucket + u64::from(offset), t.region))
     }
 
     /// Which bucket and field a byte of a table belongs to (for reports).

@@ -23,28 +23,16 @@ pub const EPERM: i64 = -1;
 
 impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
-    pub(super) fn begin_lock_pi(
-        &mut self,
-        memory: &MemoryMap,
-        bucket: Bucket,
-        uaddr: Mem,
-        s: &mut Script,
-    ) {
-        self.waiters_inc(memory, bucket, s);
-        s.push(Step::Lock(self.lock_of(memory, bucket)));
+    pub(super) fn begin_lock_pi(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
+        self.waiters_inc(f.bucket, f.waiters, s);
+        s.push(Step::Lock(f.lock));
         s.push(Step::Access(uaddr, AccessKind::Read));
         s.push(Step::Decide(Decision::LockPiAtomic));
     }
 
     /// futex_unlock_pi takes the bucket lock directly and reads the word.
-    pub(super) fn begin_unlock_pi(
-        &self,
-        memory: &MemoryMap,
-        bucket: Bucket,
-        uaddr: Mem,
-        s: &mut Script,
-    ) {
-        s.push(Step::Lock(self.lock_of(memory, bucket)));
+    pub(super) fn begin_unlock_pi(&self, f: &InFlight, uaddr: Mem, s: &mut Script) {
+        s.push(Step::Lock(f.lock));
         s.push(Step::Access(uaddr, AccessKind::Read));
         s.push(Step::Decide(Decision::UnlockPiHandOver));
     }
@@ -60,8 +48,8 @@ impl FutexSystem {
         uaddr: Mem,
         s: &mut Script,
     ) -> i64 {
-        let lock = self.lock_of(memory, f.bucket);
-        let waiters = self.field(memory, f.bucket, FieldName::Waiters);
+        let lock = f.lock;
+        let waiters = f.waiters;
         s.push(Step::Access(uaddr, AccessKind::Rmw));
         let cache = self.pi_state_cache[task as usize];
         let Some(state) = self.pi.get_mut(&f.key) else {
@@ -72,7 +60,7 @@ impl FutexSystem {
                     object: None,
                 },
             );
-            self.unlock_and_drop_waiter(memory, f.bucket, s);
+            self.unlock_and_drop_waiter(&f, s);
             return 0;
         };
         // attach_to_pi_owner initialises the waiter's cached pi_state;
@@ -107,13 +95,12 @@ impl FutexSystem {
     /// the word, and it is woken.
     pub(super) fn unlock_pi_hand_over(
         &mut self,
-        memory: &MemoryMap,
         task: u32,
         f: InFlight,
         uaddr: Mem,
         s: &mut Script,
     ) -> i64 {
-        let lock = self.lock_of(memory, f.bucket);
+        let lock = f.lock;
         let owned = self.pi.get(&f.key).is_some_and(|p| p.owner == task);
         if !owned {
             s.push(Step::Unlock(lock));

@@ -28,7 +28,7 @@ impl FutexSystem {
         let (_, hb2) = self.hash_key(memory, task, uaddr2, kind, s);
         // futex_hb_waiters_inc(hb2): a wake on the second word must not miss
         // waiters that are on their way over.
-        self.waiters_inc(memory, hb2, s);
+        self.waiters_inc(hb2, self.field(memory, hb2, FieldName::Waiters), s);
         for lock in self.double_lock_order(f.bucket, hb2) {
             s.push(Step::Lock(self.lock_of(memory, lock)));
         }

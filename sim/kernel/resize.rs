@@ -519,10 +519,8 @@ impl FutexSystem {
                 // __futex_hash of the key in the new table.
                 s.push(Step::Compute(Cost::Jhash2));
                 let to = self.hash.futex_hash_in(&w.key, None, Some(new)).bucket;
-                s.extend(
-                    self.field(memory, to, FieldName::Waiters)
-                        .map(|m| Step::Access(m, AccessKind::Rmw)),
-                );
+                let to_waiters = self.field(memory, to, FieldName::Waiters);
+                s.extend(to_waiters.map(|m| Step::Access(m, AccessKind::Rmw)));
                 let to_lock = self.lock_of(memory, to);
                 s.push(Step::Lock(to_lock));
                 // plist_add at the tail, then `lock_ptr`, both in the futex_q.
@@ -543,6 +541,8 @@ impl FutexSystem {
                 s.push(Step::Unlock(to_lock));
                 if let Some(f) = self.in_flight[w.task as usize].as_mut() {
                     f.bucket = to;
+                    f.lock = to_lock;
+                    f.waiters = to_waiters;
                 }
                 moved += 1;
             }

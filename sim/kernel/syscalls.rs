@@ -5,6 +5,7 @@
 
 use super::core::{FutexOp, FutexSystem, InFlight};
 use super::script::{Decision, Script};
+use super::table::FieldName;
 use crate::machine::Ps;
 use crate::memory::MemoryMap;
 
@@ -14,13 +15,20 @@ impl FutexSystem {
         self.now = now;
         let (uaddr, kind) = op.uaddr();
         let (key, bucket) = self.enter(memory, task, uaddr, kind, s);
-        self.in_flight[task as usize] = Some(InFlight { op, key, bucket });
+        let f = InFlight {
+            op,
+            key,
+            bucket,
+            lock: self.lock_of(memory, bucket),
+            waiters: self.field(memory, bucket, FieldName::Waiters),
+        };
+        self.in_flight[task as usize] = Some(f);
         match op {
-            FutexOp::Wait { uaddr, .. } => self.begin_wait(memory, bucket, uaddr, s),
-            FutexOp::Wake { .. } => self.begin_wake(memory, bucket, s),
+            FutexOp::Wait { uaddr, .. } => self.begin_wait(&f, uaddr, s),
+            FutexOp::Wake { .. } => self.begin_wake(&f, s),
             FutexOp::CmpRequeue { .. } => self.begin_requeue(memory, task, s),
-            FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(memory, bucket, uaddr, s),
-            FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(memory, bucket, uaddr, s),
+            FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(&f, uaddr, s),
+            FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(&f, uaddr, s),
         }
     }
 
@@ -44,9 +52,7 @@ impl FutexSystem {
             (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {
                 Some(self.wait_compare(memory, task, f, val, s))
             }
-            (Decision::WakeCheckWaiters, FutexOp::Wake { .. }) => {
-                self.wake_check_waiters(memory, f, s)
-            }
+            (Decision::WakeCheckWaiters, FutexOp::Wake { .. }) => self.wake_check_waiters(f, s),
             (Decision::WakeWalk, FutexOp::Wake { nr, .. }) => {
                 Some(self.wake_walk(memory, f, nr, s))
             }
@@ -57,7 +63,7 @@ impl FutexSystem {
                 Some(self.lock_pi_atomic(memory, task, f, uaddr, s))
             }
             (Decision::UnlockPiHandOver, FutexOp::UnlockPi { uaddr, .. }) => {
-                Some(self.unlock_pi_hand_over(memory, task, f, uaddr, s))
+                Some(self.unlock_pi_hand_over(task, f, uaddr, s))
             }
             (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
         };

@@ -4,38 +4,30 @@
 //! the engine's.
 
 use super::core::{FutexSystem, InFlight, EAGAIN};
-use super::futex_hash::Bucket;
 use super::script::{Cost, Decision, Script, Step};
-use super::table::FieldName;
 use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
 
 impl FutexSystem {
-    pub(super) fn begin_wait(
-        &mut self,
-        memory: &MemoryMap,
-        bucket: Bucket,
-        uaddr: Mem,
-        s: &mut Script,
-    ) {
+    pub(super) fn begin_wait(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
         // hb_waiters_inc: an atomic with a full barrier, before the lock.
-        self.waiters_inc(memory, bucket, s);
-        s.push(Step::Lock(self.lock_of(memory, bucket)));
+        self.waiters_inc(f.bucket, f.waiters, s);
+        s.push(Step::Lock(f.lock));
         // The compare needs the word, but the queueing stores after it do
         // not wait for it: they commit behind it, the unlock included.
         s.push(Step::Load(uaddr));
         s.push(Step::Decide(Decision::WaitCompare));
     }
 
-    pub(super) fn begin_wake(&self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
-        match self.field(memory, bucket, FieldName::Waiters) {
+    pub(super) fn begin_wake(&self, f: &InFlight, s: &mut Script) {
+        match f.waiters {
             // 3.14+: a barrier and a read of `waiters`; no lock if nobody waits.
             Some(w) => {
                 s.push(Step::Access(w, AccessKind::Read));
                 s.push(Step::Decide(Decision::WakeCheckWaiters));
             }
             None => {
-                s.push(Step::Lock(self.lock_of(memory, bucket)));
+                s.push(Step::Lock(f.lock));
                 s.push(Step::Decide(Decision::WakeWalk));
             }
         }
@@ -51,9 +43,9 @@ impl FutexSystem {
         val: u32,
         s: &mut Script,
     ) -> i64 {
-        let lock = self.lock_of(memory, f.bucket);
+        let lock = f.lock;
         if self.value_of(&f.key) != val {
-            self.unlock_and_drop_waiter(memory, f.bucket, s);
+            self.unlock_and_drop_waiter(&f, s);
             return EAGAIN;
         }
         self.queue(memory, task, f.bucket, f.key, s);
@@ -69,14 +61,9 @@ impl FutexSystem {
     /// the op goes on to that decision). `waiters` counts a task from its
     /// increment before the lock, so a waker sees one that has not queued
     /// yet, or is about to give up, and takes the lock for nothing.
-    pub(super) fn wake_check_waiters(
-        &self,
-        memory: &MemoryMap,
-        f: InFlight,
-        s: &mut Script,
-    ) -> Option<i64> {
+    pub(super) fn wake_check_waiters(&self, f: InFlight, s: &mut Script) -> Option<i64> {
         if self.waiters_pending(f.bucket) {
-            s.push(Step::Lock(self.lock_of(memory, f.bucket)));
+            s.push(Step::Lock(f.lock));
             s.push(Step::Decide(Decision::WakeWalk));
             return None;
         }
@@ -92,7 +79,7 @@ impl FutexSystem {
         nr: u32,
         s: &mut Script,
     ) -> i64 {
-        let lock = self.lock_of(memory, f.bucket);
+        let lock = f.lock;
         let woken = self.unqueue_matches(memory, f.bucket, &f.key, nr, s);
         s.push(Step::Unlock(lock));
         let n = woken.len() as i64;

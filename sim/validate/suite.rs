@@ -10,6 +10,10 @@ pub const CASES: &str = include_str!("../../configs/validation/cases.toml");
 /// Each config as the cases name it (relative to the cases file), and its text.
 pub const CONFIGS: &[(&str, &str)] = &[
     (
+        "../atomic-incr-graviton2.toml",
+        include_str!("../../configs/atomic-incr-graviton2.toml"),
+    ),
+    (
         "../atomic-incr-m3max.toml",
         include_str!("../../configs/atomic-incr-m3max.toml"),
     ),

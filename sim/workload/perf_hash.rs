@@ -105,7 +105,11 @@ impl Worker {
 impl Program for Worker {
     fn next_op(&mut self) -> Op {
         let uaddr = self.word(self.next);
-        self.next = (self.next + 1) % self.futexes;
+        // The next of its futexes, round-robin (a compare, not a division).
+        self.next += 1;
+        if self.next == self.futexes {
+            self.next = 0;
+        }
         Op::Futex(FutexOp::Wait {
             uaddr,
             val: WAIT_VAL,

@@ -1,19 +1,35 @@
 //! perf bench futex wake-parallel (tools/perf/bench/futex-wake-parallel.c,
 //! docs/kernel-facts.md §6.2): `-t` threads (one per CPU by default), pinned to
-//! CPU i mod nCPU, block on one futex; after usleep(100000), `-w` waker
-//! threads leave a barrier together and each calls FUTEX_WAKE once for
-//! t/w threads, timing its own call. It prints the mean of the wakers'
-//! times over its rounds: "Avg per-thread latency (waking n/t threads) in X ms".
+//! CPU i mod nCPU, block on one futex; after usleep(100000) the main thread
+//! creates `-w` waker threads, which wait on a pthread barrier of w + 1, and
+//! joins the barrier itself. Each waker, once the barrier lets it go, takes
+//! the time, calls FUTEX_WAKE once for t/w threads and takes the time again.
+//! perf prints the mean of the wakers' times over its rounds: "Avg
+//! per-thread latency (waking n/t threads) in X ms".
+//!
+//! The barrier decides how the wakers meet the bucket lock: glibc's last
+//! arrival (the main thread, which joins after creating every waker) wakes
+//! the others with one FUTEX_WAKE, whose wake-ups run one after another,
+//! so the wakers leave the barrier one try_to_wake_up apart, not at once.
+//! A waker's second timestamp is taken in user space, after the syscall's
+//! return, so it counts a preemption there by a thread its CPU woke.
 //!
 //! The record's ops are every syscall and sleep of every thread; the
 //! benchmark's own figures are the record's `extra`.
 //!
-//! Left out: thread creation and joining (the model's threads block again at
-//! the next round) and the barrier's own cost: the wakers start at the same
-//! instant. perf lets the scheduler place the wakers; the model spreads them
-//! evenly over the CPUs, whose pinned threads are asleep while they run.
+//! Left out: thread creation, exit and joining (the model's blocked threads
+//! block again and its wakers wait at the barrier again at the next round).
+//! perf lets the scheduler place the wakers and its main thread; the model
+//! spreads the wakers evenly over the CPUs, whose pinned threads are asleep
+//! while they run, and runs the main thread on CPU 0. Wakers and blocked
+//! threads both queue in creation order, so the n-th waker wakes the n-th
+//! blocked thread: the model puts waker n half the machine away from it, so
+//! that, as for nearly every waker perf's scheduler places, the thread it
+//! wakes is on another CPU (on its own CPU, the wake would need no IPI and
+//! the woken thread would preempt the waker before its second timestamp).
 
 use super::WorkloadError;
+use super::pthread::{Barrier, BarrierWait, Primitive};
 use super::rounds::{
     default_settle_us, key_kind, mean, ms, perf_threads, validate_settle, Blocked, Rounds,
 };
@@ -21,7 +37,7 @@ use super::{user_memory, user_words, Setup, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
-use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
+use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -62,46 +78,140 @@ struct WakerCall {
     woken: u64,
 }
 
-/// A waker: wait for the round, then one FUTEX_WAKE of its share.
+/// How far apart perf's main thread creates the wakers, which reach the
+/// barrier in that order. Only the order matters: the barrier holds them
+/// all until the main thread joins it, a settle time later.
+const CREATION_PS: Ps = 1_000_000;
+
+/// Bytes from the 8-aligned end of perf's futex word to its barrier: the
+/// statics declared between them (see `setup`).
+const BARRIER_AFTER_FUTEX: u64 = 8 + 8 + 40 + 2 * 48;
+
+/// Where a waker is in its round.
+enum WakerPhase {
+    /// Not created yet in this round: it comes to the barrier after the
+    /// wakers created before it.
+    Unborn,
+    /// In pthread_barrier_wait.
+    AtBarrier(BarrierWait),
+    /// Left the barrier at `start` (its first timestamp): FUTEX_WAKE next.
+    Leaving { start: Ps, counted: bool },
+    /// The wake returned `woken`: the second timestamp next.
+    Woke { start: Ps, counted: bool, woken: u64 },
+    /// Done for this round: it sleeps until the next one creates it.
+    Resting,
+}
+
+/// A waker: the barrier, one FUTEX_WAKE of its share between two
+/// timestamps, then rest until the next round's barrier.
 struct Waker {
     futex: Mem,
     kind: KeyKind,
     share: u32,
+    barrier: Barrier,
     rounds: Rounds,
     now: Ps,
-    /// Start of the wake in flight, and whether it was counted.
-    waking: Option<(Ps, bool)>,
+    phase: WakerPhase,
+    /// The last op's return, which the barrier's next step branches on,
+    /// and whether it ended in the counted window.
+    last: u32,
+    left_counted: bool,
+    /// How long after a round starts perf has created this waker.
+    created: Ps,
     log: Arc<Mutex<Vec<WakerCall>>>,
 }
 
 impl Program for Waker {
     fn next_op(&mut self) -> Op {
-        match self.waking {
-            None => Op::Sleep(self.rounds.next_timed(self.now) - self.now),
-            Some(_) => Op::Futex(FutexOp::Wake {
-                uaddr: self.futex,
-                nr: self.share,
-                kind: self.kind,
-            }),
+        loop {
+            match &mut self.phase {
+                WakerPhase::AtBarrier(wait) => match wait.next(Some(self.last)) {
+                    Some(op) => return op,
+                    // The barrier returned with the last op: gettimeofday(&start).
+                    None => {
+                        self.phase = WakerPhase::Leaving {
+                            start: self.now,
+                            counted: self.left_counted,
+                        }
+                    }
+                },
+                WakerPhase::Leaving { .. } => {
+                    return Op::Futex(FutexOp::Wake {
+                        uaddr: self.futex,
+                        nr: self.share,
+                        kind: self.kind,
+                    })
+                }
+                // gettimeofday(&end), back in user space.
+                WakerPhase::Woke { .. } => return Op::Compute(0),
+                WakerPhase::Unborn => return Op::Sleep(self.created),
+                WakerPhase::Resting => {
+                    return Op::Sleep(self.rounds.next_start(self.now) - self.now)
+                }
+            }
         }
     }
 
     fn op_returned(&mut self, done: Done) {
         self.now = done.now;
-        self.waking = match self.waking {
-            None => Some((done.now, done.counted)),
-            Some((start, counted)) => {
+        self.last = done.ret as u32;
+        self.left_counted = done.counted;
+        self.phase = match std::mem::replace(&mut self.phase, WakerPhase::Resting) {
+            at @ WakerPhase::AtBarrier(_) => at,
+            WakerPhase::Leaving { start, counted } => WakerPhase::Woke {
+                start,
+                counted,
+                woken: done.ret.max(0) as u64,
+            },
+            WakerPhase::Woke {
+                start,
+                counted,
+                woken,
+            } => {
                 self.log
                     .lock()
                     .expect("one thread runs programs")
                     .push(WakerCall {
                         counted: counted && done.counted,
                         time: done.now - start,
-                        woken: done.ret.max(0) as u64,
+                        woken,
                     });
-                None
+                WakerPhase::Resting
             }
+            WakerPhase::Resting => WakerPhase::Unborn,
+            WakerPhase::Unborn => WakerPhase::AtBarrier(BarrierWait::new(self.barrier)),
         };
+    }
+}
+
+/// perf's main thread: at each round's timed part, the barrier's last
+/// arrival, which wakes the wakers; then it sleeps until the next round.
+struct MainThread {
+    barrier: Barrier,
+    rounds: Rounds,
+    now: Ps,
+    wait: Option<BarrierWait>,
+    last: u32,
+}
+
+impl Program for MainThread {
+    fn next_op(&mut self) -> Op {
+        if let Some(wait) = &mut self.wait {
+            if let Some(op) = wait.next(Some(self.last)) {
+                return op;
+            }
+            self.wait = None;
+        }
+        Op::Sleep(self.rounds.next_timed(self.now) - self.now)
+    }
+
+    fn op_returned(&mut self, done: Done) {
+        self.now = done.now;
+        self.last = done.ret as u32;
+        if self.wait.is_none() {
+            // The sleep is over: the round's timed part begins.
+            self.wait = Some(BarrierWait::new(self.barrier));
+        }
     }
 }
 
@@ -157,13 +267,31 @@ impl Workload for PerfWakeParallel {
         let threads = self.threads(machine);
         let wakers = self.wakers(machine);
         let mms = user_memory::mm_addresses(1, rng);
-        let futex = user_words(
+        // perf's statics in declaration order: the futex word, then a
+        // pointer, a bool, a pthread_mutex_t and two pthread_cond_t (8 + 8
+        // + 40 + 2 x 48 bytes on LP64), then the pthread_barrier_t, whose
+        // `in` and `current_round` words come first (glibc 2.23+).
+        let futex_at = user_memory::perf_static_word(rng);
+        let barrier_at = (futex_at + 4).next_multiple_of(8) + BARRIER_AFTER_FUTEX;
+        let words = user_words(
             memory,
             "perf .bss",
-            &[user_memory::perf_static_word(rng)],
+            &[futex_at, barrier_at, barrier_at + 4],
             machine.node_of(0),
-        )[0];
+        );
+        let futex = words[0];
         let kind = key_kind(self.shared);
+        let barrier = Barrier {
+            arrived: UserWord {
+                mem: words[1],
+                kind,
+            },
+            round: UserWord {
+                mem: words[2],
+                kind,
+            },
+            count: wakers + 1,
+        };
         let rounds = Rounds::new(self.settle_us);
         let log = Arc::new(Mutex::new(Vec::new()));
         let cpus = u64::from(machine.cpus());
@@ -172,23 +300,37 @@ impl Workload for PerfWakeParallel {
             program: Box::new(Blocked::new(futex, kind, rounds)),
         });
         let waking = (0..u64::from(wakers)).map(|j| TaskSpec {
-            cpu: (j * cpus / u64::from(wakers)) as u32,
+            cpu: ((j * cpus / u64::from(wakers) + cpus / 2) % cpus) as u32,
             program: Box::new(Waker {
                 futex,
                 kind,
                 share: threads / wakers,
+                barrier,
                 rounds,
                 now: 0,
-                waking: None,
+                phase: WakerPhase::Unborn,
+                last: 0,
+                left_counted: false,
+                created: j * CREATION_PS,
                 log: log.clone(),
             }),
         });
-        let tasks: Vec<TaskSpec> = blocked.chain(waking).collect();
+        let main = TaskSpec {
+            cpu: 0,
+            program: Box::new(MainThread {
+                barrier,
+                rounds,
+                now: 0,
+                wait: None,
+                last: 0,
+            }),
+        };
+        let tasks: Vec<TaskSpec> = blocked.chain(waking).chain([main]).collect();
         Setup {
             task_process: vec![0; tasks.len()],
             tasks,
             mms,
-            futexes: 1,
+            futexes: 2,
             lock_names: Vec::new(),
             readout: Some(Box::new(move |_, _| {
                 let log = log.lock().expect("the run is over");

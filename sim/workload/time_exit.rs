@@ -130,8 +130,9 @@ impl Default for TimeExit {
     }
 }
 
-/// Work that touches nothing shared, in nanoseconds: estimates for a small
-/// process forked from a small parent, not measurements.
+// Work that touches nothing shared, in nanoseconds: estimates for a small
+// process forked from a small parent, not measurements.
+
 /// zap_pte_range's work per present pte beside its atomics: clear the
 /// pte, the rss count, the tlb gather's slot.
 const ZAP_PTE_NS: u64 = 30;
