@@ -534,13 +534,18 @@ proptest! {
     #[test]
     fn every_acquisition_follows_a_read_of_the_release(
         queued in any::<bool>(),
+        when_free in any::<bool>(),
         threads in 2u32..24,
         spread in 1u32..4,
         hold_ns in 0u64..200,
         think_ns in 0u64..1000,
         seed in any::<u64>(),
     ) {
-        let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+        // Requests granted as made, or waiting at their line for its server
+        // (where a release's store waits in the store buffer).
+        let mut spec = machine("icx-2s").unwrap();
+        spec.coherence.grants = if when_free { Grants::WhenFree } else { Grants::AtIssue };
+        let m = Machine::new(spec).unwrap();
         let lock = if queued { LockKind::Queued } else { LockKind::Ticket };
         // Every `spread`-th CPU: one socket, or both.
         let cpus: Vec<u32> = (0..threads).map(|t| t * spread % m.cpus()).collect();
@@ -691,6 +696,60 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
         rmw,
         m.l1_ps + m.rmw_ps,
         "and the RMW finds nothing to drain"
+    );
+}
+
+#[test]
+fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
+    // Where requests wait for their line's server, CPU 1 takes a word
+    // Modified on the other socket (a transfer that holds the line's
+    // server), and CPU 0 stores to the word while it does. CPU 0's store
+    // waits at the line in its buffer: the task goes on at once, and only
+    // its locked RMW (on a line of its own) waits for the store to drain.
+    let mut spec = machine("icx-2s").unwrap();
+    spec.coherence.grants = Grants::WhenFree;
+    let m = Machine::new(spec).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS / 100,
+    };
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let (shared, own) = (word(0), word(256));
+        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
+        vec![
+            later(vec![
+                Op::Access(own, AccessKind::Write),
+                Op::Sleep(1020 * NS),
+                Op::Clock,
+                Op::Access(shared, AccessKind::Write),
+                Op::Clock,
+                Op::Access(own, AccessKind::Rmw),
+                Op::Clock,
+            ]),
+            later(vec![
+                Op::Sleep(1000 * NS),
+                Op::Access(shared, AccessKind::Write),
+            ]),
+            later(vec![Op::Access(shared, AccessKind::Write)]),
+        ]
+    };
+    let o = run_process(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, 1, 32],
+        programs,
+        window,
+    );
+    let t = &o.timeline.clock_reads[0];
+    let (store, rmw) = (t[1] - t[0], t[2] - t[1]);
+    assert_eq!(store, m.l1_ps, "the store retires into the buffer");
+    // The drain waits for CPU 1's transfer to free the server, then CPU
+    // 0's own from CPU 1.
+    let own_transfer = m.transfer_ps(1, 0);
+    assert!(
+        rmw > own_transfer + m.rmw_ps,
+        "the RMW waits for the store's grant and transfer: {rmw} ps, a transfer is {own_transfer} ps"
     );
 }
 

@@ -333,13 +333,35 @@ impl Directory {
         waiter: u32,
         granted: bool,
     ) -> Request {
-        let l = &self.lines[line as usize];
-        if m.hierarchy.grants == Grants::WhenFree && !granted && (l.queue != 0 || now < l.free_at) {
-            if let Some(turn) = self.contended(m, cpu, now, line, kind, waiter) {
+        if !granted {
+            if let Some(turn) = self.wait_if_busy(m, cpu, now, line, kind, waiter) {
                 return Request::Waits(turn);
             }
         }
         Request::Served(self.access(m, cpu, now, line, addr, kind))
+    }
+
+    /// The waiting half of `request`: whether a request not yet granted
+    /// waits at its line (it is queued, and the first waiter names the
+    /// turn to ask for), without serving one that need not. A caller whose
+    /// request's effect depends on the line's value (a lock's atomic) asks
+    /// this first, decides once it is served, then makes the request.
+    #[inline]
+    pub fn wait_if_busy(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        kind: AccessKind,
+        waiter: u32,
+    ) -> Option<Option<LineTurn>> {
+        let l = &self.lines[line as usize];
+        if m.hierarchy.grants == Grants::WhenFree && (l.queue != 0 || now < l.free_at) {
+            self.contended(m, cpu, now, line, kind, waiter)
+        } else {
+            None
+        }
     }
 
     /// A request on a line whose server is busy or has waiters: whether it

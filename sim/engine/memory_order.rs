@@ -6,18 +6,41 @@
 //! these an op that adds a line to its path pays the line's whole miss in
 //! sequence, which real cores do not.
 //!
-//! A drained store is served by the directory when it is issued (its
-//! ownership request goes out at once, as a core's RFO for a store in its
-//! buffer does) and becomes visible in order: spinners on its line wake
-//! when it commits, after every older store and every older load (TSO
-//! keeps a store behind earlier loads). The directory serves requests in
-//! the order they are made, so a read by another CPU made after the store
-//! returns its value, and a read made before does not: causality holds.
+//! A store is asked of the directory when it is issued (its ownership
+//! request goes out at once, as a core's RFO for a store in its buffer
+//! does) and becomes visible in order: spinners on its line wake when it
+//! commits, after every older store and every older load (TSO keeps a
+//! store behind earlier loads). Where its line's server is busy the store
+//! waits at the line as an entry of the buffer, and the stores after it
+//! wait behind it, unasked (the buffer drains in order); the task goes on.
+//! What a store carries (a lock's release, a hand-on) is published when
+//! the directory serves it, so a read served before it never shows it:
+//! causality holds.
 
-use super::{Engine, Redo};
-use crate::coherence::{AccessKind, Class};
+use super::{Engine, Redo, Wait, LINE_EVENTS};
+use crate::coherence::{AccessKind, Class, Request};
+use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
 use crate::memory::Mem;
+use std::collections::VecDeque;
+
+/// The directory's name for a CPU's store-buffer entry waiting at a line:
+/// apart from every task's (tasks are below LINE_EVENTS).
+pub(super) const STORE_WAITERS: u32 = 1 << 31;
+
+/// A slot of the store buffer whose store has not reached its line: when
+/// it commits is known only at its grant.
+const HELD: Ps = Ps::MAX;
+
+/// A store retired into the buffer that its line has not yet served.
+struct HeldStore {
+    mem: Mem,
+    publishes: Publishes,
+    /// When the loads older than the store complete: it commits after them.
+    after_loads: Ps,
+    /// Its slot in the buffer's ring.
+    slot: usize,
+}
 
 /// One CPU's accesses in flight and the compute it runs.
 pub(super) struct CpuOrder {
@@ -27,6 +50,11 @@ pub(super) struct CpuOrder {
     next_store: usize,
     /// When the youngest store commits: every later one commits after it.
     committed_by: Ps,
+    /// Stores not yet served, oldest first: the first waits at its line.
+    held: VecDeque<HeldStore>,
+    /// A task that waits for the held stores to drain (a fence, a locked
+    /// RMW, a full buffer), if any: it goes on once they have.
+    drain_waiter: Option<u32>,
     /// When each outstanding miss completes (free once past).
     misses: Box<[Ps]>,
     /// When the last issued load completes: a dependent step waits for it.
@@ -45,12 +73,23 @@ impl CpuOrder {
             commits: vec![0; m.store_buffer as usize].into_boxed_slice(),
             next_store: 0,
             committed_by: 0,
+            held: VecDeque::new(),
+            drain_waiter: None,
             misses: vec![0; m.outstanding_misses as usize].into_boxed_slice(),
             loads_done: 0,
             computing_until: 0,
             owed: 0,
         }
     }
+}
+
+/// When a fence (a locked RMW, a lock's first atomic) may start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fence {
+    Now,
+    At(Ps),
+    /// Once stores waiting at their lines are served (known only then).
+    Drain,
 }
 
 /// How a plain store went.
@@ -76,50 +115,184 @@ impl Engine<'_> {
         (done > now).then_some(done)
     }
 
-    /// When a locked RMW (or a fence) may start, if after `now`: once the
-    /// store buffer has drained and the outstanding loads are in.
+    /// When a locked RMW (or a fence) may start: once the store buffer
+    /// has drained and the outstanding loads are in.
     #[inline]
-    pub(super) fn fence_pending(&mut self, task: u32, now: Ps) -> Option<Ps> {
+    pub(super) fn fence_pending(&mut self, task: u32, now: Ps) -> Fence {
         let o = self.order_of(task);
+        if !o.held.is_empty() {
+            return Fence::Drain;
+        }
         let ready = o.committed_by.max(o.loads_done);
-        (ready > now).then_some(ready)
+        if ready > now {
+            Fence::At(ready)
+        } else {
+            Fence::Now
+        }
+    }
+
+    /// The task waits for its CPU's held stores to be served; then it
+    /// makes its step again as `redo` says. None: no event of its own.
+    pub(super) fn await_drain(&mut self, task: u32, redo: Redo) -> Option<Ps> {
+        let cpu = self.tasks[task as usize].cpu as usize;
+        debug_assert!(self.order[cpu].drain_waiter.is_none());
+        self.order[cpu].drain_waiter = Some(task);
+        self.park(task, redo);
+        self.tasks[task as usize].wait = Wait::Drain;
+        None
     }
 
     /// A plain store: it retires into the store buffer and the task goes
     /// on; the line is asked for now and the value is visible, spinners
-    /// woken, when it commits in order. Without a store buffer the task
-    /// waits for the line. None when the line's request waits for its
-    /// grant: the task waits with it (its commit, and every later one, is
-    /// known only then).
+    /// woken, when it commits in order. Where the line's server is busy the
+    /// store waits there in the buffer (and a store behind a waiting one
+    /// waits behind it): the task still goes on. None when the task waits:
+    /// without a store buffer, for the line's grant (`park`); with a full
+    /// buffer whose oldest store is waiting, for the drain (`await_drain`),
+    /// after which it makes the store again as `redo` says.
     #[inline]
-    pub(super) fn store(&mut self, task: u32, now: Ps, mem: Mem) -> Option<Stored> {
+    pub(super) fn store(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        publishes: Publishes,
+        redo: Redo,
+    ) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
-        let out = self.ask(task, now, mem, AccessKind::Write)?;
         let l1 = self.m.l1_ps;
-        let o = &mut self.order[cpu as usize];
-        if o.commits.is_empty() {
+        if self.order[cpu as usize].commits.is_empty() {
+            let Some(out) = self.ask(task, now, mem, AccessKind::Write) else {
+                self.park(task, redo);
+                return None;
+            };
+            self.publish(mem, publishes);
             self.wake_spinners(mem.line, out.done);
             return Some(Stored {
                 at: out.done,
                 at_once: out.class == Class::L1Hit,
             });
         }
+        let o = &mut self.order[cpu as usize];
+        let slot = o.next_store;
         // A full buffer holds the store until its oldest entry drains.
-        let slot = &mut o.commits[o.next_store];
-        let retire = now.max(*slot) + l1;
-        let commit = out.done.max(o.committed_by).max(o.loads_done);
-        *slot = commit;
-        o.committed_by = commit;
+        if o.commits[slot] == HELD {
+            self.await_drain(task, redo);
+            return None;
+        }
+        let retire = now.max(o.commits[slot]) + l1;
         // A compare, not a modulo: a division would cost more than the rest of the store.
         o.next_store += 1;
         if o.next_store == o.commits.len() {
             o.next_store = 0;
         }
-        self.wake_spinners(mem.line, commit);
+        let held = HeldStore {
+            mem,
+            publishes,
+            after_loads: o.loads_done,
+            slot,
+        };
+        if o.held.is_empty() {
+            self.drain_from(cpu, now, held);
+        } else {
+            // Behind a store that waits: asked once that one is served.
+            o.commits[slot] = HELD;
+            o.held.push_back(held);
+        }
         Some(Stored {
             at: retire,
             at_once: retire <= now + l1,
         })
+    }
+
+    /// Asks the line of `store`, the CPU's oldest unserved one, at `now`,
+    /// and then of each held behind it, until one waits at its line.
+    fn drain_from(&mut self, cpu: u32, now: Ps, store: HeldStore) {
+        let mut next = Some(store);
+        while let Some(store) = next.take() {
+            let waiter = STORE_WAITERS + cpu;
+            let asked = self.dir.request(
+                self.m,
+                cpu,
+                now,
+                store.mem.line,
+                store.mem.addr,
+                AccessKind::Write,
+                waiter,
+                false,
+            );
+            match asked {
+                Request::Served(out) => {
+                    self.committed(cpu, &store, out.done);
+                    next = self.order[cpu as usize].held.pop_front();
+                }
+                Request::Waits(turn) => {
+                    if let Some(turn) = turn {
+                        self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                    }
+                    let o = &mut self.order[cpu as usize];
+                    o.commits[store.slot] = HELD;
+                    o.held.push_front(store);
+                    return;
+                }
+            }
+        }
+        self.drained(cpu, now);
+    }
+
+    /// The line granted the CPU's oldest held store at `now`: it is served,
+    /// and the stores behind it drain after it.
+    pub(super) fn store_granted(&mut self, cpu: u32, now: Ps) {
+        let Some(store) = self.order[cpu as usize].held.pop_front() else {
+            unreachable!("a store is granted only while it waits")
+        };
+        let asked = self.dir.request(
+            self.m,
+            cpu,
+            now,
+            store.mem.line,
+            store.mem.addr,
+            AccessKind::Write,
+            STORE_WAITERS + cpu,
+            true,
+        );
+        let Request::Served(out) = asked else {
+            unreachable!("a granted request is served")
+        };
+        self.committed(cpu, &store, out.done);
+        match self.order[cpu as usize].held.pop_front() {
+            Some(next) => self.drain_from(cpu, now, next),
+            None => self.drained(cpu, now),
+        }
+    }
+
+    /// A store the directory served, done at `done`: it commits in order,
+    /// what it carries is published, and its line's spinners wake then.
+    fn committed(&mut self, cpu: u32, store: &HeldStore, done: Ps) {
+        let o = &mut self.order[cpu as usize];
+        let commit = done.max(o.committed_by).max(store.after_loads);
+        o.commits[store.slot] = commit;
+        o.committed_by = commit;
+        self.publish(store.mem, store.publishes);
+        self.wake_spinners(store.mem.line, commit);
+    }
+
+    /// Every store of the CPU has been served: a task waiting for the
+    /// drain goes on.
+    fn drained(&mut self, cpu: u32, now: Ps) {
+        if let Some(task) = self.order[cpu as usize].drain_waiter.take() {
+            self.queue.push(now, task);
+        }
+    }
+
+    /// What a store carries is there for the waiters once the directory
+    /// served it.
+    #[inline]
+    fn publish(&mut self, mem: Mem, publishes: Publishes) {
+        if publishes != Publishes::Nothing {
+            let writes = self.dir.writes(mem.line);
+            self.locks.publish(publishes, writes);
+        }
     }
 
     /// Issues a load the next steps do not depend on: it takes a free

@@ -15,6 +15,8 @@
 //! A request that waits at a busy line (coherence::Request::Waits) parks its
 //! task; the line's turn is an event of its own, so only lines with waiters
 //! cost one, and the turn's grant makes the parked request again, served.
+//! A plain store that waits at its line waits in the store buffer instead,
+//! and its task goes on (memory_order.rs).
 
 mod memory_order;
 pub mod metrics;
@@ -65,6 +67,10 @@ enum Wait {
     /// again as its `Engine::redo` says (kept apart: a lock protocol's
     /// access is larger than every other state).
     AtLine,
+    /// The task waits for its CPU's stores waiting at their lines to be
+    /// served (a fence, or a full store buffer); then it makes its step
+    /// again as its `Engine::redo` says.
+    Drain,
 }
 
 /// How a task makes its waiting request again once it is granted.
@@ -164,8 +170,9 @@ pub struct Engine<'a> {
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
 
 /// Line turns are events LINE_EVENTS + the line's queue. A queue exists
-/// only while a task waits in it, and a task waits in one at most, so
-/// tasks (below LINE_EVENTS) and queues both fit below the ticks.
+/// only while a task or a CPU's store buffer waits in it, and each waits
+/// in one at most, so tasks (below LINE_EVENTS) and queues both fit below
+/// the ticks.
 const LINE_EVENTS: u32 = TICK_EVENTS / 2;
 
 /// Steps a task's script has room for from the start: more than most ops'
@@ -183,7 +190,7 @@ impl<'a> Engine<'a> {
         layout: SchedLayout,
     ) -> Engine<'a> {
         assert!(
-            tasks.len() < LINE_EVENTS as usize,
+            tasks.len() + (m.cpus() as usize) < LINE_EVENTS as usize,
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);

@@ -3,6 +3,7 @@
 //! what it looks at, and what it does next, is the lock protocol's
 //! (kernel::spinlock); this file prices it.
 
+use super::memory_order::{Fence, STORE_WAITERS};
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
@@ -24,6 +25,7 @@ impl Engine<'_> {
                 self.after(task, now, lock, after);
             }
             Wait::AtLine => unreachable!("a task waiting at a line has no event until granted"),
+            Wait::Drain => self.redo(task, now),
         }
     }
 
@@ -35,28 +37,34 @@ impl Engine<'_> {
             Turn::Busy(at) => self.queue.push(at, LINE_EVENTS + queue),
             Turn::Idle => {}
             Turn::Granted { waiter, line, more } => {
-                let t = &mut self.tasks[waiter as usize];
-                debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
-                let redo = self.redo[waiter as usize];
-                t.wait = Wait::Running;
-                t.granted = Some(line);
-                match redo {
-                    Redo::Step => self.step(waiter, now),
-                    Redo::Reread(spin) => {
-                        self.reread(waiter, now, self.watched(waiter, spin), spin)
-                    }
-                    Redo::Follow { lock, next } => {
-                        if let Some(at) = self.follow(waiter, now, lock, next) {
-                            self.step(waiter, at);
-                        }
-                    }
+                if let Some(cpu) = waiter.checked_sub(STORE_WAITERS) {
+                    self.store_granted(cpu, now);
+                } else {
+                    let t = &mut self.tasks[waiter as usize];
+                    debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
+                    t.granted = Some(line);
+                    self.redo(waiter, now);
+                    // A grant not taken (the redo asked for another line
+                    // first) lapses with its task's next request.
+                    self.tasks[waiter as usize].granted = None;
                 }
-                // A grant not taken (the redo asked for another line first)
-                // lapses with its task's next request.
-                self.tasks[waiter as usize].granted = None;
                 if more {
                     let at = self.dir.free_at(line).max(now);
                     self.queue.push(at, LINE_EVENTS + queue);
+                }
+            }
+        }
+    }
+
+    /// The task's wait is over: it makes its request again as it parked it.
+    fn redo(&mut self, task: u32, now: Ps) {
+        self.tasks[task as usize].wait = Wait::Running;
+        match self.redo[task as usize] {
+            Redo::Step => self.step(task, now),
+            Redo::Reread(spin) => self.reread(task, now, self.watched(task, spin), spin),
+            Redo::Follow { lock, next } => {
+                if let Some(at) = self.follow(task, now, lock, next) {
+                    self.step(task, at);
                 }
             }
         }
@@ -156,20 +164,24 @@ impl Engine<'_> {
                 mem,
                 kind,
                 posted,
+                publishes,
                 after,
             } => {
+                let redo = Redo::Follow { lock, next };
                 let (at, own_cache) = if posted {
                     // A plain store retires into the store buffer.
-                    let Some(stored) = self.store(task, now, mem) else {
-                        return self.park(task, Redo::Follow { lock, next });
-                    };
+                    let stored = self.store(task, now, mem, publishes, redo)?;
                     (stored.at, stored.at_once)
                 } else {
                     // A locked RMW starts once the store buffer drains: it
                     // is asked for now and finishes that much later.
-                    let drain = self.fence_pending(task, now).map_or(0, |ready| ready - now);
+                    let drain = match self.fence_pending(task, now) {
+                        Fence::Now => 0,
+                        Fence::At(ready) => ready - now,
+                        Fence::Drain => return self.await_drain(task, redo),
+                    };
                     let Some(out) = self.request(task, now, mem, kind) else {
-                        return self.park(task, Redo::Follow { lock, next });
+                        return self.park(task, redo);
                     };
                     (out.done + drain, out.class == Class::L1Hit && drain == 0)
                 };

@@ -3,9 +3,11 @@
 //! compute, one lock); the script runs step by step, each priced through
 //! the coherence directory or the machine's costs, until one must wait.
 
+use super::memory_order::Fence;
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{self, AccessKind, Class, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
+use crate::kernel::spinlock::Publishes;
 use crate::machine::{Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
 use crate::task::{Counting, Done, Op};
@@ -125,14 +127,16 @@ impl Engine<'_> {
                 None
             }
             Step::Access(mem, AccessKind::Write) => {
-                let Some(stored) = self.store(task, now, mem) else {
-                    return self.park(task, Redo::Step);
-                };
+                let stored = self.store(task, now, mem, Publishes::Nothing, Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
             Step::Access(mem, kind) => {
                 let ready = match kind {
-                    AccessKind::Rmw => self.fence_pending(task, now),
+                    AccessKind::Rmw => match self.fence_pending(task, now) {
+                        Fence::Now => None,
+                        Fence::At(at) => Some(at),
+                        Fence::Drain => return self.await_drain(task, Redo::Step),
+                    },
                     _ => self.loads_pending(task, now),
                 };
                 if let Some(at) = ready {
@@ -154,8 +158,9 @@ impl Engine<'_> {
                 None => Some(now),
             },
             Step::Lock(lock) => match self.fence_pending(task, now) {
-                Some(at) => self.again_at(task, at),
-                None => self.lock(task, now, lock),
+                Fence::At(at) => self.again_at(task, at),
+                Fence::Drain => self.await_drain(task, Redo::Step),
+                Fence::Now => self.lock(task, now, lock),
             },
             Step::Unlock(lock) => self.unlock(task, now, lock),
             Step::Decide(d) => {
@@ -230,7 +235,23 @@ impl Engine<'_> {
 
     /// spin_lock: the lock's protocol says what its first atomic does.
     fn lock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
-        self.tasks[task as usize].lock_asked = now;
+        let t = &mut self.tasks[task as usize];
+        if t.granted != Some(lock.word.line) {
+            t.lock_asked = now;
+            // The atomic acts on the word as its line serves it: one that
+            // waits for its grant asks the protocol then, not now.
+            let cpu = t.cpu;
+            let line = lock.word.line;
+            if let Some(turn) = self
+                .dir
+                .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
+            {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                return self.park(task, Redo::Step);
+            }
+        }
         let next = self.locks.arrive(lock, task);
         self.follow(task, now, lock, next)
     }
@@ -238,11 +259,11 @@ impl Engine<'_> {
     /// spin_unlock: the hold time, the protocol's release, the store.
     fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
         // The release is a plain store (smp_store_release): the store
-        // buffer's order is the release order. The lock is held until the
-        // release's line is granted to it.
-        let Some(stored) = self.store(task, now, lock.word) else {
-            return self.park(task, Redo::Step);
-        };
+        // buffer's order is the release order. The lock is free once the
+        // directory serves the store (a store that waits at the line holds
+        // it until its grant), not before.
+        let release = Publishes::Release { id: lock.id, task };
+        let stored = self.store(task, now, lock.word, release, Redo::Step)?;
         if self.window.counts(now) {
             let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
             self.metrics.locks.hold_ps += held;
@@ -250,8 +271,6 @@ impl Engine<'_> {
                 self.metrics.workload_lock(l).hold_ps += held;
             }
         }
-        let word_writes = self.dir.writes(lock.word.line);
-        self.locks.release(lock.id, task, word_writes);
         self.go_on(task, stored.at, stored.at_once)
     }
 
