@@ -110,11 +110,14 @@ pub enum Turn {
     Idle,
 }
 
-/// A request waiting at its line: who asks, and from which LLC domain.
+/// A request waiting at its line: who asks, from which core and LLC
+/// domain, and whether it is a read.
 #[derive(Clone, Copy, Debug)]
 struct Waiter {
     waiter: u32,
     domain: u16,
+    core: u16,
+    read: bool,
 }
 
 /// The waiters of one line, oldest first, and how many grants in a row the
@@ -217,6 +220,11 @@ impl Line {
         let pipelines =
             self.sharers.is_empty() || (m.hierarchy.llc_inclusive && self.shared_in(m, domain));
         kind != AccessKind::Read || self.owner != NO_CPU || !pipelines
+    }
+
+    /// Whether a waiting read would now hit: its core holds the line.
+    fn holds_for(&self, w: &Waiter) -> bool {
+        w.read && (self.owner == w.core || self.sharers.contains(w.core))
     }
 
     /// The copies left the LLC domain that last held them, if it has filled
@@ -387,13 +395,18 @@ impl Directory {
             AccessKind::Write | AccessKind::Rmw => l.owner == c,
         };
         let waits = now >= l.free_at || (!hit && l.holds_server(m, kind, domain));
-        waits.then(|| self.wait_at(line, now, waiter, domain as u16))
+        let waiter = Waiter {
+            waiter,
+            domain: domain as u16,
+            core: c,
+            read: kind == AccessKind::Read,
+        };
+        waits.then(|| self.wait_at(line, now, waiter))
     }
 
     /// Queues a request at its line; the first waiter opens the line's queue.
-    fn wait_at(&mut self, line: LineId, now: Ps, waiter: u32, domain: u16) -> Option<LineTurn> {
+    fn wait_at(&mut self, line: LineId, now: Ps, waiter: Waiter) -> Option<LineTurn> {
         let l = &mut self.lines[line as usize];
-        let waiter = Waiter { waiter, domain };
         if l.queue != 0 {
             self.queues[l.queue as usize - 1].waiters.push(waiter);
             return None;
@@ -420,16 +433,25 @@ impl Directory {
     /// (the one that brought the line in counts), the oldest request from
     /// that domain does; past the batch the oldest request from elsewhere
     /// does. A batch of 0 prefers no domain.
+    ///
+    /// While the server is busy, a waiting read whose core came to hold
+    /// the line meanwhile (its SMT sibling's request brought the copy in)
+    /// is granted at once: it is a hit in the core's cache, as a second
+    /// load to a line with a miss outstanding merges with it.
     pub fn turn(&mut self, m: &Machine, queue: u32, now: Ps) -> Turn {
         let q = &mut self.queues[queue as usize];
         let l = &mut self.lines[q.line as usize];
-        if now < l.free_at {
-            return Turn::Busy(l.free_at);
-        }
         if q.waiters.is_empty() {
             l.queue = 0;
             self.free_queues.push(queue);
             return Turn::Idle;
+        }
+        if now < l.free_at {
+            let Some(pick) = q.waiters.iter().position(|w| l.holds_for(w)) else {
+                return Turn::Busy(l.free_at);
+            };
+            let granted = q.waiters.remove(pick);
+            return self.granted(queue, granted);
         }
         let batch = m.hierarchy.local_batch;
         let holder = l.llc;
@@ -456,10 +478,17 @@ impl Directory {
         } else {
             1
         };
+        self.granted(queue, granted)
+    }
+
+    /// The queue's waiter `granted` has its grant: the queue closes if it
+    /// was the last.
+    fn granted(&mut self, queue: u32, granted: Waiter) -> Turn {
+        let q = &self.queues[queue as usize];
         let more = !q.waiters.is_empty();
         let line = q.line;
         if !more {
-            l.queue = 0;
+            self.lines[line as usize].queue = 0;
             self.free_queues.push(queue);
         }
         Turn::Granted {
@@ -469,10 +498,16 @@ impl Directory {
         }
     }
 
-    /// When the line's server takes its next request.
-    #[inline]
-    pub fn free_at(&self, line: LineId) -> Ps {
-        self.lines[line as usize].free_at
+    /// When the queue's next turn comes after a grant at `now`: at once if
+    /// a waiting read's core holds the line now, else when the server frees.
+    pub fn next_turn(&self, queue: u32, now: Ps) -> Ps {
+        let q = &self.queues[queue as usize];
+        let l = &self.lines[q.line as usize];
+        if now < l.free_at && q.waiters.iter().any(|w| l.holds_for(w)) {
+            now
+        } else {
+            l.free_at.max(now)
+        }
     }
 
     /// `cpu` accesses the byte at `addr`, which lies in `line`, at time `now`.
@@ -714,6 +749,16 @@ impl Directory {
         self.lines[line as usize].writes
     }
 
+    /// A store the line served earlier became visible only now (it
+    /// committed behind older stores of its CPU): its write counts again,
+    /// so a read served in between, which did not show what the store
+    /// carries, is known to be stale.
+    #[inline]
+    pub fn visible(&mut self, line: LineId) {
+        let l = &mut self.lines[line as usize];
+        l.writes = l.writes.wrapping_add(1);
+    }
+
     /// The engine's spin-list handle for a line.
     #[inline]
     pub fn watch(&mut self, line: LineId) -> &mut u32 {
@@ -854,14 +899,14 @@ mod tests {
         let Request::Waits(Some(turn)) = rmw(&mut d, 1, 1, false) else {
             panic!("a busy line makes the request wait")
         };
-        assert_eq!(turn.at, d.free_at(0));
+        assert_eq!(turn.at, d.lines[0].free_at);
         // CPU 0 still holds the line: its own increment before the grant hits.
         let Request::Served(hit) = rmw(&mut d, 0, 2, false) else {
             panic!("the holder's access before the grant is served")
         };
         assert_eq!(hit.class, Class::L1Hit);
         // Once the server is free, the turn is the waiter's, even against the holder.
-        let free = d.free_at(0);
+        let free = d.lines[0].free_at;
         assert_eq!(rmw(&mut d, 0, free, false), Request::Waits(None));
         assert_eq!(
             d.turn(&m, turn.queue, free),
@@ -877,8 +922,8 @@ mod tests {
         assert_eq!(granted.class, Class::LclHitm);
         assert_eq!(granted.done, free + m.node_ps + m.rmw_ps);
         // The next turn, when the transfer frees the server, is CPU 0's.
-        assert_eq!(d.turn(&m, turn.queue, free), Turn::Busy(d.free_at(0)));
-        let later = d.free_at(0);
+        assert_eq!(d.turn(&m, turn.queue, free), Turn::Busy(d.lines[0].free_at));
+        let later = d.lines[0].free_at;
         let Turn::Granted {
             waiter: 0,
             more: false,
@@ -887,6 +932,47 @@ mod tests {
         else {
             panic!("the holder's waiting request is next")
         };
+    }
+
+    #[test]
+    fn a_read_waiting_on_a_line_its_core_came_to_hold_is_granted_at_once() {
+        let (m, mut d) = waiting_setup();
+        let sibling = m.sibling_of(1).unwrap();
+        assert_ne!(sibling, 1);
+        let read = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
+            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Read, cpu, granted)
+        };
+        d.request(&m, 0, 0, 0, 0x1000, AccessKind::Write, 0, false);
+        // CPU 1 and its SMT sibling both miss while the server is busy.
+        let Request::Waits(Some(turn)) = read(&mut d, 1, 1, false) else {
+            panic!("a busy line makes the read wait")
+        };
+        assert_eq!(read(&mut d, sibling, 1, false), Request::Waits(None));
+        let free = d.lines[0].free_at;
+        assert!(matches!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted { waiter: 1, .. }
+        ));
+        let Request::Served(first) = read(&mut d, 1, free, true) else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(first.class, Class::LclHitm);
+        // The transfer holds the server, but the sibling's read is a hit in
+        // the core the line came to: its turn is now, not when the server frees.
+        assert!(d.lines[0].free_at > free);
+        assert_eq!(d.next_turn(turn.queue, free), free);
+        assert_eq!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted {
+                waiter: sibling,
+                line: 0,
+                more: false
+            }
+        );
+        let Request::Served(second) = read(&mut d, sibling, free, true) else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(second.class, Class::L1Hit);
     }
 
     #[test]

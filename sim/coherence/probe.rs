@@ -106,7 +106,7 @@ pub fn contended_rmw(m: &Machine, cpus: &[u32], rounds: usize) -> Vec<Increment>
             Request::Waits(None) => {}
         }
         if let Some(queue) = more {
-            push(&mut events, d.free_at(0).max(now), Event::Turn(queue));
+            push(&mut events, d.next_turn(queue, now), Event::Turn(queue));
         }
     }
     served

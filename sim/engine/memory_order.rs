@@ -11,28 +11,29 @@
 //! does) and becomes visible in order: spinners on its line wake when it
 //! commits, after every older store and every older load (TSO keeps a
 //! store behind earlier loads). Where its line's server is busy the store
-//! waits at the line as an entry of the buffer, and the stores after it
-//! wait behind it, unasked (the buffer drains in order); the task goes on.
-//! What a store carries (a lock's release, a hand-on) is published when
-//! the directory serves it, so a read served before it never shows it:
-//! causality holds.
+//! waits at the line as an entry of the buffer and the task goes on; the
+//! stores after it still ask for their lines (a core's RFOs run ahead of
+//! its commits) but commit only after it, in order. What a store carries
+//! (a lock's release, a hand-on) is published when it commits, so a read
+//! served before then never shows it: causality holds.
 
 use super::{Engine, Redo, Wait, LINE_EVENTS};
 use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
-use crate::memory::Mem;
+use crate::memory::{LineId, Mem};
 use std::collections::VecDeque;
 
 /// The directory's name for a CPU's store-buffer entry waiting at a line:
 /// apart from every task's (tasks are below LINE_EVENTS).
 pub(super) const STORE_WAITERS: u32 = 1 << 31;
 
-/// A slot of the store buffer whose store has not reached its line: when
-/// it commits is known only at its grant.
+/// A slot of the store buffer whose store has not committed: when it
+/// does is known only once every store before it has its line.
 const HELD: Ps = Ps::MAX;
 
-/// A store retired into the buffer that its line has not yet served.
+/// A store retired into the buffer that has not committed: it, or a store
+/// before it, waits at its line.
 struct HeldStore {
     mem: Mem,
     publishes: Publishes,
@@ -40,6 +41,9 @@ struct HeldStore {
     after_loads: Ps,
     /// Its slot in the buffer's ring.
     slot: usize,
+    /// When its line's data is in, once its line has served it; None
+    /// while it waits there.
+    done: Option<Ps>,
 }
 
 /// One CPU's accesses in flight and the compute it runs.
@@ -50,7 +54,7 @@ pub(super) struct CpuOrder {
     next_store: usize,
     /// When the youngest store commits: every later one commits after it.
     committed_by: Ps,
-    /// Stores not yet served, oldest first: the first waits at its line.
+    /// Stores not yet committed, oldest first: the first waits at its line.
     held: VecDeque<HeldStore>,
     /// A task that waits for the held stores to drain (a fence, a locked
     /// RMW, a full buffer), if any: it goes on once they have.
@@ -131,7 +135,7 @@ impl Engine<'_> {
         }
     }
 
-    /// The task waits for its CPU's held stores to be served; then it
+    /// The task waits for its CPU's held stores to commit; then it
     /// makes its step again as `redo` says. None: no event of its own.
     pub(super) fn await_drain(&mut self, task: u32, redo: Redo) -> Option<Ps> {
         let cpu = self.tasks[task as usize].cpu as usize;
@@ -145,8 +149,8 @@ impl Engine<'_> {
     /// A plain store: it retires into the store buffer and the task goes
     /// on; the line is asked for now and the value is visible, spinners
     /// woken, when it commits in order. Where the line's server is busy the
-    /// store waits there in the buffer (and a store behind a waiting one
-    /// waits behind it): the task still goes on. None when the task waits:
+    /// store waits there in the buffer, and the stores after it commit
+    /// after it: the task still goes on. None when the task waits:
     /// without a store buffer, for the line's grant (`park`); with a full
     /// buffer whose oldest store is waiting, for the drain (`await_drain`),
     /// after which it makes the store again as `redo` says.
@@ -186,18 +190,39 @@ impl Engine<'_> {
         if o.next_store == o.commits.len() {
             o.next_store = 0;
         }
-        let held = HeldStore {
+        let after_loads = o.loads_done;
+        o.commits[slot] = HELD;
+        let asked = self.dir.request(
+            self.m,
+            cpu,
+            now,
+            mem.line,
+            mem.addr,
+            AccessKind::Write,
+            STORE_WAITERS + cpu,
+            false,
+        );
+        let mut store = HeldStore {
             mem,
             publishes,
-            after_loads: o.loads_done,
+            after_loads,
             slot,
+            done: None,
         };
-        if o.held.is_empty() {
-            self.drain_from(cpu, now, held);
-        } else {
-            // Behind a store that waits: asked once that one is served.
-            o.commits[slot] = HELD;
-            o.held.push_back(held);
+        match asked {
+            Request::Served(out) if self.order[cpu as usize].held.is_empty() => {
+                self.committed(cpu, &store, out.done);
+            }
+            Request::Served(out) => {
+                store.done = Some(out.done);
+                self.order[cpu as usize].held.push_back(store);
+            }
+            Request::Waits(turn) => {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                self.order[cpu as usize].held.push_back(store);
+            }
         }
         Some(Stored {
             at: retire,
@@ -205,53 +230,24 @@ impl Engine<'_> {
         })
     }
 
-    /// Asks the line of `store`, the CPU's oldest unserved one, at `now`,
-    /// and then of each held behind it, until one waits at its line.
-    fn drain_from(&mut self, cpu: u32, now: Ps, store: HeldStore) {
-        let mut next = Some(store);
-        while let Some(store) = next.take() {
-            let waiter = STORE_WAITERS + cpu;
-            let asked = self.dir.request(
-                self.m,
-                cpu,
-                now,
-                store.mem.line,
-                store.mem.addr,
-                AccessKind::Write,
-                waiter,
-                false,
-            );
-            match asked {
-                Request::Served(out) => {
-                    self.committed(cpu, &store, out.done);
-                    next = self.order[cpu as usize].held.pop_front();
-                }
-                Request::Waits(turn) => {
-                    if let Some(turn) = turn {
-                        self.queue.push(turn.at, LINE_EVENTS + turn.queue);
-                    }
-                    let o = &mut self.order[cpu as usize];
-                    o.commits[store.slot] = HELD;
-                    o.held.push_front(store);
-                    return;
-                }
-            }
-        }
-        self.drained(cpu, now);
-    }
-
-    /// The line granted the CPU's oldest held store at `now`: it is served,
-    /// and the stores behind it drain after it.
-    pub(super) fn store_granted(&mut self, cpu: u32, now: Ps) {
-        let Some(store) = self.order[cpu as usize].held.pop_front() else {
+    /// `line` granted one of the CPU's stores waiting at it (the oldest
+    /// there) at `now`: it is served, and the stores it held back commit.
+    pub(super) fn store_granted(&mut self, cpu: u32, line: LineId, now: Ps) {
+        let o = &self.order[cpu as usize];
+        let Some(index) = o
+            .held
+            .iter()
+            .position(|h| h.done.is_none() && h.mem.line == line)
+        else {
             unreachable!("a store is granted only while it waits")
         };
+        let mem = o.held[index].mem;
         let asked = self.dir.request(
             self.m,
             cpu,
             now,
-            store.mem.line,
-            store.mem.addr,
+            mem.line,
+            mem.addr,
             AccessKind::Write,
             STORE_WAITERS + cpu,
             true,
@@ -259,10 +255,30 @@ impl Engine<'_> {
         let Request::Served(out) = asked else {
             unreachable!("a granted request is served")
         };
-        self.committed(cpu, &store, out.done);
-        match self.order[cpu as usize].held.pop_front() {
-            Some(next) => self.drain_from(cpu, now, next),
-            None => self.drained(cpu, now),
+        self.order[cpu as usize].held[index].done = Some(out.done);
+        self.commit_in_order(cpu, now);
+    }
+
+    /// Commits the CPU's oldest stores whose lines have served them, in
+    /// order, up to the first still waiting at its line; a task waiting
+    /// for the drain goes on once none is left.
+    fn commit_in_order(&mut self, cpu: u32, now: Ps) {
+        while let Some(HeldStore {
+            done: Some(done), ..
+        }) = self.order[cpu as usize].held.front()
+        {
+            let done = *done;
+            let Some(store) = self.order[cpu as usize].held.pop_front() else {
+                unreachable!("the front was just seen")
+            };
+            self.dir.visible(store.mem.line);
+            self.committed(cpu, &store, done);
+        }
+        let o = &mut self.order[cpu as usize];
+        if o.held.is_empty() {
+            if let Some(task) = o.drain_waiter.take() {
+                self.queue.push(now, task);
+            }
         }
     }
 
@@ -275,14 +291,6 @@ impl Engine<'_> {
         o.committed_by = commit;
         self.publish(store.mem, store.publishes);
         self.wake_spinners(store.mem.line, commit);
-    }
-
-    /// Every store of the CPU has been served: a task waiting for the
-    /// drain goes on.
-    fn drained(&mut self, cpu: u32, now: Ps) {
-        if let Some(task) = self.order[cpu as usize].drain_waiter.take() {
-            self.queue.push(now, task);
-        }
     }
 
     /// What a store carries is there for the waiters once the directory

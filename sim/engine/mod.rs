@@ -170,9 +170,8 @@ pub struct Engine<'a> {
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
 
 /// Line turns are events LINE_EVENTS + the line's queue. A queue exists
-/// only while a task or a CPU's store buffer waits in it, and each waits
-/// in one at most, so tasks (below LINE_EVENTS) and queues both fit below
-/// the ticks.
+/// only while a task (in one at most) or a store-buffer entry waits in it,
+/// so tasks (below LINE_EVENTS) and queues both fit below the ticks.
 const LINE_EVENTS: u32 = TICK_EVENTS / 2;
 
 /// Steps a task's script has room for from the start: more than most ops'
@@ -189,8 +188,10 @@ impl<'a> Engine<'a> {
         window: RunWindow,
         layout: SchedLayout,
     ) -> Engine<'a> {
+        let buffered = u64::from(m.cpus()) * u64::from(m.store_buffer);
+        let queues = tasks.len() as u64 + buffered.min(u64::from(memory.lines()));
         assert!(
-            tasks.len() + (m.cpus() as usize) < LINE_EVENTS as usize,
+            queues < u64::from(LINE_EVENTS),
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);

@@ -38,7 +38,7 @@ impl Engine<'_> {
             Turn::Idle => {}
             Turn::Granted { waiter, line, more } => {
                 if let Some(cpu) = waiter.checked_sub(STORE_WAITERS) {
-                    self.store_granted(cpu, now);
+                    self.store_granted(cpu, line, now);
                 } else {
                     let t = &mut self.tasks[waiter as usize];
                     debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
@@ -49,7 +49,7 @@ impl Engine<'_> {
                     self.tasks[waiter as usize].granted = None;
                 }
                 if more {
-                    let at = self.dir.free_at(line).max(now);
+                    let at = self.dir.next_turn(queue, now);
                     self.queue.push(at, LINE_EVENTS + queue);
                 }
             }
