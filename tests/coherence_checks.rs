@@ -12,7 +12,7 @@ use futexsim::coherence::probe::{
 };
 use futexsim::coherence::AccessKind;
 use futexsim::machine::presets::{names, preset};
-use futexsim::machine::{Grants, Level, Machine};
+use futexsim::machine::{Level, Machine};
 
 const TOLERANCE: f64 = 1.5;
 
@@ -353,10 +353,9 @@ fn contended_rmw_throughput_on_one_socket_and_across_two() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// icx-2s whose requests wait for their grant, with the given local batch.
+/// icx-2s with the given local batch.
 fn icx_with_batch(batch: u32) -> Machine {
     let mut spec = preset("icx-2s").unwrap();
-    spec.coherence.grants = Grants::WhenFree;
     spec.coherence.local_batch = Some(batch);
     Machine::new(spec).unwrap()
 }

@@ -10,7 +10,7 @@ use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
 use futexsim::machine::{
-    presets::preset as machine, Grants, LockKind, Machine, MachineSpec, TaskPlacement,
+    presets::preset as machine, LockKind, Machine, MachineSpec, TaskPlacement,
 };
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
@@ -534,18 +534,13 @@ proptest! {
     #[test]
     fn every_acquisition_follows_a_read_of_the_release(
         queued in any::<bool>(),
-        when_free in any::<bool>(),
         threads in 2u32..24,
         spread in 1u32..4,
         hold_ns in 0u64..200,
         think_ns in 0u64..1000,
         seed in any::<u64>(),
     ) {
-        // Requests granted as made, or waiting at their line for its server
-        // (where a release's store waits in the store buffer).
-        let mut spec = machine("icx-2s").unwrap();
-        spec.coherence.grants = if when_free { Grants::WhenFree } else { Grants::AtIssue };
-        let m = Machine::new(spec).unwrap();
+        let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
         let lock = if queued { LockKind::Queued } else { LockKind::Ticket };
         // Every `spread`-th CPU: one socket, or both.
         let cpus: Vec<u32> = (0..threads).map(|t| t * spread % m.cpus()).collect();
@@ -701,14 +696,11 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
 
 #[test]
 fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
-    // Where requests wait for their line's server, CPU 1 takes a word
-    // Modified on the other socket (a transfer that holds the line's
+    // CPU 1 takes a word Modified on the other socket (a transfer that holds the line's
     // server), and CPU 0 stores to the word while it does. CPU 0's store
     // waits at the line in its buffer: the task goes on at once, and only
     // its locked RMW (on a line of its own) waits for the store to drain.
-    let mut spec = machine("icx-2s").unwrap();
-    spec.coherence.grants = Grants::WhenFree;
-    let m = Machine::new(spec).unwrap();
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
     let window = RunWindow {
         warmup: 0,
         duration: MS / 100,
@@ -1078,14 +1070,12 @@ fn increment_ns(m: &Machine, cpus: &[u32]) -> f64 {
 
 #[test]
 fn contended_increments_wait_for_their_grant_as_the_directory_arbitrates() {
-    // Where requests wait for their grant, the engine parks each increment
-    // that finds the line busy until the line's turn grants it, so what it
+    // The engine parks each increment that finds the line busy until the line's turn grants it, so what it
     // runs is what the directory's own probe predicts, on one socket and
     // across two, and a socket that keeps the line for a batch of grants
     // crosses less and runs faster.
     let with_batch = |batch| {
         let mut spec = machine("icx-2s").unwrap();
-        spec.coherence.grants = Grants::WhenFree;
         spec.coherence.local_batch = Some(batch);
         Machine::new(spec).unwrap()
     };

@@ -22,7 +22,7 @@ use stats::Pending;
 pub use stats::{LineStats, OffsetStats, Totals};
 
 use crate::huge_pages;
-use crate::machine::{Grants, Machine, Ps};
+use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::prefetch_whole;
 use serde::{Deserialize, Serialize};
@@ -365,7 +365,7 @@ impl Directory {
         waiter: u32,
     ) -> Option<Option<LineTurn>> {
         let l = &self.lines[line as usize];
-        if m.hierarchy.grants == Grants::WhenFree && (l.queue != 0 || now < l.free_at) {
+        if l.queue != 0 || now < l.free_at {
             self.contended(m, cpu, now, line, kind, waiter)
         } else {
             None
@@ -789,7 +789,7 @@ mod tests {
     use crate::memory::Home;
 
     fn waiting_setup() -> (Machine, Directory) {
-        let m = machine_with("icx-2s", |s| s.coherence.grants = Grants::WhenFree);
+        let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
         let mut mem = MemoryMap::new(64);
         mem.add("x", 0x1000, 4096, Home::Node(0));
         let d = Directory::new(&mem, &m);

@@ -11,7 +11,7 @@ mod profile;
 pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_PAGE};
 
 pub use profile::{
-    CoherenceSpec, CoreSpec, Grants, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
+    CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
     Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
@@ -90,7 +90,6 @@ pub struct Hierarchy {
     /// Grants in a row a contended line stays in its LLC domain while
     /// requests from elsewhere wait; 0 for oldest first.
     pub local_batch: u32,
-    pub grants: Grants,
     pub home_routes: HomeRoutes,
     pub llc_inclusive: bool,
     /// Lines one LLC domain holds; `u32::MAX` for no limit.
@@ -555,11 +554,6 @@ fn resolve_hierarchy(
             "coherence.local_batch = {local_batch} must be a count of grants from 0 to {MAX_LOCAL_BATCH}"
         ));
     }
-    if local_batch > 0 && c.grants == Grants::AtIssue {
-        return Err(format!(
-            "coherence.local_batch = {local_batch} needs coherence.grants = \"when-free\": requests granted as they are made have no arbiter to batch them"
-        ));
-    }
     let llc_lines = match c.llc_mib {
         None => u32::MAX,
         Some(mib) if mib.is_finite() && mib > 0.0 && mib <= 1e6 => {
@@ -576,7 +570,6 @@ fn resolve_hierarchy(
         read_occupancy_ps: ns_to_ps(c.read_occupancy.unwrap_or(lat.l1_hit)),
         handoff_per_1024: (handoff * 1024.0).round() as u64,
         local_batch,
-        grants: c.grants,
         home_routes: c.home_routes,
         llc_inclusive: c.llc_inclusive,
         llc_lines,

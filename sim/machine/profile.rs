@@ -311,10 +311,6 @@ pub struct CoherenceSpec {
     /// its domain.
     #[serde(default)]
     pub local_batch: Option<u32>,
-    /// When a line's server grants a request: as it is made (the default),
-    /// or, where requests wait for their grant, when the server frees.
-    #[serde(default)]
-    pub grants: Grants,
     /// The lowest level whose requests go through the line's home (home
     /// agent, probe filter, hub) and pay the detour when the home is
     /// elsewhere: none when absent.
@@ -339,20 +335,6 @@ pub struct CoherenceSpec {
     /// other line of its 128-byte pair into the core, shared.
     #[serde(default)]
     pub adjacent_line_prefetch: bool,
-}
-
-/// When a line's server grants a request.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Grants {
-    /// Each request is granted as it is made, in the order made: it takes
-    /// the server's next turn and the line changes hands at once.
-    #[default]
-    AtIssue,
-    /// A request that would hold a busy server waits at the line; when the
-    /// server frees the line's arbiter grants the next (oldest first, with
-    /// `local_batch`), and the holder keeps the line until then.
-    WhenFree,
 }
 
 /// Where a machine's coherence goes through the home of the line.
@@ -380,7 +362,6 @@ impl Default for CoherenceSpec {
             read_occupancy: None,
             handoff: None,
             local_batch: None,
-            grants: Grants::AtIssue,
             home_routes: HomeRoutes::None,
             llc_inclusive: false,
             llc_mib: None,
