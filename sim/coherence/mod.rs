@@ -548,10 +548,14 @@ impl Directory {
                 l.writer_off = off;
                 l.writes = l.writes.wrapping_add(1);
             }
+            // A hit in the core the line's latest grant went to completes
+            // no earlier than that grant's data arrives there (a load to a
+            // line whose miss is outstanding merges with the miss).
+            let arrived = if l.last == c { l.ready } else { 0 };
             l.llc = domain as u16;
             l.llc_stamp = self.fills[domain as usize];
             let outcome = Outcome {
-                done: now + m.l1_ps + rmw,
+                done: (now + m.l1_ps).max(arrived) + rmw,
                 class: Class::L1Hit,
             };
             if *stats != 0 {
@@ -973,6 +977,8 @@ mod tests {
             panic!("a granted request is served")
         };
         assert_eq!(second.class, Class::L1Hit);
+        // It merges with the sibling's miss: done when that data is in.
+        assert_eq!(second.done, first.done);
     }
 
     #[test]
