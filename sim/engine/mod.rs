@@ -82,6 +82,8 @@ enum Redo {
     Reread(Spin),
     /// The lock protocol's access, as the protocol asked for it.
     Follow { lock: LockRef, next: Next },
+    /// The protocol's next move from this state, asked for at the grant.
+    Move(LockWait),
 }
 
 /// What a spinning task waits for.

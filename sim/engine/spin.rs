@@ -7,7 +7,7 @@ use super::memory_order::{Fence, STORE_WAITERS};
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
-use crate::kernel::spinlock::{After, Next};
+use crate::kernel::spinlock::{After, LockWait, Next};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
 
@@ -67,7 +67,35 @@ impl Engine<'_> {
                     self.step(task, at);
                 }
             }
+            Redo::Move(wait) => {
+                if let Some(at) = self.move_on(task, now, wait) {
+                    self.step(task, at);
+                }
+            }
         }
+    }
+
+    /// Takes the protocol's next move from `wait`, as `follow` does. A move
+    /// that starts with an atomic on the lock word waits for the word's
+    /// line when it is busy, and the protocol decides at the grant.
+    fn move_on(&mut self, task: u32, now: Ps, wait: LockWait) -> Option<Ps> {
+        let lock = wait.lock();
+        let line = lock.word.line;
+        let t = &self.tasks[task as usize];
+        if t.granted != Some(line) && self.locks.moves_by_atomic(wait, task) {
+            let cpu = t.cpu;
+            if let Some(turn) = self
+                .dir
+                .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
+            {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                return self.park(task, Redo::Move(wait));
+            }
+        }
+        let next = self.locks.next(wait, task);
+        self.follow(task, now, lock, next)
     }
 
     /// The line a spinning task watches.
@@ -121,9 +149,8 @@ impl Engine<'_> {
                 if self.locks.watched(wait, task) == lock.word {
                     self.count_stale_read(task, lock);
                 }
-                let next = self.locks.next(wait, task);
                 self.tasks[task as usize].wait = Wait::Running;
-                if let Some(at) = self.follow(task, now, lock, next) {
+                if let Some(at) = self.move_on(task, now, wait) {
                     self.step(task, at);
                 }
             }
@@ -215,12 +242,12 @@ impl Engine<'_> {
     /// The protocol's access completed: the task reads the line it now
     /// watches, or takes the protocol's next move.
     fn after(&mut self, task: u32, now: Ps, lock: LockRef, after: After) {
-        let next = match after {
-            After::Look(wait) => Next::Look(wait),
-            After::Move(wait) => self.locks.next(wait, task),
+        let went_on = match after {
+            After::Look(wait) => self.follow(task, now, lock, Next::Look(wait)),
+            After::Move(wait) => self.move_on(task, now, wait),
             After::Acquired | After::Spin(_) => unreachable!("follow goes on with these itself"),
         };
-        if let Some(at) = self.follow(task, now, lock, next) {
+        if let Some(at) = went_on {
             self.step(task, at);
         }
     }

@@ -262,6 +262,19 @@ impl Locks {
         }
     }
 
+    /// Whether the protocol's next move from `wait` starts with an atomic on
+    /// the lock word (the slow path's fetch_set_pending or xchg_tail, the
+    /// last queued waiter's cmpxchg as it takes the lock): the engine asks
+    /// for that move once the word's line is granted to it, so that the
+    /// atomic acts on the word as the line serves it.
+    pub fn moves_by_atomic(&self, wait: LockWait, task: u32) -> bool {
+        match wait {
+            LockWait::Slow { .. } => true,
+            LockWait::Head { lock } => self.slots[lock.id as usize].tail == task,
+            _ => false,
+        }
+    }
+
     /// The lock word's write count at the lock's last release.
     #[inline]
     pub fn released_at(&self, id: u32) -> u32 {
@@ -545,6 +558,7 @@ mod tests {
         l.release(0, 2, 6);
         // The head takes it with set_locked, then hands the queue on to 4.
         assert!(l.sees_turn(head, 3) && !l.sees_turn(queued, 4));
+        assert!(!l.moves_by_atomic(head, 3), "4 is behind it: no cmpxchg");
         let hand_on = LockWait::HandOn { lock: LOCK };
         assert_eq!(
             l.next(head, 3),
@@ -566,8 +580,11 @@ mod tests {
         l.publish(handed_on, 1);
         assert!(l.sees_turn(queued, 4));
         // 4 is the head with nobody behind: it looks at the lock word, and,
-        // being the tail, takes the lock with a cmpxchg.
+        // being the tail, takes the lock with a cmpxchg (an atomic on the
+        // word, where 3, followed by 4, took it with a store).
         assert_eq!(l.next(queued, 4), Next::Look(head));
+        assert!(l.moves_by_atomic(head, 4) && !l.moves_by_atomic(queued, 4));
+        assert!(l.moves_by_atomic(LockWait::Slow { lock: LOCK }, 5));
         l.release(0, 3, 7);
         assert_eq!(
             l.next(head, 4),
