@@ -4,8 +4,12 @@
 //! figure names its source; a figure not measured on the profile's part says
 //! which part it comes from. The model passes within 1.5x of each. These
 //! drive the directory alone, so they test the hierarchy, not the kernel.
+//! Contended requests wait at their line for a grant, as in the engine, so
+//! the checks also hold the arbiter's local batch to its bound.
 
-use futexsim::coherence::probe::{contended_rmw_ns, directory, fan_out_ns, IDLE_GAP, LINE_ADDR};
+use futexsim::coherence::probe::{
+    contended_rmw, contended_rmw_ns, directory, fan_out_ns, IDLE_GAP, LINE_ADDR,
+};
 use futexsim::coherence::AccessKind;
 use futexsim::machine::presets::{names, preset};
 use futexsim::machine::{Level, Machine};
@@ -342,4 +346,113 @@ fn contended_rmw_throughput_on_one_socket_and_across_two() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// icx-2s with the given local batch.
+fn icx_with_batch(batch: u32) -> Machine {
+    let mut spec = preset("icx-2s").unwrap();
+    spec.coherence.local_batch = Some(batch);
+    Machine::new(spec).unwrap()
+}
+
+/// `per` CPUs of CPU 0's LLC domain, then `per` of the first domain of the
+/// second socket, one thread per core.
+fn both_sockets(m: &Machine, per: usize) -> Vec<u32> {
+    let other = cpu_at(m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets)).unwrap();
+    let of = |cpu: u32| {
+        (0..m.cpus())
+            .filter(move |&c| m.llc_of(c) == m.llc_of(cpu))
+            // A core's first thread: its sibling, if any, is numbered after it.
+            .filter(|&c| m.sibling_of(c).is_none_or(|s| s > c))
+            .take(per)
+    };
+    of(0).chain(of(other)).collect()
+}
+
+/// The longest run of increments served in one LLC domain in a row, past
+/// the warm-up.
+fn longest_run(m: &Machine, cpus: &[u32], rounds: usize) -> usize {
+    let served = contended_rmw(m, cpus, rounds);
+    let domains: Vec<u32> = served[cpus.len() * 2..]
+        .iter()
+        .map(|i| m.llc_of(cpus[i.cpu]))
+        .collect();
+    domains
+        .chunk_by(|a, b| a == b)
+        .map(<[u32]>::len)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_contended_line_stays_in_one_socket_for_at_most_its_local_batch_while_the_other_waits() {
+    // Four CPUs on each socket increment one line back to back, so a
+    // request from the other socket always waits: the socket holding the
+    // line keeps it for exactly its batch, the grant that brought it in
+    // included. Oldest first (a batch of 0) cycles through the eight in
+    // the order they first asked: four in a row on each socket.
+    for (batch, run) in [(0, 4), (1, 1), (2, 2), (3, 3), (6, 6)] {
+        let m = icx_with_batch(batch);
+        let cpus = both_sockets(&m, 4);
+        assert_eq!(cpus.len(), 8);
+        assert_eq!(longest_run(&m, &cpus, 100), run, "local_batch = {batch}");
+        // The same requests grant in the same order every time.
+        assert_eq!(contended_rmw(&m, &cpus, 50), contended_rmw(&m, &cpus, 50));
+    }
+}
+
+/// Crossing sockets costs a contended atomic more than staying in one, as
+/// David, Guerraoui and Trigonakis measure on every multi-socket machine
+/// they test (SOSP 2013, "Everything you always wanted to know about
+/// synchronization but were afraid to ask": an atomic on a line another
+/// socket holds pays the cross-socket transfer): the more grants a socket
+/// keeps the line for, the fewer hand-offs cross and the cheaper each
+/// increment, down to the one-socket figure.
+#[test]
+fn contended_increments_cost_more_the_more_hand_offs_cross_sockets() {
+    for profile in names() {
+        let m = machine(profile);
+        if m.spec.topology.sockets < 2 || m.hierarchy.local_batch != 0 {
+            continue;
+        }
+        let Some(other) = cpu_at(&m, Level::Remote, Some(m.nodes() / m.spec.topology.sockets))
+        else {
+            continue;
+        };
+        let one_socket: Vec<u32> = std::iter::once(0)
+            .chain((1..m.cpus()).filter(|&c| m.level(0, c) == Level::Complex))
+            .take(2)
+            .collect();
+        if one_socket.len() < 2 {
+            continue;
+        }
+        let local = contended_rmw_ns(&m, &one_socket, 200);
+        let across = contended_rmw_ns(&m, &[0, other], 200);
+        assert!(
+            across > local,
+            "{profile}: {across:.1} ns an increment across sockets, {local:.1} on one"
+        );
+    }
+    let per_op = |batch| {
+        let m = icx_with_batch(batch);
+        contended_rmw_ns(&m, &both_sockets(&m, 4), 200)
+    };
+    let every_grant_crosses = per_op(1);
+    let m = icx_with_batch(1);
+    let across = both_sockets(&m, 1);
+    let two_cpus_across = contended_rmw_ns(&m, &across, 200);
+    assert!(
+        (every_grant_crosses / two_cpus_across - 1.0).abs() < 0.05,
+        "a batch of 1 hands every grant across: {every_grant_crosses:.1} ns against {two_cpus_across:.1}"
+    );
+    let batches: Vec<f64> = [1, 2, 4, 8].into_iter().map(per_op).collect();
+    assert!(
+        batches.windows(2).all(|w| w[1] < w[0]),
+        "longer batches cross less: {batches:?}"
+    );
+    let one_socket = contended_rmw_ns(&m, &both_sockets(&m, 4)[..4], 200);
+    assert!(
+        batches[3] > one_socket,
+        "{batches:?} against {one_socket:.1} on one socket"
+    );
 }

@@ -2,6 +2,7 @@
 //! behaviour that follows from the mechanisms, not a number read off a run.
 
 use futexsim::analysis::ticket_lock::TicketLockModel;
+use futexsim::coherence::probe::contended_rmw_ns;
 use futexsim::coherence::AccessKind;
 use futexsim::engine::{Engine, Outcome, SchedLayout};
 use futexsim::kernel::core::{FutexSystem, TaskInfo};
@@ -13,7 +14,9 @@ use futexsim::machine::{
 };
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
-use futexsim::task::{Affinity, FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec};
+use futexsim::task::{
+    Affinity, AtomicOp, FutexOp, LockRef, Mem, Op, Program, RunWindow, TaskSpec, UserWord,
+};
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -691,6 +694,57 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
 }
 
 #[test]
+fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
+    // CPU 1 takes a word Modified on the other socket (a transfer that holds the line's
+    // server), and CPU 0 stores to the word while it does. CPU 0's store
+    // waits at the line in its buffer: the task goes on at once, and only
+    // its locked RMW (on a line of its own) waits for the store to drain.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS / 100,
+    };
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let (shared, own) = (word(0), word(256));
+        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
+        vec![
+            later(vec![
+                Op::Access(own, AccessKind::Write),
+                Op::Sleep(1020 * NS),
+                Op::Clock,
+                Op::Access(shared, AccessKind::Write),
+                Op::Clock,
+                Op::Access(own, AccessKind::Rmw),
+                Op::Clock,
+            ]),
+            later(vec![
+                Op::Sleep(1000 * NS),
+                Op::Access(shared, AccessKind::Write),
+            ]),
+            later(vec![Op::Access(shared, AccessKind::Write)]),
+        ]
+    };
+    let o = run_process(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, 1, 32],
+        programs,
+        window,
+    );
+    let t = &o.timeline.clock_reads[0];
+    let (store, rmw) = (t[1] - t[0], t[2] - t[1]);
+    assert_eq!(store, m.l1_ps, "the store retires into the buffer");
+    // The drain waits for CPU 1's transfer to free the server, then CPU
+    // 0's own from CPU 1.
+    let own_transfer = m.transfer_ps(1, 0);
+    assert!(
+        rmw > own_transfer + m.rmw_ps,
+        "the RMW waits for the store's grant and transfer: {rmw} ps, a transfer is {own_transfer} ps"
+    );
+}
+
+#[test]
 fn smt_siblings_that_both_compute_share_the_cores_throughput() {
     struct Work;
     impl Program for Work {
@@ -955,4 +1009,69 @@ fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_later() {
     );
     assert!(long_done > step + 2 * k.slice, "{long_done}");
     assert!(long_done < 2 * step + k.tick, "{long_done}");
+}
+
+/// A thread that adds to one shared word back to back, forever.
+struct Increment(Mem);
+impl Program for Increment {
+    fn next_op(&mut self) -> Op {
+        let word = UserWord {
+            mem: self.0,
+            kind: KeyKind::Private,
+        };
+        Op::Atomic(word, AtomicOp::Add(1))
+    }
+}
+
+/// ns between increments when `cpus` add to one word through the engine.
+fn increment_ns(m: &Machine, cpus: &[u32]) -> f64 {
+    let window = RunWindow {
+        warmup: MS / 1000,
+        duration: MS / 100,
+    };
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        cpus.iter()
+            .map(|_| Box::new(Increment(word(0))) as Box<dyn Program>)
+            .collect()
+    };
+    let design = table("fixed-256").unwrap();
+    let o = run_process(m, &design, LockKind::Queued, cpus, programs, window);
+    window.duration as f64 / 1000.0 / total_ops(&o) as f64
+}
+
+#[test]
+fn contended_increments_wait_for_their_grant_as_the_directory_arbitrates() {
+    // The engine parks each increment that finds the line busy until the line's turn grants it, so what it
+    // runs is what the directory's own probe predicts, on one socket and
+    // across two, and a socket that keeps the line for a batch of grants
+    // crosses less and runs faster.
+    let with_batch = |batch| {
+        let mut spec = machine("icx-2s").unwrap();
+        spec.coherence.local_batch = Some(batch);
+        Machine::new(spec).unwrap()
+    };
+    let m = with_batch(0);
+    let other = (1..m.cpus()).find(|&c| m.llc_of(c) != m.llc_of(0)).unwrap();
+    let one_socket = [0, 1, 2, 3];
+    let both = [0, 1, other, other + 1];
+    for cpus in [&one_socket, &both] {
+        let engine = increment_ns(&m, cpus);
+        let probe = contended_rmw_ns(&m, cpus, 400);
+        assert!(
+            (engine / probe - 1.0).abs() < 0.05,
+            "{cpus:?}: {engine:.1} ns an increment in the engine, {probe:.1} in the probe"
+        );
+    }
+    let local = increment_ns(&m, &one_socket);
+    let across = increment_ns(&m, &both);
+    assert!(
+        across > 1.3 * local,
+        "{across:.1} ns across sockets, {local:.1} on one"
+    );
+    let crossing_each = increment_ns(&with_batch(1), &both);
+    let batched = increment_ns(&with_batch(2), &both);
+    assert!(
+        batched < crossing_each,
+        "a batch of 2: {batched:.1} ns, of 1: {crossing_each:.1}"
+    );
 }

@@ -4,6 +4,14 @@
 //! the byte offset it touched, so a report can tell true sharing (the same
 //! field written and then read elsewhere) from false sharing (another field
 //! of the same line).
+//!
+//! A request that would hold a busy line's server (a snoop, an ownership
+//! transfer) waits at the line, in a small queue the directory keeps for
+//! lines with waiters, until the server frees and the line's arbiter
+//! grants it: the oldest first, except that the LLC domain holding the
+//! line keeps it for up to the profile's `local_batch` grants in a row
+//! before the oldest request from elsewhere gets it. Until a waiter is
+//! granted the holder keeps the line, so its own accesses meanwhile hit.
 
 pub mod probe;
 mod sharers;
@@ -68,6 +76,59 @@ impl Class {
     }
 }
 
+/// What became of a request: served now, or waiting at its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    Served(Outcome),
+    /// The request waits for its grant. The first waiter on a line names
+    /// the line's queue and when its server frees: the caller asks for the
+    /// line's turn then (`Directory::turn`).
+    Waits(Option<LineTurn>),
+}
+
+/// When a line's server frees, and the queue of its waiters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineTurn {
+    pub at: Ps,
+    pub queue: u32,
+}
+
+/// What a line's turn gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// The server is still busy (a request that needed no grant took it):
+    /// the turn comes again then.
+    Busy(Ps),
+    /// The waiter's request is granted: it is made again, as granted, now.
+    /// When `more` wait, the next turn comes when the server frees after it.
+    Granted {
+        waiter: u32,
+        line: LineId,
+        more: bool,
+    },
+    /// No request waits (a turn asked for a queue already emptied).
+    Idle,
+}
+
+/// A request waiting at its line: who asks, from which core and LLC
+/// domain, and whether it is a read.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    waiter: u32,
+    domain: u16,
+    core: u16,
+    read: bool,
+}
+
+/// The waiters of one line, oldest first, and how many grants in a row the
+/// line's LLC domain has had.
+#[derive(Clone, Debug, Default)]
+struct LineQueue {
+    line: LineId,
+    waiters: Vec<Waiter>,
+    run: u32,
+}
+
 /// The result of one access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -128,6 +189,8 @@ struct Line {
     llc_stamp: u32,
     /// Opaque to the directory: the engine's list of CPUs spinning on this line.
     pub watch: u32,
+    /// 1 + the index of the line's queue of waiting requests; 0 for none.
+    queue: u32,
     /// Writes served on the line so far: a read served when it was n saw
     /// the value of the n-th write, whenever it completes.
     writes: u32,
@@ -140,6 +203,39 @@ impl Line {
         self.sharers.clear();
         self.dirty = false;
         self.llc = NO_DOMAIN;
+    }
+
+    /// Whether the LLC domain holds a clean copy: one of the three sharers
+    /// that stand for the set is in it.
+    fn shared_in(&self, m: &Machine, domain: u32) -> bool {
+        let in_domain = |s: u16| s != NO_CPU && m.llc_of(s.into()) == domain;
+        in_domain(self.first) || in_domain(self.last) || in_domain(self.far)
+    }
+
+    /// Whether a request that misses holds the line's server for a snoop
+    /// or an ownership transfer: every write and RMW, and a read the holder
+    /// or a snooped sharer serves. A read from memory, or of a copy an
+    /// inclusive LLC holds, only takes the read occupancy (it pipelines).
+    fn holds_server(&self, m: &Machine, kind: AccessKind, domain: u32) -> bool {
+        let pipelines =
+            self.sharers.is_empty() || (m.hierarchy.llc_inclusive && self.shared_in(m, domain));
+        kind != AccessKind::Read || self.owner != NO_CPU || !pipelines
+    }
+
+    /// Whether a waiting read would now hit: its core holds the line.
+    fn holds_for(&self, w: &Waiter) -> bool {
+        w.read && (self.owner == w.core || self.sharers.contains(w.core))
+    }
+
+    /// The copies left the LLC domain that last held them, if it has filled
+    /// more lines than it holds since.
+    fn age(&mut self, h: &crate::machine::Hierarchy, fills: &[u32]) {
+        if h.llc_lines != u32::MAX
+            && self.llc != NO_DOMAIN
+            && fills[self.llc as usize].wrapping_sub(self.llc_stamp) > h.llc_lines
+        {
+            self.evict();
+        }
     }
 
     /// Adds a core to the sharers, keeping the three that stand for them.
@@ -168,6 +264,9 @@ pub struct Directory {
     pub totals: Totals,
     /// Lines each LLC domain has filled so far.
     fills: Vec<u32>,
+    /// The queues of lines with waiting requests, and the free ones.
+    queues: Vec<LineQueue>,
+    free_queues: Vec<u32>,
     cpus: usize,
     nodes: u32,
     line_mask: u64,
@@ -204,6 +303,7 @@ impl Directory {
                     llc: NO_DOMAIN,
                     llc_stamp: 0,
                     watch: 0,
+                    queue: 0,
                     writes: 0,
                 });
             }
@@ -215,11 +315,201 @@ impl Directory {
             pending: Pending::new(),
             totals: Totals::new(machine.nodes()),
             fills: vec![0; machine.hierarchy.llc_domains as usize],
+            queues: Vec::new(),
+            free_queues: Vec::new(),
             cpus: machine.cpus() as usize,
             nodes: machine.nodes(),
             line_mask: memory.line_size() - 1,
         }
     }
+    /// `cpu` asks for the byte at `addr` in `line` at `now`, as `waiter`
+    /// (the caller's name for who waits). A miss that would hold the line's
+    /// server while it is busy waits for its grant; so does any request,
+    /// the holder's own included, once the server is free and waiters wait
+    /// for it: the turn is theirs. Until then the holder's accesses hit. A
+    /// `granted` request is the one a turn just granted: it is served now.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn request(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        addr: u64,
+        kind: AccessKind,
+        waiter: u32,
+        granted: bool,
+    ) -> Request {
+        if !granted {
+            if let Some(turn) = self.wait_if_busy(m, cpu, now, line, kind, waiter) {
+                return Request::Waits(turn);
+            }
+        }
+        Request::Served(self.access(m, cpu, now, line, addr, kind))
+    }
+
+    /// The waiting half of `request`: whether a request not yet granted
+    /// waits at its line (it is queued, and the first waiter names the
+    /// turn to ask for), without serving one that need not. A caller whose
+    /// request's effect depends on the line's value (a lock's atomic) asks
+    /// this first, decides once it is served, then makes the request.
+    #[inline]
+    pub fn wait_if_busy(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        kind: AccessKind,
+        waiter: u32,
+    ) -> Option<Option<LineTurn>> {
+        let l = &self.lines[line as usize];
+        if l.queue != 0 || now < l.free_at {
+            self.contended(m, cpu, now, line, kind, waiter)
+        } else {
+            None
+        }
+    }
+
+    /// A request on a line whose server is busy or has waiters: whether it
+    /// waits (and then the turn to ask for, for the first waiter). Apart
+    /// from `request` so an uncontended access's path stays short.
+    #[cold]
+    #[inline(never)]
+    fn contended(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        kind: AccessKind,
+        waiter: u32,
+    ) -> Option<Option<LineTurn>> {
+        let l = &mut self.lines[line as usize];
+        l.age(&m.hierarchy, &self.fills);
+        let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
+        let hit = match kind {
+            AccessKind::Read => l.owner == c || l.sharers.contains(c),
+            AccessKind::Write | AccessKind::Rmw => l.owner == c,
+        };
+        let waits = now >= l.free_at || (!hit && l.holds_server(m, kind, domain));
+        let waiter = Waiter {
+            waiter,
+            domain: domain as u16,
+            core: c,
+            read: kind == AccessKind::Read,
+        };
+        waits.then(|| self.wait_at(line, now, waiter))
+    }
+
+    /// Queues a request at its line; the first waiter opens the line's queue.
+    fn wait_at(&mut self, line: LineId, now: Ps, waiter: Waiter) -> Option<LineTurn> {
+        let l = &mut self.lines[line as usize];
+        if l.queue != 0 {
+            self.queues[l.queue as usize - 1].waiters.push(waiter);
+            return None;
+        }
+        let index = self.free_queues.pop().unwrap_or_else(|| {
+            self.queues.push(LineQueue::default());
+            self.queues.len() as u32 - 1
+        });
+        let q = &mut self.queues[index as usize];
+        q.line = line;
+        // The line came into its domain with a grant: that one counts.
+        q.run = 1;
+        q.waiters.push(waiter);
+        l.queue = index + 1;
+        Some(LineTurn {
+            at: l.free_at.max(now),
+            queue: index,
+        })
+    }
+
+    /// The line's server may be free at `now`: its arbiter grants the next
+    /// waiter. The oldest goes first, except that while the LLC domain
+    /// holding the line has had fewer than `local_batch` grants in a row
+    /// (the one that brought the line in counts), the oldest request from
+    /// that domain does; past the batch the oldest request from elsewhere
+    /// does. A batch of 0 prefers no domain.
+    ///
+    /// While the server is busy, a waiting read whose core came to hold
+    /// the line meanwhile (its SMT sibling's request brought the copy in)
+    /// is granted at once: it is a hit in the core's cache, as a second
+    /// load to a line with a miss outstanding merges with it.
+    pub fn turn(&mut self, m: &Machine, queue: u32, now: Ps) -> Turn {
+        let q = &mut self.queues[queue as usize];
+        let l = &mut self.lines[q.line as usize];
+        if q.waiters.is_empty() {
+            l.queue = 0;
+            self.free_queues.push(queue);
+            return Turn::Idle;
+        }
+        if now < l.free_at {
+            let Some(pick) = q.waiters.iter().position(|w| l.holds_for(w)) else {
+                return Turn::Busy(l.free_at);
+            };
+            let granted = q.waiters.remove(pick);
+            return self.granted(queue, granted);
+        }
+        let batch = m.hierarchy.local_batch;
+        let holder = l.llc;
+        let pick = if batch == 0 {
+            0
+        } else {
+            let local = q.waiters.iter().position(|w| w.domain == holder);
+            let remote = q.waiters.iter().position(|w| w.domain != holder);
+            match (local, remote) {
+                (Some(local), Some(remote)) => {
+                    if q.run < batch {
+                        local
+                    } else {
+                        remote
+                    }
+                }
+                (Some(only), None) | (None, Some(only)) => only,
+                (None, None) => 0,
+            }
+        };
+        let granted = q.waiters.remove(pick);
+        q.run = if granted.domain == holder {
+            q.run + 1
+        } else {
+            1
+        };
+        self.granted(queue, granted)
+    }
+
+    /// The queue's waiter `granted` has its grant: the queue closes if it
+    /// was the last.
+    fn granted(&mut self, queue: u32, granted: Waiter) -> Turn {
+        let q = &self.queues[queue as usize];
+        let more = !q.waiters.is_empty();
+        let line = q.line;
+        if !more {
+            self.lines[line as usize].queue = 0;
+            self.free_queues.push(queue);
+        }
+        Turn::Granted {
+            waiter: granted.waiter,
+            line,
+            more,
+        }
+    }
+
+    /// When the queue's next turn comes after a grant at `now`: at once if
+    /// a waiting read's core holds the line now, else when the server frees.
+    pub fn next_turn(&self, queue: u32, now: Ps) -> Ps {
+        let q = &self.queues[queue as usize];
+        let l = &self.lines[q.line as usize];
+        if now < l.free_at && q.waiters.iter().any(|w| l.holds_for(w)) {
+            now
+        } else {
+            l.free_at.max(now)
+        }
+    }
+
     /// `cpu` accesses the byte at `addr`, which lies in `line`, at time `now`.
     ///
     /// The request is resolved at the lowest level of the hierarchy that can
@@ -245,12 +535,7 @@ impl Directory {
         let c = m.core_of(cpu) as u16;
         let domain = m.llc_of(cpu);
         let l = &mut self.lines[line as usize];
-        if h.llc_lines != u32::MAX
-            && l.llc != NO_DOMAIN
-            && self.fills[l.llc as usize].wrapping_sub(l.llc_stamp) > h.llc_lines
-        {
-            l.evict();
-        }
+        l.age(h, &self.fills);
         let stats = &mut self.stats_of[line as usize];
         let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
         let hit = match kind {
@@ -263,10 +548,14 @@ impl Directory {
                 l.writer_off = off;
                 l.writes = l.writes.wrapping_add(1);
             }
+            // A hit in the core the line's latest grant went to completes
+            // no earlier than that grant's data arrives there (a load to a
+            // line whose miss is outstanding merges with the miss).
+            let arrived = if l.last == c { l.ready } else { 0 };
             l.llc = domain as u16;
             l.llc_stamp = self.fills[domain as usize];
             let outcome = Outcome {
-                done: now + m.l1_ps + rmw,
+                done: (now + m.l1_ps).max(arrived) + rmw,
                 class: Class::L1Hit,
             };
             if *stats != 0 {
@@ -288,7 +577,6 @@ impl Directory {
         let home = u32::from(l.home);
         // Where the data comes from, what it costs, and whether the line
         // changes hands Modified (an ownership transfer holds its server).
-        let in_domain = |s: u16| s != NO_CPU && m.llc_of(s.into()) == domain;
         let (class, mut latency, migrates) = if l.owner != NO_CPU {
             let remote = m.is_remote(l.owner.into(), cpu);
             let class = match (l.dirty, remote) {
@@ -308,7 +596,7 @@ impl Directory {
             // An upgrade: the data is here, only the other copies must go.
             (Class::L1Hit, m.l1_ps, true)
         } else if !l.sharers.is_empty() {
-            let local = in_domain(l.first) || in_domain(l.last) || in_domain(l.far);
+            let local = l.shared_in(m, domain);
             let (class, latency) = if local {
                 // The LLC domain has the line: an L3 hit, or a clean forward
                 // from a neighbour through the snoop filter.
@@ -427,12 +715,7 @@ impl Directory {
     fn fetch_buddy(&mut self, m: &Machine, c: u16, domain: u32, now: Ps, line: LineId) {
         let h = &m.hierarchy;
         let l = &mut self.lines[line as usize];
-        if h.llc_lines != u32::MAX
-            && l.llc != NO_DOMAIN
-            && self.fills[l.llc as usize].wrapping_sub(l.llc_stamp) > h.llc_lines
-        {
-            l.evict();
-        }
+        l.age(h, &self.fills);
         if l.owner == c || l.sharers.contains(c) {
             return;
         }
@@ -470,6 +753,16 @@ impl Directory {
         self.lines[line as usize].writes
     }
 
+    /// A store the line served earlier became visible only now (it
+    /// committed behind older stores of its CPU): its write counts again,
+    /// so a read served in between, which did not show what the store
+    /// carries, is known to be stale.
+    #[inline]
+    pub fn visible(&mut self, line: LineId) {
+        let l = &mut self.lines[line as usize];
+        l.writes = l.writes.wrapping_add(1);
+    }
+
     /// The engine's spin-list handle for a line.
     #[inline]
     pub fn watch(&mut self, line: LineId) -> &mut u32 {
@@ -498,6 +791,14 @@ mod tests {
     use crate::machine::presets::preset;
     use crate::machine::Ps;
     use crate::memory::Home;
+
+    fn waiting_setup() -> (Machine, Directory) {
+        let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let mut mem = MemoryMap::new(64);
+        mem.add("x", 0x1000, 4096, Home::Node(0));
+        let d = Directory::new(&mem, &m);
+        (m, d)
+    }
 
     fn setup() -> (Machine, MemoryMap, Directory) {
         let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
@@ -586,6 +887,98 @@ mod tests {
         let mut mem = MemoryMap::new(64);
         mem.add("x", 0x10_0000, bytes, Home::Node(home));
         Directory::new(&mem, m)
+    }
+
+    #[test]
+    fn the_holder_keeps_the_line_until_a_waiting_request_is_granted() {
+        let (m, mut d) = waiting_setup();
+        let rmw = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
+            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Rmw, cpu, granted)
+        };
+        let Request::Served(_) = rmw(&mut d, 0, 0, false) else {
+            panic!("an idle line serves at once")
+        };
+        // CPU 1 asks while the server is busy with CPU 0's fill: it waits,
+        // and names the turn it waits for.
+        let Request::Waits(Some(turn)) = rmw(&mut d, 1, 1, false) else {
+            panic!("a busy line makes the request wait")
+        };
+        assert_eq!(turn.at, d.lines[0].free_at);
+        // CPU 0 still holds the line: its own increment before the grant hits.
+        let Request::Served(hit) = rmw(&mut d, 0, 2, false) else {
+            panic!("the holder's access before the grant is served")
+        };
+        assert_eq!(hit.class, Class::L1Hit);
+        // Once the server is free, the turn is the waiter's, even against the holder.
+        let free = d.lines[0].free_at;
+        assert_eq!(rmw(&mut d, 0, free, false), Request::Waits(None));
+        assert_eq!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted {
+                waiter: 1,
+                line: 0,
+                more: true
+            }
+        );
+        let Request::Served(granted) = rmw(&mut d, 1, free, true) else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(granted.class, Class::LclHitm);
+        assert_eq!(granted.done, free + m.node_ps + m.rmw_ps);
+        // The next turn, when the transfer frees the server, is CPU 0's.
+        assert_eq!(d.turn(&m, turn.queue, free), Turn::Busy(d.lines[0].free_at));
+        let later = d.lines[0].free_at;
+        let Turn::Granted {
+            waiter: 0,
+            more: false,
+            ..
+        } = d.turn(&m, turn.queue, later)
+        else {
+            panic!("the holder's waiting request is next")
+        };
+    }
+
+    #[test]
+    fn a_read_waiting_on_a_line_its_core_came_to_hold_is_granted_at_once() {
+        let (m, mut d) = waiting_setup();
+        let sibling = m.sibling_of(1).unwrap();
+        assert_ne!(sibling, 1);
+        let read = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
+            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Read, cpu, granted)
+        };
+        d.request(&m, 0, 0, 0, 0x1000, AccessKind::Write, 0, false);
+        // CPU 1 and its SMT sibling both miss while the server is busy.
+        let Request::Waits(Some(turn)) = read(&mut d, 1, 1, false) else {
+            panic!("a busy line makes the read wait")
+        };
+        assert_eq!(read(&mut d, sibling, 1, false), Request::Waits(None));
+        let free = d.lines[0].free_at;
+        assert!(matches!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted { waiter: 1, .. }
+        ));
+        let Request::Served(first) = read(&mut d, 1, free, true) else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(first.class, Class::LclHitm);
+        // The transfer holds the server, but the sibling's read is a hit in
+        // the core the line came to: its turn is now, not when the server frees.
+        assert!(d.lines[0].free_at > free);
+        assert_eq!(d.next_turn(turn.queue, free), free);
+        assert_eq!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted {
+                waiter: sibling,
+                line: 0,
+                more: false
+            }
+        );
+        let Request::Served(second) = read(&mut d, sibling, free, true) else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(second.class, Class::L1Hit);
+        // It merges with the sibling's miss: done when that data is in.
+        assert_eq!(second.done, first.done);
     }
 
     #[test]

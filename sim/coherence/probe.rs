@@ -3,9 +3,11 @@
 //! to, and the ones the profile checks hold each profile to. Keeping them
 //! here means calibrate fits exactly what the checks judge.
 
-use super::{AccessKind, Directory};
+use super::{AccessKind, Directory, Request, Turn};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The probed line's address: any line of the probe's one region.
 pub const LINE_ADDR: u64 = 0x10_0000;
@@ -33,27 +35,89 @@ pub fn fan_out_ns(m: &Machine, readers: &[u32]) -> f64 {
     (last - now) as f64 / 1000.0
 }
 
+/// One increment of a contended line: the index (into the probe's CPUs)
+/// of the CPU whose request was served, and when it completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Increment {
+    pub cpu: usize,
+    pub done: Ps,
+}
+
+/// What the probe's clock runs: a CPU's next increment, or the line's turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    Issue(usize),
+    Turn(u32),
+}
+
 /// `cpus` increment one line back to back, each issuing its next
-/// increment as its last completes: the mean ns between increments, after
-/// four rounds of warm-up.
-pub fn contended_rmw_ns(m: &Machine, cpus: &[u32], rounds: usize) -> f64 {
+/// increment as its last completes; a request that finds the line busy
+/// waits at it for its grant, as the engine's tasks do. The first
+/// `rounds * cpus.len()` increments, in the order they were served.
+pub fn contended_rmw(m: &Machine, cpus: &[u32], rounds: usize) -> Vec<Increment> {
     let mut d = directory(m, 0);
-    let mut next: Vec<Ps> = vec![0; cpus.len()];
-    let mut done = 0;
-    let mut first_counted = None;
-    for op in 0..rounds * cpus.len() {
-        let (i, &now) = next
-            .iter()
-            .enumerate()
-            .min_by_key(|&(i, &t)| (t, i))
-            .unwrap_or((0, &0));
-        let out = d.access(m, cpus[i], now, 0, LINE_ADDR, AccessKind::Rmw);
-        next[i] = out.done;
-        done = done.max(out.done);
-        if op == cpus.len() * 4 {
-            first_counted = Some((op, done));
+    let total = rounds * cpus.len();
+    let mut served = Vec::with_capacity(total);
+    let mut events = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut push = |events: &mut BinaryHeap<_>, at: Ps, event: Event| {
+        seq += 1;
+        events.push(Reverse((at, seq, event)));
+    };
+    for i in 0..cpus.len() {
+        push(&mut events, 0, Event::Issue(i));
+    }
+    while served.len() < total {
+        let Some(Reverse((now, _, event))) = events.pop() else {
+            break;
+        };
+        let (cpu, granted, more) = match event {
+            Event::Issue(i) => (i, false, None),
+            Event::Turn(queue) => match d.turn(m, queue, now) {
+                Turn::Busy(at) => {
+                    push(&mut events, at, Event::Turn(queue));
+                    continue;
+                }
+                Turn::Idle => continue,
+                Turn::Granted { waiter, more, .. } => {
+                    (waiter as usize, true, more.then_some(queue))
+                }
+            },
+        };
+        let asked = d.request(
+            m,
+            cpus[cpu],
+            now,
+            0,
+            LINE_ADDR,
+            AccessKind::Rmw,
+            cpu as u32,
+            granted,
+        );
+        match asked {
+            Request::Served(out) => {
+                served.push(Increment {
+                    cpu,
+                    done: out.done,
+                });
+                push(&mut events, out.done, Event::Issue(cpu));
+            }
+            Request::Waits(Some(turn)) => push(&mut events, turn.at, Event::Turn(turn.queue)),
+            Request::Waits(None) => {}
+        }
+        if let Some(queue) = more {
+            push(&mut events, d.next_turn(queue, now), Event::Turn(queue));
         }
     }
-    let (op0, t0) = first_counted.unwrap_or((0, 0));
-    (done - t0) as f64 / 1000.0 / (rounds * cpus.len()).saturating_sub(op0 + 1).max(1) as f64
+    served
+}
+
+/// The mean ns between increments of `contended_rmw`, after four rounds of
+/// warm-up.
+pub fn contended_rmw_ns(m: &Machine, cpus: &[u32], rounds: usize) -> f64 {
+    let served = contended_rmw(m, cpus, rounds);
+    let warm = (cpus.len() * 4 + 1).min(served.len());
+    let last = |s: &[Increment]| s.iter().map(|i| i.done).max().unwrap_or(0);
+    let (t0, done) = (last(&served[..warm]), last(&served));
+    (done - t0) as f64 / 1000.0 / served.len().saturating_sub(warm).max(1) as f64
 }

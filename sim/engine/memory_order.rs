@@ -6,18 +6,45 @@
 //! these an op that adds a line to its path pays the line's whole miss in
 //! sequence, which real cores do not.
 //!
-//! A drained store is served by the directory when it is issued (its
-//! ownership request goes out at once, as a core's RFO for a store in its
-//! buffer does) and becomes visible in order: spinners on its line wake
-//! when it commits, after every older store and every older load (TSO
-//! keeps a store behind earlier loads). The directory serves requests in
-//! the order they are made, so a read by another CPU made after the store
-//! returns its value, and a read made before does not: causality holds.
+//! A store is asked of the directory when it is issued (its ownership
+//! request goes out at once, as a core's RFO for a store in its buffer
+//! does) and becomes visible in order: spinners on its line wake when it
+//! commits, after every older store and every older load (TSO keeps a
+//! store behind earlier loads). Where its line's server is busy the store
+//! waits at the line as an entry of the buffer and the task goes on; the
+//! stores after it still ask for their lines (a core's RFOs run ahead of
+//! its commits) but commit only after it, in order. What a store carries
+//! (a lock's release, a hand-on) is published when it commits, so a read
+//! served before then never shows it: causality holds.
 
-use super::Engine;
-use crate::coherence::{AccessKind, Class};
+use super::{Engine, Redo, Wait, LINE_EVENTS};
+use crate::coherence::{AccessKind, Class, Request};
+use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
-use crate::memory::Mem;
+use crate::memory::{LineId, Mem};
+use std::collections::VecDeque;
+
+/// The directory's name for a CPU's store-buffer entry waiting at a line:
+/// apart from every task's (tasks are below LINE_EVENTS).
+pub(super) const STORE_WAITERS: u32 = 1 << 31;
+
+/// A slot of the store buffer whose store has not committed: when it
+/// does is known only once every store before it has its line.
+const HELD: Ps = Ps::MAX;
+
+/// A store retired into the buffer that has not committed: it, or a store
+/// before it, waits at its line.
+struct HeldStore {
+    mem: Mem,
+    publishes: Publishes,
+    /// When the loads older than the store complete: it commits after them.
+    after_loads: Ps,
+    /// Its slot in the buffer's ring.
+    slot: usize,
+    /// When its line's data is in, once its line has served it; None
+    /// while it waits there.
+    done: Option<Ps>,
+}
 
 /// One CPU's accesses in flight and the compute it runs.
 pub(super) struct CpuOrder {
@@ -27,6 +54,11 @@ pub(super) struct CpuOrder {
     next_store: usize,
     /// When the youngest store commits: every later one commits after it.
     committed_by: Ps,
+    /// Stores not yet committed, oldest first: the first waits at its line.
+    held: VecDeque<HeldStore>,
+    /// A task that waits for the held stores to drain (a fence, a locked
+    /// RMW, a full buffer), if any: it goes on once they have.
+    drain_waiter: Option<u32>,
     /// When each outstanding miss completes (free once past).
     misses: Box<[Ps]>,
     /// When the last issued load completes: a dependent step waits for it.
@@ -45,12 +77,23 @@ impl CpuOrder {
             commits: vec![0; m.store_buffer as usize].into_boxed_slice(),
             next_store: 0,
             committed_by: 0,
+            held: VecDeque::new(),
+            drain_waiter: None,
             misses: vec![0; m.outstanding_misses as usize].into_boxed_slice(),
             loads_done: 0,
             computing_until: 0,
             owed: 0,
         }
     }
+}
+
+/// When a fence (a locked RMW, a lock's first atomic) may start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fence {
+    Now,
+    At(Ps),
+    /// Once stores waiting at their lines are served (known only then).
+    Drain,
 }
 
 /// How a plain store went.
@@ -76,55 +119,195 @@ impl Engine<'_> {
         (done > now).then_some(done)
     }
 
-    /// When a locked RMW (or a fence) may start, if after `now`: once the
-    /// store buffer has drained and the outstanding loads are in.
+    /// When a locked RMW (or a fence) may start: once the store buffer
+    /// has drained and the outstanding loads are in.
     #[inline]
-    pub(super) fn fence_pending(&mut self, task: u32, now: Ps) -> Option<Ps> {
+    pub(super) fn fence_pending(&mut self, task: u32, now: Ps) -> Fence {
         let o = self.order_of(task);
+        if !o.held.is_empty() {
+            return Fence::Drain;
+        }
         let ready = o.committed_by.max(o.loads_done);
-        (ready > now).then_some(ready)
+        if ready > now {
+            Fence::At(ready)
+        } else {
+            Fence::Now
+        }
+    }
+
+    /// The task waits for its CPU's held stores to commit; then it
+    /// makes its step again as `redo` says. None: no event of its own.
+    pub(super) fn await_drain(&mut self, task: u32, redo: Redo) -> Option<Ps> {
+        let cpu = self.tasks[task as usize].cpu as usize;
+        debug_assert!(self.order[cpu].drain_waiter.is_none());
+        self.order[cpu].drain_waiter = Some(task);
+        self.park(task, redo);
+        self.tasks[task as usize].wait = Wait::Drain;
+        None
     }
 
     /// A plain store: it retires into the store buffer and the task goes
     /// on; the line is asked for now and the value is visible, spinners
-    /// woken, when it commits in order. Without a store buffer the task
-    /// waits for the line.
-    pub(super) fn store(&mut self, task: u32, now: Ps, mem: Mem) -> Stored {
+    /// woken, when it commits in order. Where the line's server is busy the
+    /// store waits there in the buffer, and the stores after it commit
+    /// after it: the task still goes on. None when the task waits:
+    /// without a store buffer, for the line's grant (`park`); with a full
+    /// buffer whose oldest store is waiting, for the drain (`await_drain`),
+    /// after which it makes the store again as `redo` says.
+    #[inline]
+    pub(super) fn store(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        publishes: Publishes,
+        redo: Redo,
+    ) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
-        let out = self
-            .dir
-            .access(self.m, cpu, now, mem.line, mem.addr, AccessKind::Write);
         let l1 = self.m.l1_ps;
-        let o = &mut self.order[cpu as usize];
-        if o.commits.is_empty() {
+        if self.order[cpu as usize].commits.is_empty() {
+            let Some(out) = self.ask(task, now, mem, AccessKind::Write) else {
+                self.park(task, redo);
+                return None;
+            };
+            self.publish(mem, publishes);
             self.wake_spinners(mem.line, out.done);
-            return Stored {
+            return Some(Stored {
                 at: out.done,
                 at_once: out.class == Class::L1Hit,
-            };
+            });
         }
+        let o = &mut self.order[cpu as usize];
+        let slot = o.next_store;
         // A full buffer holds the store until its oldest entry drains.
-        let slot = &mut o.commits[o.next_store];
-        let retire = now.max(*slot) + l1;
-        let commit = out.done.max(o.committed_by).max(o.loads_done);
-        *slot = commit;
-        o.committed_by = commit;
+        if o.commits[slot] == HELD {
+            self.await_drain(task, redo);
+            return None;
+        }
+        let retire = now.max(o.commits[slot]) + l1;
         // A compare, not a modulo: a division would cost more than the rest of the store.
         o.next_store += 1;
         if o.next_store == o.commits.len() {
             o.next_store = 0;
         }
-        self.wake_spinners(mem.line, commit);
-        Stored {
+        let after_loads = o.loads_done;
+        o.commits[slot] = HELD;
+        let asked = self.dir.request(
+            self.m,
+            cpu,
+            now,
+            mem.line,
+            mem.addr,
+            AccessKind::Write,
+            STORE_WAITERS + cpu,
+            false,
+        );
+        let mut store = HeldStore {
+            mem,
+            publishes,
+            after_loads,
+            slot,
+            done: None,
+        };
+        match asked {
+            Request::Served(out) if self.order[cpu as usize].held.is_empty() => {
+                self.committed(cpu, &store, out.done);
+            }
+            Request::Served(out) => {
+                store.done = Some(out.done);
+                self.order[cpu as usize].held.push_back(store);
+            }
+            Request::Waits(turn) => {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                self.order[cpu as usize].held.push_back(store);
+            }
+        }
+        Some(Stored {
             at: retire,
             at_once: retire <= now + l1,
+        })
+    }
+
+    /// `line` granted one of the CPU's stores waiting at it (the oldest
+    /// there) at `now`: it is served, and the stores it held back commit.
+    pub(super) fn store_granted(&mut self, cpu: u32, line: LineId, now: Ps) {
+        let o = &self.order[cpu as usize];
+        let Some(index) = o
+            .held
+            .iter()
+            .position(|h| h.done.is_none() && h.mem.line == line)
+        else {
+            unreachable!("a store is granted only while it waits")
+        };
+        let mem = o.held[index].mem;
+        let asked = self.dir.request(
+            self.m,
+            cpu,
+            now,
+            mem.line,
+            mem.addr,
+            AccessKind::Write,
+            STORE_WAITERS + cpu,
+            true,
+        );
+        let Request::Served(out) = asked else {
+            unreachable!("a granted request is served")
+        };
+        self.order[cpu as usize].held[index].done = Some(out.done);
+        self.commit_in_order(cpu, now);
+    }
+
+    /// Commits the CPU's oldest stores whose lines have served them, in
+    /// order, up to the first still waiting at its line; a task waiting
+    /// for the drain goes on once none is left.
+    fn commit_in_order(&mut self, cpu: u32, now: Ps) {
+        while let Some(HeldStore {
+            done: Some(done), ..
+        }) = self.order[cpu as usize].held.front()
+        {
+            let done = *done;
+            let Some(store) = self.order[cpu as usize].held.pop_front() else {
+                unreachable!("the front was just seen")
+            };
+            self.dir.visible(store.mem.line);
+            self.committed(cpu, &store, done);
+        }
+        let o = &mut self.order[cpu as usize];
+        if o.held.is_empty() {
+            if let Some(task) = o.drain_waiter.take() {
+                self.queue.push(now, task);
+            }
+        }
+    }
+
+    /// A store the directory served, done at `done`: it commits in order,
+    /// what it carries is published, and its line's spinners wake then.
+    fn committed(&mut self, cpu: u32, store: &HeldStore, done: Ps) {
+        let o = &mut self.order[cpu as usize];
+        let commit = done.max(o.committed_by).max(store.after_loads);
+        o.commits[store.slot] = commit;
+        o.committed_by = commit;
+        self.publish(store.mem, store.publishes);
+        self.wake_spinners(store.mem.line, commit);
+    }
+
+    /// What a store carries is there for the waiters once the directory
+    /// served it.
+    #[inline]
+    fn publish(&mut self, mem: Mem, publishes: Publishes) {
+        if publishes != Publishes::Nothing {
+            let writes = self.dir.writes(mem.line);
+            self.locks.publish(publishes, writes);
         }
     }
 
     /// Issues a load the next steps do not depend on: it takes a free
     /// miss slot (or waits for the first to free: the time it may issue,
-    /// as Err) and completes in the background.
-    pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<(), Ps> {
+    /// as Err) and completes in the background; false when it waits at its
+    /// line for a grant (the task waits with it).
+    pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<bool, Ps> {
         let cpu = self.tasks[task as usize].cpu;
         let o = &self.order[cpu as usize];
         let (slot, free_at) = o
@@ -136,15 +319,17 @@ impl Engine<'_> {
         if free_at > now {
             return Err(free_at);
         }
-        let out = self
-            .dir
-            .access(self.m, cpu, now, mem.line, mem.addr, AccessKind::Read);
+        let Some(out) = self.request(task, now, mem, AccessKind::Read) else {
+            // It waits at its line; the step runs again once granted.
+            self.park(task, Redo::Step);
+            return Ok(false);
+        };
         let o = &mut self.order[cpu as usize];
         if out.class != Class::L1Hit {
             o.misses[slot] = out.done;
         }
         o.loads_done = o.loads_done.max(out.done);
-        Ok(())
+        Ok(true)
     }
 
     /// When a compute step of `work` that starts at `now` ends. While the

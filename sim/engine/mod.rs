@@ -11,6 +11,12 @@
 //! waits for the next write to the line it spins on, then pays one transfer
 //! to re-read it, and acts on the value as of the moment the directory
 //! served the read, not on the state when the read completes.
+//!
+//! A request that waits at a busy line (coherence::Request::Waits) parks its
+//! task; the line's turn is an event of its own, so only lines with waiters
+//! cost one, and the turn's grant makes the parked request again, served.
+//! A plain store that waits at its line waits in the store buffer instead,
+//! and its task goes on (memory_order.rs).
 
 mod memory_order;
 pub mod metrics;
@@ -24,9 +30,9 @@ use crate::kernel::core::FutexSystem;
 use crate::kernel::futex_hash::ResizesInRun;
 use crate::kernel::script::LockRef;
 use crate::kernel::script::Script;
-use crate::kernel::spinlock::{After, LockWait, Locks};
+use crate::kernel::spinlock::{After, LockWait, Locks, Next};
 use crate::machine::{LockKind, Machine, Ps};
-use crate::memory::MemoryMap;
+use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
 use memory_order::CpuOrder;
@@ -57,6 +63,27 @@ enum Wait {
         lock: LockRef,
         after: After,
     },
+    /// A request waits at its line for the grant; then the task makes it
+    /// again as its `Engine::redo` says (kept apart: a lock protocol's
+    /// access is larger than every other state).
+    AtLine,
+    /// The task waits for its CPU's stores waiting at their lines to be
+    /// served (a fence, or a full store buffer); then it makes its step
+    /// again as its `Engine::redo` says.
+    Drain,
+}
+
+/// How a task makes its waiting request again once it is granted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redo {
+    /// The script's step (an access, a load) runs again.
+    Step,
+    /// The spinner's re-read: what it returns is the line as of its grant.
+    Reread(Spin),
+    /// The lock protocol's access, as the protocol asked for it.
+    Follow { lock: LockRef, next: Next },
+    /// The protocol's next move from this state, asked for at the grant.
+    Move(LockWait),
 }
 
 /// What a spinning task waits for.
@@ -81,6 +108,9 @@ struct Task {
     /// The watched line's write count when the spinner's last read was
     /// served: a write after it makes what the read returned stale.
     read_writes: u32,
+    /// The line whose turn granted the task's waiting request: the task's
+    /// next request, if on that line, is served at once.
+    granted: Option<LineId>,
     /// What the operation in flight returns.
     ret: i64,
     counting: Counting,
@@ -118,6 +148,8 @@ pub struct Engine<'a> {
     /// Lists of tasks spinning on a line; a line's `watch` is 1 + an index here.
     watchers: Vec<Vec<u32>>,
     free_watchers: Vec<u32>,
+    /// Per task, how it makes its request again when it waits at a line.
+    redo: Vec<Redo>,
     metrics: Metrics,
     window: RunWindow,
     events: u64,
@@ -139,6 +171,11 @@ pub struct Engine<'a> {
 /// The event that marks the end of the warm-up: counting starts afresh.
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
 
+/// Line turns are events LINE_EVENTS + the line's queue. A queue exists
+/// only while a task (in one at most) or a store-buffer entry waits in it,
+/// so tasks (below LINE_EVENTS) and queues both fit below the ticks.
+const LINE_EVENTS: u32 = TICK_EVENTS / 2;
+
 /// Steps a task's script has room for from the start: more than most ops'
 /// scripts take, so the first ops need not grow it.
 const SCRIPT_CAPACITY: usize = 32;
@@ -153,8 +190,10 @@ impl<'a> Engine<'a> {
         window: RunWindow,
         layout: SchedLayout,
     ) -> Engine<'a> {
+        let buffered = u64::from(m.cpus()) * u64::from(m.store_buffer);
+        let queues = tasks.len() as u64 + buffered.min(u64::from(memory.lines()));
         assert!(
-            tasks.len() < TICK_EVENTS as usize,
+            queues < u64::from(LINE_EVENTS),
             "more tasks than the event queue can name"
         );
         let dir = Directory::new(memory, m);
@@ -172,6 +211,7 @@ impl<'a> Engine<'a> {
             clock_reads: vec![Vec::new(); tasks.len()],
             exits: vec![None; tasks.len()],
         };
+        let task_count = tasks.len();
         let tasks = tasks
             .into_iter()
             .zip(on_cpu)
@@ -188,6 +228,7 @@ impl<'a> Engine<'a> {
                 lock_taken: 0,
                 woken_early: false,
                 read_writes: 0,
+                granted: None,
                 ret: 0,
                 on_cpu,
             })
@@ -202,6 +243,7 @@ impl<'a> Engine<'a> {
             locks,
             watchers: Vec::new(),
             free_watchers: Vec::new(),
+            redo: vec![Redo::Step; task_count],
             metrics,
             window,
             events: 0,
@@ -251,6 +293,8 @@ impl<'a> Engine<'a> {
                 self.start_counting();
             } else if task >= TICK_EVENTS {
                 self.tick(task - TICK_EVENTS, now);
+            } else if task >= LINE_EVENTS {
+                self.line_turn(task - LINE_EVENTS, now);
             } else if now < self.tasks[task as usize].on_cpu.compute_end {
                 // The end of a compute step the tick cut: its remainder runs later.
             } else if self.tasks[task as usize].on_cpu.off {

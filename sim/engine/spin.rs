@@ -3,10 +3,11 @@
 //! what it looks at, and what it does next, is the lock protocol's
 //! (kernel::spinlock); this file prices it.
 
-use super::{Engine, Spin, Wait};
-use crate::coherence::{AccessKind, Class};
+use super::memory_order::{Fence, STORE_WAITERS};
+use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
+use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
-use crate::kernel::spinlock::{After, Next};
+use crate::kernel::spinlock::{After, LockWait, Next};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
 
@@ -23,7 +24,78 @@ impl Engine<'_> {
                 self.tasks[task as usize].wait = Wait::Running;
                 self.after(task, now, lock, after);
             }
+            Wait::AtLine => unreachable!("a task waiting at a line has no event until granted"),
+            Wait::Drain => self.redo(task, now),
         }
+    }
+
+    /// A line's turn: its server may be free. The granted waiter makes its
+    /// request again, served now; while others wait, the next turn comes
+    /// when the server frees after it.
+    pub(super) fn line_turn(&mut self, queue: u32, now: Ps) {
+        match self.dir.turn(self.m, queue, now) {
+            Turn::Busy(at) => self.queue.push(at, LINE_EVENTS + queue),
+            Turn::Idle => {}
+            Turn::Granted { waiter, line, more } => {
+                if let Some(cpu) = waiter.checked_sub(STORE_WAITERS) {
+                    self.store_granted(cpu, line, now);
+                } else {
+                    let t = &mut self.tasks[waiter as usize];
+                    debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
+                    t.granted = Some(line);
+                    self.redo(waiter, now);
+                    // A grant not taken (the redo asked for another line
+                    // first) lapses with its task's next request.
+                    self.tasks[waiter as usize].granted = None;
+                }
+                if more {
+                    let at = self.dir.next_turn(queue, now);
+                    self.queue.push(at, LINE_EVENTS + queue);
+                }
+            }
+        }
+    }
+
+    /// The task's wait is over: it makes its request again as it parked it.
+    fn redo(&mut self, task: u32, now: Ps) {
+        self.tasks[task as usize].wait = Wait::Running;
+        match self.redo[task as usize] {
+            Redo::Step => self.step(task, now),
+            Redo::Reread(spin) => self.reread(task, now, self.watched(task, spin), spin),
+            Redo::Follow { lock, next } => {
+                if let Some(at) = self.follow(task, now, lock, next) {
+                    self.step(task, at);
+                }
+            }
+            Redo::Move(wait) => {
+                if let Some(at) = self.move_on(task, now, wait) {
+                    self.step(task, at);
+                }
+            }
+        }
+    }
+
+    /// Takes the protocol's next move from `wait`, as `follow` does. A move
+    /// that starts with an atomic on the lock word waits for the word's
+    /// line when it is busy, and the protocol decides at the grant.
+    fn move_on(&mut self, task: u32, now: Ps, wait: LockWait) -> Option<Ps> {
+        let lock = wait.lock();
+        let line = lock.word.line;
+        let t = &self.tasks[task as usize];
+        if t.granted != Some(line) && self.locks.moves_by_atomic(wait, task) {
+            let cpu = t.cpu;
+            if let Some(turn) = self
+                .dir
+                .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
+            {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                return self.park(task, Redo::Move(wait));
+            }
+        }
+        let next = self.locks.next(wait, task);
+        self.follow(task, now, lock, next)
     }
 
     /// The line a spinning task watches.
@@ -46,7 +118,11 @@ impl Engine<'_> {
             }
         };
         let read_writes = self.dir.writes(line.line);
-        let done = self.access(task, now, line, AccessKind::Read).done;
+        let Some(read) = self.request(task, now, line, AccessKind::Read) else {
+            self.park(task, Redo::Reread(spin));
+            return;
+        };
+        let done = read.done;
         let t = &mut self.tasks[task as usize];
         t.wait = Wait::Check { spin, turn };
         t.read_writes = read_writes;
@@ -73,9 +149,8 @@ impl Engine<'_> {
                 if self.locks.watched(wait, task) == lock.word {
                     self.count_stale_read(task, lock);
                 }
-                let next = self.locks.next(wait, task);
                 self.tasks[task as usize].wait = Wait::Running;
-                if let Some(at) = self.follow(task, now, lock, next) {
+                if let Some(at) = self.move_on(task, now, wait) {
                     self.step(task, at);
                 }
             }
@@ -116,17 +191,25 @@ impl Engine<'_> {
                 mem,
                 kind,
                 posted,
+                publishes,
                 after,
             } => {
+                let redo = Redo::Follow { lock, next };
                 let (at, own_cache) = if posted {
                     // A plain store retires into the store buffer.
-                    let stored = self.store(task, now, mem);
+                    let stored = self.store(task, now, mem, publishes, redo)?;
                     (stored.at, stored.at_once)
                 } else {
                     // A locked RMW starts once the store buffer drains: it
                     // is asked for now and finishes that much later.
-                    let drain = self.fence_pending(task, now).map_or(0, |ready| ready - now);
-                    let out = self.access(task, now, mem, kind);
+                    let drain = match self.fence_pending(task, now) {
+                        Fence::Now => 0,
+                        Fence::At(ready) => ready - now,
+                        Fence::Drain => return self.await_drain(task, redo),
+                    };
+                    let Some(out) = self.request(task, now, mem, kind) else {
+                        return self.park(task, redo);
+                    };
                     (out.done + drain, out.class == Class::L1Hit && drain == 0)
                 };
                 match after {
@@ -159,12 +242,12 @@ impl Engine<'_> {
     /// The protocol's access completed: the task reads the line it now
     /// watches, or takes the protocol's next move.
     fn after(&mut self, task: u32, now: Ps, lock: LockRef, after: After) {
-        let next = match after {
-            After::Look(wait) => Next::Look(wait),
-            After::Move(wait) => self.locks.next(wait, task),
+        let went_on = match after {
+            After::Look(wait) => self.follow(task, now, lock, Next::Look(wait)),
+            After::Move(wait) => self.move_on(task, now, wait),
             After::Acquired | After::Spin(_) => unreachable!("follow goes on with these itself"),
         };
-        if let Some(at) = self.follow(task, now, lock, next) {
+        if let Some(at) = went_on {
             self.step(task, at);
         }
     }

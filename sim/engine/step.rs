@@ -3,9 +3,11 @@
 //! compute, one lock); the script runs step by step, each priced through
 //! the coherence directory or the machine's costs, until one must wait.
 
-use super::{Engine, Spin, Wait};
-use crate::coherence::{self, AccessKind, Class};
+use super::memory_order::Fence;
+use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
+use crate::coherence::{self, AccessKind, Class, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
+use crate::kernel::spinlock::Publishes;
 use crate::machine::{Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
 use crate::task::{Counting, Done, Op};
@@ -125,23 +127,30 @@ impl Engine<'_> {
                 None
             }
             Step::Access(mem, AccessKind::Write) => {
-                let stored = self.store(task, now, mem);
+                let stored = self.store(task, now, mem, Publishes::Nothing, Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
             Step::Access(mem, kind) => {
                 let ready = match kind {
-                    AccessKind::Rmw => self.fence_pending(task, now),
+                    AccessKind::Rmw => match self.fence_pending(task, now) {
+                        Fence::Now => None,
+                        Fence::At(at) => Some(at),
+                        Fence::Drain => return self.await_drain(task, Redo::Step),
+                    },
                     _ => self.loads_pending(task, now),
                 };
                 if let Some(at) = ready {
                     return self.again_at(task, at);
                 }
-                let out = self.access(task, now, mem, kind);
+                let Some(out) = self.request(task, now, mem, kind) else {
+                    return self.park(task, Redo::Step);
+                };
                 let own_cache = out.class == Class::L1Hit && out.done <= now + self.uncontended_ps;
                 self.go_on(task, out.done, own_cache)
             }
             Step::Load(mem) => match self.issue_load(task, now, mem) {
-                Ok(()) => Some(now),
+                Ok(true) => Some(now),
+                Ok(false) => None,
                 Err(at) => self.again_at(task, at),
             },
             Step::Join => match self.loads_pending(task, now) {
@@ -149,8 +158,9 @@ impl Engine<'_> {
                 None => Some(now),
             },
             Step::Lock(lock) => match self.fence_pending(task, now) {
-                Some(at) => self.again_at(task, at),
-                None => self.lock(task, now, lock),
+                Fence::At(at) => self.again_at(task, at),
+                Fence::Drain => self.await_drain(task, Redo::Step),
+                Fence::Now => self.lock(task, now, lock),
             },
             Step::Unlock(lock) => self.unlock(task, now, lock),
             Step::Decide(d) => {
@@ -225,13 +235,35 @@ impl Engine<'_> {
 
     /// spin_lock: the lock's protocol says what its first atomic does.
     fn lock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
-        self.tasks[task as usize].lock_asked = now;
+        let t = &mut self.tasks[task as usize];
+        if t.granted != Some(lock.word.line) {
+            t.lock_asked = now;
+            // The atomic acts on the word as its line serves it: one that
+            // waits for its grant asks the protocol then, not now.
+            let cpu = t.cpu;
+            let line = lock.word.line;
+            if let Some(turn) = self
+                .dir
+                .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
+            {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                return self.park(task, Redo::Step);
+            }
+        }
         let next = self.locks.arrive(lock, task);
         self.follow(task, now, lock, next)
     }
 
     /// spin_unlock: the hold time, the protocol's release, the store.
     fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
+        // The release is a plain store (smp_store_release): the store
+        // buffer's order is the release order. The lock is free once the
+        // directory serves the store (a store that waits at the line holds
+        // it until its grant), not before.
+        let release = Publishes::Release { id: lock.id, task };
+        let stored = self.store(task, now, lock.word, release, Redo::Step)?;
         if self.window.counts(now) {
             let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
             self.metrics.locks.hold_ps += held;
@@ -239,11 +271,6 @@ impl Engine<'_> {
                 self.metrics.workload_lock(l).hold_ps += held;
             }
         }
-        // The release is a plain store (smp_store_release): the store
-        // buffer's order is the release order.
-        let stored = self.store(task, now, lock.word);
-        let word_writes = self.dir.writes(lock.word.line);
-        self.locks.release(lock.id, task, word_writes);
         self.go_on(task, stored.at, stored.at_once)
     }
 
@@ -280,22 +307,63 @@ impl Engine<'_> {
         }
     }
 
-    /// One access through the directory; a write wakes the line's spinners
-    /// at the moment it completes.
-    #[inline]
-    pub(super) fn access(
+    /// One request through the directory; a write wakes the line's
+    /// spinners at the moment it completes. None when the request waits at
+    /// its line: the caller parks the task (`park`) until the line's turn
+    /// grants it.
+    #[inline(always)]
+    pub(super) fn request(
         &mut self,
         task: u32,
         now: Ps,
         mem: Mem,
         kind: AccessKind,
-    ) -> coherence::Outcome {
-        let cpu = self.tasks[task as usize].cpu;
-        let out = self.dir.access(self.m, cpu, now, mem.line, mem.addr, kind);
+    ) -> Option<coherence::Outcome> {
+        let out = self.ask(task, now, mem, kind)?;
         if kind != AccessKind::Read {
             self.wake_spinners(mem.line, out.done);
         }
-        out
+        Some(out)
+    }
+
+    /// The directory's answer to the task's request: served, or None when
+    /// it waits at its line (the first waiter asks for the line's turn).
+    #[inline(always)]
+    pub(super) fn ask(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        kind: AccessKind,
+    ) -> Option<coherence::Outcome> {
+        let t = &mut self.tasks[task as usize];
+        // A grant lapses with the task's next request, on its line or not.
+        let granted = t.granted.is_some() && t.granted.take() == Some(mem.line);
+        let asked = self
+            .dir
+            .request(self.m, t.cpu, now, mem.line, mem.addr, kind, task, granted);
+        match asked {
+            Request::Served(out) => Some(out),
+            Request::Waits(turn) => {
+                if let Some(turn) = turn {
+                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
+                }
+                None
+            }
+        }
+    }
+
+    /// The task's request waits at its line: it makes it again as `redo`
+    /// says once granted (a step runs again). None: the task goes on in no
+    /// event of its own.
+    pub(super) fn park(&mut self, task: u32, redo: Redo) -> Option<Ps> {
+        let t = &mut self.tasks[task as usize];
+        t.wait = Wait::AtLine;
+        if redo == Redo::Step {
+            t.pc -= 1;
+        }
+        self.redo[task as usize] = redo;
+        None
     }
 
     /// A write to the line is visible at `at`: its spinners look again then.

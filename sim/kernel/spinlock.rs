@@ -1,8 +1,13 @@
 //! The kernel's spinlocks as protocols, without timing: who holds a lock,
 //! whose turn is next, which line each waiter spins on. Each call says
 //! what the task does next, as accesses for the engine to price: the lock
-//! is acquired, read a watched line, or make one access (its effect on the
-//! lock's state is done as it is asked for) and go on after it.
+//! is acquired, read a watched line, or make one access and go on after
+//! it. An atomic's effect on the lock's state is done as it is asked for;
+//! a plain store that hands something to a waiter (the release, an MCS
+//! link, the hand-on to the next node) says what it publishes, and the
+//! engine publishes it when the store reaches its line: a store may wait
+//! in the store buffer for its line while the task goes on, and no waiter
+//! may see what the store carries before the store is the line's value.
 //!
 //! The ticket lock (2.6.25-4.1) hands out tickets with an xadd; every
 //! waiter spins on the lock word. The queued lock is the kernel's
@@ -112,6 +117,28 @@ pub enum After {
     Move(LockWait),
 }
 
+/// What a plain store hands to the lock's waiters once it is the value of
+/// its line ([`Locks::publish`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Publishes {
+    Nothing,
+    /// spin_unlock's store: the ticket lock serves its next ticket, the
+    /// queued lock's locked byte clears.
+    Release {
+        id: u32,
+        task: u32,
+    },
+    /// `prev->next = node`: `task` is linked behind `prev`.
+    Link {
+        prev: u32,
+        task: u32,
+    },
+    /// `next->locked = 1`: `next` is the queue's head now.
+    HandOn {
+        next: u32,
+    },
+}
+
 /// What a task at a spinlock does next; the accesses are the engine's to price.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -121,11 +148,13 @@ pub enum Next {
     Look(LockWait),
     /// Make one access. A plain store is `posted`: it retires into the
     /// store buffer and the task goes on at once, as the kernel's
-    /// transitions without an atomic do.
+    /// transitions without an atomic do; what it hands to waiters is
+    /// `publishes`.
     Do {
         mem: Mem,
         kind: AccessKind,
         posted: bool,
+        publishes: Publishes,
         after: After,
     },
 }
@@ -207,6 +236,7 @@ impl Locks {
             mem: lock.word,
             kind: AccessKind::Rmw,
             posted: false,
+            publishes: Publishes::Nothing,
             after,
         }
     }
@@ -229,6 +259,19 @@ impl Locks {
             LockWait::Queued { .. } => self.node_locked[task as usize],
             LockWait::AwaitNext { .. } => self.node_next[task as usize] != NONE,
             LockWait::Slow { .. } | LockWait::Link { .. } | LockWait::HandOn { .. } => true,
+        }
+    }
+
+    /// Whether the protocol's next move from `wait` starts with an atomic on
+    /// the lock word (the slow path's fetch_set_pending or xchg_tail, the
+    /// last queued waiter's cmpxchg as it takes the lock): the engine asks
+    /// for that move once the word's line is granted to it, so that the
+    /// atomic acts on the word as the line serves it.
+    pub fn moves_by_atomic(&self, wait: LockWait, task: u32) -> bool {
+        match wait {
+            LockWait::Slow { .. } => true,
+            LockWait::Head { lock } => self.slots[lock.id as usize].tail == task,
+            _ => false,
         }
     }
 
@@ -258,6 +301,7 @@ impl Locks {
                         mem: lock.word,
                         kind: AccessKind::Rmw,
                         posted: false,
+                        publishes: Publishes::Nothing,
                         after: After::Look(LockWait::Pending { lock }),
                     };
                 }
@@ -274,6 +318,7 @@ impl Locks {
                     mem: lock.word,
                     kind: AccessKind::Rmw,
                     posted: false,
+                    publishes: Publishes::Nothing,
                     after,
                 }
             }
@@ -286,19 +331,18 @@ impl Locks {
                     mem: lock.word,
                     kind: AccessKind::Write,
                     posted: true,
+                    publishes: Publishes::Nothing,
                     after: After::Acquired,
                 }
             }
-            LockWait::Link { lock, prev } => {
+            LockWait::Link { lock, prev } => Next::Do {
                 // WRITE_ONCE(prev->next, node).
-                self.node_next[prev as usize] = task;
-                Next::Do {
-                    mem: self.mcs_nodes[prev as usize],
-                    kind: AccessKind::Write,
-                    posted: true,
-                    after: After::Look(LockWait::Queued { lock }),
-                }
-            }
+                mem: self.mcs_nodes[prev as usize],
+                kind: AccessKind::Write,
+                posted: true,
+                publishes: Publishes::Link { prev, task },
+                after: After::Look(LockWait::Queued { lock }),
+            },
             LockWait::Queued { lock } => {
                 let head = LockWait::Head { lock };
                 match self.node_next[t] {
@@ -308,6 +352,7 @@ impl Locks {
                         mem: self.mcs_nodes[next as usize],
                         kind: AccessKind::Write,
                         posted: true,
+                        publishes: Publishes::Nothing,
                         after: After::Look(head),
                     },
                 }
@@ -323,6 +368,7 @@ impl Locks {
                         mem: lock.word,
                         kind: AccessKind::Rmw,
                         posted: false,
+                        publishes: Publishes::Nothing,
                         after: After::Acquired,
                     };
                 }
@@ -331,29 +377,39 @@ impl Locks {
                     mem: lock.word,
                     kind: AccessKind::Write,
                     posted: true,
+                    publishes: Publishes::Nothing,
                     after: After::Move(LockWait::HandOn { lock }),
                 }
             }
             LockWait::HandOn { lock } | LockWait::AwaitNext { lock } => match self.node_next[t] {
                 NONE => Next::Look(LockWait::AwaitNext { lock }),
-                next => {
-                    // arch_mcs_spin_unlock_contended(&next->locked).
-                    self.node_locked[next as usize] = true;
-                    Next::Do {
-                        mem: self.mcs_nodes[next as usize],
-                        kind: AccessKind::Write,
-                        posted: true,
-                        after: After::Acquired,
-                    }
-                }
+                // arch_mcs_spin_unlock_contended(&next->locked).
+                next => Next::Do {
+                    mem: self.mcs_nodes[next as usize],
+                    kind: AccessKind::Write,
+                    posted: true,
+                    publishes: Publishes::HandOn { next },
+                    after: After::Acquired,
+                },
             },
+        }
+    }
+
+    /// A posted store is now the value of its line: what it carries is
+    /// there for the waiters. `writes` is the line's write count with it.
+    pub fn publish(&mut self, publishes: Publishes, writes: u32) {
+        match publishes {
+            Publishes::Nothing => {}
+            Publishes::Release { id, task } => self.release(id, task, writes),
+            Publishes::Link { prev, task } => self.node_next[prev as usize] = task,
+            Publishes::HandOn { next } => self.node_locked[next as usize] = true,
         }
     }
 
     /// spin_unlock: the ticket lock serves the next ticket; the queued
     /// lock clears its locked byte. `word_writes` is the lock word's write
     /// count once the release's store is served.
-    pub fn release(&mut self, id: u32, task: u32, word_writes: u32) {
+    fn release(&mut self, id: u32, task: u32, word_writes: u32) {
         let s = &mut self.slots[id as usize];
         debug_assert_eq!(
             s.holder, task,
@@ -393,6 +449,7 @@ mod tests {
             mem: LOCK.word,
             kind,
             posted,
+            publishes: Publishes::Nothing,
             after,
         }
     }
@@ -473,15 +530,18 @@ mod tests {
             l.next(LockWait::Slow { lock: LOCK }, 4),
             on_word(AccessKind::Rmw, false, After::Move(link))
         );
+        let linked = Publishes::Link { prev: 3, task: 4 };
         assert_eq!(
             l.next(link, 4),
             Next::Do {
                 mem: node_of(3),
                 kind: AccessKind::Write,
                 posted: true,
+                publishes: linked,
                 after: After::Look(queued)
             }
         );
+        l.publish(linked, 4);
         // The pending waiter and the head watch the lock word, 4 its own node.
         assert_eq!(l.watched(pending, 2), LOCK.word);
         assert_eq!(l.watched(head, 3), LOCK.word);
@@ -498,24 +558,33 @@ mod tests {
         l.release(0, 2, 6);
         // The head takes it with set_locked, then hands the queue on to 4.
         assert!(l.sees_turn(head, 3) && !l.sees_turn(queued, 4));
+        assert!(!l.moves_by_atomic(head, 3), "4 is behind it: no cmpxchg");
         let hand_on = LockWait::HandOn { lock: LOCK };
         assert_eq!(
             l.next(head, 3),
             on_word(AccessKind::Write, true, After::Move(hand_on))
         );
+        let handed_on = Publishes::HandOn { next: 4 };
         assert_eq!(
             l.next(hand_on, 3),
             Next::Do {
                 mem: node_of(4),
                 kind: AccessKind::Write,
                 posted: true,
+                publishes: handed_on,
                 after: After::Acquired
             }
         );
+        // The successor is the head once the hand-on's store is its node's value.
+        assert!(!l.sees_turn(queued, 4));
+        l.publish(handed_on, 1);
         assert!(l.sees_turn(queued, 4));
         // 4 is the head with nobody behind: it looks at the lock word, and,
-        // being the tail, takes the lock with a cmpxchg.
+        // being the tail, takes the lock with a cmpxchg (an atomic on the
+        // word, where 3, followed by 4, took it with a store).
         assert_eq!(l.next(queued, 4), Next::Look(head));
+        assert!(l.moves_by_atomic(head, 4) && !l.moves_by_atomic(queued, 4));
+        assert!(l.moves_by_atomic(LockWait::Slow { lock: LOCK }, 5));
         l.release(0, 3, 7);
         assert_eq!(
             l.next(head, 4),
@@ -557,7 +626,14 @@ mod tests {
         assert_eq!(l.next(hand_on, 2), Next::Look(await_next));
         assert_eq!(l.watched(await_next, 2), node_of(2));
         assert!(!l.sees_turn(await_next, 2));
-        l.next(link, 3);
+        let Next::Do { publishes, .. } = l.next(link, 3) else {
+            panic!("the link is a store")
+        };
+        assert!(
+            !l.sees_turn(await_next, 2),
+            "the link is not yet its line's value"
+        );
+        l.publish(publishes, 3);
         assert!(l.sees_turn(await_next, 2));
         assert_eq!(
             l.next(await_next, 2),
@@ -565,6 +641,7 @@ mod tests {
                 mem: node_of(3),
                 kind: AccessKind::Write,
                 posted: true,
+                publishes: Publishes::HandOn { next: 3 },
                 after: After::Acquired
             }
         );

@@ -87,6 +87,9 @@ pub struct Hierarchy {
     /// The share of a transfer's latency an ownership transfer holds its
     /// line for, in 1/1024ths.
     pub handoff_per_1024: u64,
+    /// Grants in a row a contended line stays in its LLC domain while
+    /// requests from elsewhere wait; 0 for oldest first.
+    pub local_batch: u32,
     pub home_routes: HomeRoutes,
     pub llc_inclusive: bool,
     /// Lines one LLC domain holds; `u32::MAX` for no limit.
@@ -526,6 +529,10 @@ impl Machine {
     }
 }
 
+/// The most grants in a row a profile may keep a line in one LLC domain:
+/// more CPUs than any machine has, so any batch a machine could run fits.
+const MAX_LOCAL_BATCH: u32 = 1 << 16;
+
 /// The hierarchy's parameters from `[coherence]`, each absent one derived
 /// from the latencies.
 fn resolve_hierarchy(
@@ -539,6 +546,12 @@ fn resolve_hierarchy(
     if !(handoff.is_finite() && handoff > 0.0 && handoff <= 1.0) {
         return Err(format!(
             "coherence.handoff = {handoff} must be a share of a transfer, above 0 and at most 1"
+        ));
+    }
+    let local_batch = c.local_batch.unwrap_or(0);
+    if local_batch > MAX_LOCAL_BATCH {
+        return Err(format!(
+            "coherence.local_batch = {local_batch} must be a count of grants from 0 to {MAX_LOCAL_BATCH}"
         ));
     }
     let llc_lines = match c.llc_mib {
@@ -556,6 +569,7 @@ fn resolve_hierarchy(
         clean_hit_ps: ns_to_ps(c.clean_hit.unwrap_or(lat.llc)),
         read_occupancy_ps: ns_to_ps(c.read_occupancy.unwrap_or(lat.l1_hit)),
         handoff_per_1024: (handoff * 1024.0).round() as u64,
+        local_batch,
         home_routes: c.home_routes,
         llc_inclusive: c.llc_inclusive,
         llc_lines,

@@ -304,6 +304,13 @@ pub struct CoherenceSpec {
     /// (one migration of the line each) when absent.
     #[serde(default)]
     pub handoff: Option<f64>,
+    /// How many grants in a row the LLC domain holding a contended line
+    /// keeps it for while requests from elsewhere wait: its own waiting
+    /// requests go first for up to this many, then the oldest request from
+    /// another domain. 0 (when absent): the oldest request first, whatever
+    /// its domain.
+    #[serde(default)]
+    pub local_batch: Option<u32>,
     /// The lowest level whose requests go through the line's home (home
     /// agent, probe filter, hub) and pay the detour when the home is
     /// elsewhere: none when absent.
@@ -354,6 +361,7 @@ impl Default for CoherenceSpec {
             clean_hit: None,
             read_occupancy: None,
             handoff: None,
+            local_batch: None,
             home_routes: HomeRoutes::None,
             llc_inclusive: false,
             llc_mib: None,
