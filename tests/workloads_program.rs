@@ -115,3 +115,30 @@ fn errors_name_the_step() {
     );
     assert!(unknown.unwrap_err().to_string().contains("sleep"));
 }
+
+/// An exponential compute step draws each pass's time: its mean is the
+/// step's `ns`, its median ln 2 of that, and its tail past twice the mean,
+/// where the fixed step's every pass takes the same time.
+#[test]
+fn an_exponential_compute_step_draws_its_time_around_its_mean() {
+    let program = |dist: &str| {
+        workload(&format!(
+            r#"
+            [workload]
+            name = "program"
+            threads = 2
+            iterations = 4000
+            steps = [{{ op = "compute", ns = 2000{dist} }}]
+            "#
+        ))
+    };
+    let fixed = run(program("")).unwrap();
+    let f = &fixed.latency_ns;
+    assert!((f.mean - 2000.0).abs() < 1.0 && f.p50 == f.p99, "{f:?}");
+    let drawn = run(program(r#", dist = "exponential""#)).unwrap();
+    let l = &drawn.latency_ns;
+    assert!((l.mean - 2000.0).abs() < 100.0, "mean {}", l.mean);
+    assert!((1250..1550).contains(&l.p50), "median {}", l.p50);
+    assert!(l.p90 > 4000, "p90 {}", l.p90);
+    assert_eq!(drawn, run(program(r#", dist = "exponential""#)).unwrap());
+}

@@ -11,6 +11,7 @@
 //! steps = [
 //!   { op = "lock", table = "page-wait", key = "0x7f0000000000 + 4096 * (iteration % 64)" },
 //!   { op = "compute", ns = 200 },
+//!   { op = "compute", ns = 2000, dist = "exponential" },  # drawn, mean 2000 ns
 //!   { op = "unlock", table = "page-wait", key = "0x7f0000000000 + 4096 * (iteration % 64)" },
 //!   { op = "atomic", word = "counter", action = "add", value = 1 },
 //!   { op = "futex-wake", addr = "4 * thread", nr = 1 },
@@ -45,6 +46,7 @@ use crate::kernel::key::FutexNode;
 use crate::task::{
     AtomicOp, FutexOp, KeyKind, LockRef, Mem, Op, RunWindow, TaskSpec, Timeline, UserWord,
 };
+use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -129,6 +131,11 @@ pub enum StepSpec {
     },
     Compute {
         ns: u64,
+        /// How each pass's time is drawn: `ns` every time, or from an
+        /// exponential distribution of mean `ns` (the think time the
+        /// Boyd-Wickizer lock model assumes).
+        #[serde(default)]
+        dist: ComputeDist,
     },
     Barrier,
     Repeat {
@@ -149,6 +156,14 @@ pub struct LockSpec {
     pub table: Option<String>,
     #[serde(default)]
     pub key: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComputeDist {
+    #[default]
+    Fixed,
+    Exponential,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,7 +198,8 @@ enum Step {
     Lock(LockSel),
     Unlock(LockSel),
     Atomic(usize, AtomicAction, u32),
-    Compute(u64),
+    /// Picoseconds, fixed or the mean of an exponential draw.
+    Compute(u64, ComputeDist),
     Barrier,
 }
 
@@ -337,9 +353,10 @@ impl ProgramSpec {
                         })?;
                     Step::Atomic(w, *action, *value)
                 }
-                StepSpec::Compute { ns } => Step::Compute(
+                StepSpec::Compute { ns, dist } => Step::Compute(
                     ns.checked_mul(1000)
                         .ok_or_else(|| format!("{at}: ns = {ns} is too long"))?,
+                    *dist,
                 ),
                 StepSpec::Barrier => Step::Barrier,
                 StepSpec::Repeat { times, steps } => {
@@ -573,8 +590,13 @@ impl Workload for ProgramSpec {
                     )
                 })
                 .collect();
+        // Each thread's think-time stream is a jump of the run's stream,
+        // not a draw from it: configs without random compute times keep
+        // the addresses they had.
+        let mut think = rng.clone();
         let tasks = (0..self.threads)
             .map(|t| {
+                think.jump();
                 let p = self.process_of(t);
                 let (region, base, barrier) = spaces[if self.shared { 0 } else { p as usize }];
                 TaskSpec {
@@ -594,6 +616,7 @@ impl Workload for ProgramSpec {
                             },
                             barrier,
                             vars: self.thread_vars(machine, t),
+                            think: think.clone(),
                         },
                         self.iterations,
                     )),
@@ -618,7 +641,7 @@ impl Workload for ProgramSpec {
 /// advances simulated time, or a run of it never ends. Bucket locks are the
 /// same lock when their table and key expression are.
 fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
-    if steps.iter().all(|s| matches!(s, Step::Compute(0))) {
+    if steps.iter().all(|s| matches!(s, Step::Compute(0, _))) {
         let what = if program.steps.is_empty() {
             "steps = []: a pass has no step"
         } else if steps.is_empty() {
@@ -721,6 +744,8 @@ struct Thread {
     barrier: Barrier,
     /// thread, process, cpu, node, threads, processes.
     vars: [u64; 6],
+    /// The thread's own stream for exponential compute times.
+    think: Xoshiro256PlusPlus,
 }
 
 /// include/linux/hash.h `hash_64`: the top `bits` bits of the key times GOLDEN_RATIO_64.
@@ -790,7 +815,11 @@ impl Body for Thread {
                     };
                     Action::Op(Op::Atomic(word, op))
                 }
-                Step::Compute(ps) => Action::Op(Op::Compute(*ps)),
+                Step::Compute(ps, ComputeDist::Fixed) => Action::Op(Op::Compute(*ps)),
+                Step::Compute(mean, ComputeDist::Exponential) => {
+                    let u: f64 = self.think.gen_range(f64::EPSILON..1.0);
+                    Action::Op(Op::Compute((-u.ln() * *mean as f64) as u64))
+                }
                 Step::Barrier => Action::BarrierWait(self.barrier),
             });
         }
