@@ -7,7 +7,7 @@
 use futexsim::analysis::ticket_lock::TicketLockModel;
 use futexsim::machine::Machine;
 use futexsim::validate::{self, case::CaseSpec};
-use futexsim::workload::program::StepSpec;
+use futexsim::workload::program::{ComputeDist, StepSpec};
 use futexsim::workload::WorkloadSpec;
 use std::path::Path;
 
@@ -25,9 +25,15 @@ fn model_of_config() -> (TicketLockModel, Vec<u32>, Vec<CaseSpec>) {
     let WorkloadSpec::Program(program) = &config.points[0].workload else {
         panic!("the ticket-lock config runs a step program");
     };
-    // lock, the serial section, unlock, the think time.
-    let [StepSpec::Lock { .. }, StepSpec::Compute { ns: serial }, StepSpec::Unlock { .. }, StepSpec::Compute { ns: think }] =
-        program.steps.as_slice()
+    // lock, the serial section, unlock, the think time: drawn from an
+    // exponential, as the chain's arrivals are.
+    let [StepSpec::Lock { .. }, StepSpec::Compute {
+        ns: serial,
+        dist: ComputeDist::Fixed,
+    }, StepSpec::Unlock { .. }, StepSpec::Compute {
+        ns: think,
+        dist: ComputeDist::Exponential,
+    }] = program.steps.as_slice()
     else {
         panic!("unexpected steps {:?}", program.steps);
     };
