@@ -17,7 +17,7 @@
 //! (a lock's release, a hand-on) is published when it commits, so a read
 //! served before then never shows it: causality holds.
 
-use super::{Engine, Redo, Wait, LINE_EVENTS};
+use super::{Engine, Redo, Wait};
 use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
@@ -218,9 +218,7 @@ impl Engine<'_> {
                 self.order[cpu as usize].held.push_back(store);
             }
             Request::Waits(turn) => {
-                if let Some(turn) = turn {
-                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
-                }
+                self.schedule_turn(turn);
                 self.order[cpu as usize].held.push_back(store);
             }
         }

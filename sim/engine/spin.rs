@@ -81,18 +81,11 @@ impl Engine<'_> {
     fn move_on(&mut self, task: u32, now: Ps, wait: LockWait) -> Option<Ps> {
         let lock = wait.lock();
         let line = lock.word.line;
-        let t = &self.tasks[task as usize];
-        if t.granted != Some(line) && self.locks.moves_by_atomic(wait, task) {
-            let cpu = t.cpu;
-            if let Some(turn) = self
-                .dir
-                .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
-            {
-                if let Some(turn) = turn {
-                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
-                }
-                return self.park(task, Redo::Move(wait));
-            }
+        if self.tasks[task as usize].granted != Some(line)
+            && self.locks.moves_by_atomic(wait, task)
+            && self.atomic_waits(task, now, line)
+        {
+            return self.park(task, Redo::Move(wait));
         }
         let next = self.locks.next(wait, task);
         self.follow(task, now, lock, next)

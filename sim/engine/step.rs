@@ -5,7 +5,7 @@
 
 use super::memory_order::Fence;
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
-use crate::coherence::{self, AccessKind, Class, Request};
+use crate::coherence::{self, AccessKind, Class, LineTurn, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Ps, ResolvedCosts};
@@ -240,15 +240,7 @@ impl Engine<'_> {
             t.lock_asked = now;
             // The atomic acts on the word as its line serves it: one that
             // waits for its grant asks the protocol then, not now.
-            let cpu = t.cpu;
-            let line = lock.word.line;
-            if let Some(turn) = self
-                .dir
-                .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
-            {
-                if let Some(turn) = turn {
-                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
-                }
+            if self.atomic_waits(task, now, lock.word.line) {
                 return self.park(task, Redo::Step);
             }
         }
@@ -345,11 +337,34 @@ impl Engine<'_> {
         match asked {
             Request::Served(out) => Some(out),
             Request::Waits(turn) => {
-                if let Some(turn) = turn {
-                    self.queue.push(turn.at, LINE_EVENTS + turn.queue);
-                }
+                self.schedule_turn(turn);
                 None
             }
+        }
+    }
+
+    /// Whether a lock-word atomic the protocol has not yet decided must
+    /// wait for its busy line; it then waits there, its turn scheduled.
+    pub(super) fn atomic_waits(&mut self, task: u32, now: Ps, line: LineId) -> bool {
+        let cpu = self.tasks[task as usize].cpu;
+        match self
+            .dir
+            .wait_if_busy(self.m, cpu, now, line, AccessKind::Rmw, task)
+        {
+            Some(turn) => {
+                self.schedule_turn(turn);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A request became its line's first waiter: the line's turn is an
+    /// event at the time its server frees.
+    #[inline]
+    pub(super) fn schedule_turn(&mut self, turn: Option<LineTurn>) {
+        if let Some(turn) = turn {
+            self.queue.push(turn.at, LINE_EVENTS + turn.queue);
         }
     }
 
