@@ -744,6 +744,125 @@ fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
     );
 }
 
+/// What CPU 2 reads of word B while CPU 0 changes it with `op` behind an
+/// older store that waits at its busy line (CPU 1 is taking that line from
+/// the other socket): the (issue time, value) of each of CPU 2's loads,
+/// and when CPU 0's locked RMW after both, which waits for the drain, ends.
+fn reads_behind_a_held_store(op: AtomicOp) -> (Vec<(u64, u32)>, u64) {
+    use std::sync::{Arc, Mutex};
+    struct Poller {
+        word: UserWord,
+        plan: std::collections::VecDeque<Op>,
+        issued: u64,
+        seen: Arc<Mutex<Vec<(u64, u32)>>>,
+    }
+    impl Program for Poller {
+        fn next_op(&mut self) -> Op {
+            self.plan
+                .pop_front()
+                .unwrap_or(Op::Atomic(self.word, AtomicOp::Load))
+        }
+        fn op_returned(&mut self, done: futexsim::task::Done) {
+            // Each load issues as the op before it returns, and is served then.
+            if self.issued > 0 {
+                self.seen
+                    .lock()
+                    .unwrap()
+                    .push((self.issued, done.ret as u32));
+            }
+            self.issued = done.now;
+        }
+    }
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: 3000 * NS,
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let drained = Arc::new(Mutex::new(0));
+    struct Clocked(std::collections::VecDeque<Op>, Arc<Mutex<u64>>);
+    impl Program for Clocked {
+        fn next_op(&mut self) -> Op {
+            self.0.pop_front().unwrap_or(Op::Exit)
+        }
+        fn op_returned(&mut self, done: futexsim::task::Done) {
+            *self.1.lock().unwrap() = done.now;
+        }
+    }
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let (a, b, own) = (word(0), word(256), word(512));
+        let b = UserWord {
+            mem: b,
+            kind: KeyKind::Private,
+        };
+        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
+        vec![
+            Box::new(Clocked(
+                [
+                    Op::Access(b.mem, AccessKind::Write),
+                    Op::Access(own, AccessKind::Write),
+                    Op::Compute(1020 * NS),
+                    Op::Access(a, AccessKind::Write),
+                    Op::Atomic(b, op),
+                    Op::Access(own, AccessKind::Rmw),
+                ]
+                .into(),
+                drained.clone(),
+            )) as Box<dyn Program>,
+            later(vec![
+                Op::Compute(1000 * NS),
+                Op::Access(a, AccessKind::Write),
+            ]),
+            Box::new(Poller {
+                word: b,
+                plan: [Op::Compute(1025 * NS)].into(),
+                issued: 0,
+                seen: seen.clone(),
+            }),
+            later(vec![Op::Access(a, AccessKind::Write)]),
+        ]
+    };
+    run_process(
+        &m,
+        &table("aligned-3.14").unwrap(),
+        LockKind::Queued,
+        &[0, 1, 2, 32],
+        programs,
+        window,
+    );
+    let seen = seen.lock().unwrap().clone();
+    let drained = *drained.lock().unwrap();
+    (seen, drained)
+}
+
+#[test]
+fn a_user_atomic_held_behind_an_older_store_is_not_seen_before_it_commits() {
+    for op in [AtomicOp::Store(1), AtomicOp::Add(1)] {
+        let (seen, drained) = reads_behind_a_held_store(op);
+        assert!(
+            drained > 1100 * NS,
+            "{op:?}: the drain ends at {drained} ps"
+        );
+        let early: Vec<_> = seen.iter().filter(|&&(at, _)| at < 1090 * NS).collect();
+        assert!(!early.is_empty(), "{op:?}: CPU 2 read early: {seen:?}");
+        assert!(
+            early.iter().all(|&&(_, v)| v == 0),
+            "{op:?}: a read served before the store commits shows it: {seen:?}"
+        );
+        // Every read served once the drain is over shows the new value,
+        // and none before the old one again.
+        let first_new = seen.iter().position(|&(_, v)| v == 1);
+        let Some(first_new) = first_new else {
+            panic!("{op:?}: the value never shows: {seen:?}");
+        };
+        assert!(seen[first_new..].iter().all(|&(_, v)| v == 1), "{seen:?}");
+        assert!(
+            seen.iter().all(|&(at, v)| at < drained || v == 1),
+            "{seen:?}"
+        );
+    }
+}
+
 #[test]
 fn smt_siblings_that_both_compute_share_the_cores_throughput() {
     struct Work;

@@ -14,14 +14,17 @@
 //! waits at the line as an entry of the buffer and the task goes on; the
 //! stores after it still ask for their lines (a core's RFOs run ahead of
 //! its commits) but commit only after it, in order. What a store carries
-//! (a lock's release, a hand-on) is published when it commits, so a read
-//! served before then never shows it: causality holds.
+//! (a lock's release, a hand-on, a user word's new value) is published
+//! when it commits, so a read served before then never shows it: causality
+//! holds. The storing task's own reads of a user word find its value in
+//! the buffer before then (store-to-load forwarding).
 
 use super::{Engine, Redo, Wait};
 use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, Mem};
+use crate::task::UserWord;
 use std::collections::VecDeque;
 
 /// The directory's name for a CPU's store-buffer entry waiting at a line:
@@ -32,11 +35,24 @@ pub(super) const STORE_WAITERS: u32 = 1 << 31;
 /// does is known only once every store before it has its line.
 const HELD: Ps = Ps::MAX;
 
+/// What a store makes visible besides its line's write, once it commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Carries {
+    /// A store of a lock's protocol, and what it publishes (maybe nothing).
+    Lock(Publishes),
+    /// A user-space store of `value` to `task`'s word `word`.
+    Word {
+        task: u32,
+        word: UserWord,
+        value: u32,
+    },
+}
+
 /// A store retired into the buffer that has not committed: it, or a store
 /// before it, waits at its line.
 struct HeldStore {
     mem: Mem,
-    publishes: Publishes,
+    carries: Carries,
     /// When the loads older than the store complete: it commits after them.
     after_loads: Ps,
     /// Its slot in the buffer's ring.
@@ -85,6 +101,20 @@ impl CpuOrder {
             owed: 0,
         }
     }
+
+    /// The value of `task`'s youngest store to `word` still in the buffer:
+    /// what the task's own read of the word returns (store-to-load
+    /// forwarding), though no other CPU sees it yet.
+    fn forwarded(&self, task: u32, word: UserWord) -> Option<u32> {
+        self.held.iter().rev().find_map(|h| match h.carries {
+            Carries::Word {
+                task: t,
+                word: w,
+                value,
+            } if t == task && w == word => Some(value),
+            _ => None,
+        })
+    }
 }
 
 /// When a fence (a locked RMW, a lock's first atomic) may start.
@@ -105,6 +135,16 @@ pub(super) struct Stored {
 }
 
 impl Engine<'_> {
+    /// The value of a user word as `task` reads it now: its own store
+    /// still in the buffer, or else the value the word's last committed
+    /// store left.
+    pub(super) fn user_value(&self, task: u32, word: UserWord) -> u32 {
+        let cpu = self.tasks[task as usize].cpu as usize;
+        self.order[cpu]
+            .forwarded(task, word)
+            .unwrap_or_else(|| self.futex.value(task, word.mem.addr, word.kind))
+    }
+
     #[inline]
     fn order_of(&mut self, task: u32) -> &mut CpuOrder {
         let cpu = self.tasks[task as usize].cpu as usize;
@@ -160,7 +200,7 @@ impl Engine<'_> {
         task: u32,
         now: Ps,
         mem: Mem,
-        publishes: Publishes,
+        carries: Carries,
         redo: Redo,
     ) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
@@ -170,7 +210,7 @@ impl Engine<'_> {
                 self.park(task, redo);
                 return None;
             };
-            self.publish(mem, publishes);
+            self.publish(mem, carries);
             self.wake_spinners(mem.line, out.done);
             return Some(Stored {
                 at: out.done,
@@ -204,7 +244,7 @@ impl Engine<'_> {
         );
         let mut store = HeldStore {
             mem,
-            publishes,
+            carries,
             after_loads,
             slot,
             done: None,
@@ -287,17 +327,22 @@ impl Engine<'_> {
         let commit = done.max(o.committed_by).max(store.after_loads);
         o.commits[store.slot] = commit;
         o.committed_by = commit;
-        self.publish(store.mem, store.publishes);
+        self.publish(store.mem, store.carries);
         self.wake_spinners(store.mem.line, commit);
     }
 
-    /// What a store carries is there for the waiters once the directory
-    /// served it.
+    /// What a store carries is there for every CPU once it commits.
     #[inline]
-    fn publish(&mut self, mem: Mem, publishes: Publishes) {
-        if publishes != Publishes::Nothing {
-            let writes = self.dir.writes(mem.line);
-            self.locks.publish(publishes, writes);
+    fn publish(&mut self, mem: Mem, carries: Carries) {
+        match carries {
+            Carries::Lock(Publishes::Nothing) => {}
+            Carries::Lock(publishes) => {
+                let writes = self.dir.writes(mem.line);
+                self.locks.publish(publishes, writes);
+            }
+            Carries::Word { task, word, value } => {
+                self.futex.set_value(task, word.mem.addr, word.kind, value)
+            }
         }
     }
 

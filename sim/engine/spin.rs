@@ -3,7 +3,7 @@
 //! what it looks at, and what it does next, is the lock protocol's
 //! (kernel::spinlock); this file prices it.
 
-use super::memory_order::{Fence, STORE_WAITERS};
+use super::memory_order::{Carries, Fence, STORE_WAITERS};
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
@@ -106,9 +106,7 @@ impl Engine<'_> {
     pub(super) fn reread(&mut self, task: u32, now: Ps, line: Mem, spin: Spin) {
         let turn = match spin {
             Spin::Lock(wait) => self.locks.sees_turn(wait, task),
-            Spin::Word { word, until } => {
-                until.holds(self.futex.value(task, word.mem.addr, word.kind))
-            }
+            Spin::Word { word, until } => until.holds(self.user_value(task, word)),
         };
         let read_writes = self.dir.writes(line.line);
         let Some(read) = self.request(task, now, line, AccessKind::Read) else {
@@ -190,7 +188,8 @@ impl Engine<'_> {
                 let redo = Redo::Follow { lock, next };
                 let (at, own_cache) = if posted {
                     // A plain store retires into the store buffer.
-                    let stored = self.store(task, now, mem, publishes, redo)?;
+                    let carries = Carries::Lock(publishes);
+                    let stored = self.store(task, now, mem, carries, redo)?;
                     (stored.at, stored.at_once)
                 } else {
                     // A locked RMW starts once the store buffer drains: it

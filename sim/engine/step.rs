@@ -3,14 +3,14 @@
 //! compute, one lock); the script runs step by step, each priced through
 //! the coherence directory or the machine's costs, until one must wait.
 
-use super::memory_order::Fence;
+use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{self, AccessKind, Class, LineTurn, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
-use crate::task::{Counting, Done, Op};
+use crate::task::{AtomicOp, Counting, Done, Op, UserWord};
 
 impl Engine<'_> {
     /// Runs a task's script from `now` until it must wait.
@@ -51,7 +51,7 @@ impl Engine<'_> {
             Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
             Op::WaitEvent(word, until) => {
                 t.script.push(Step::OpDone);
-                if !until.holds(self.futex.value(task, word.mem.addr, word.kind)) {
+                if !until.holds(self.user_value(task, word)) {
                     self.wait_event(task, now, word.mem);
                     return false;
                 }
@@ -69,15 +69,7 @@ impl Engine<'_> {
                 return false;
             }
             Op::Access(mem, kind) => t.script.extend([Step::Access(mem, kind), Step::OpDone]),
-            Op::Atomic(word, op) => {
-                // The atomic takes effect as it is issued: programs run in event order.
-                let old = op.perform(&mut self.futex, task, word);
-                self.tasks[task as usize].script.extend([
-                    Step::Access(word.mem, op.access()),
-                    Step::Returns(old.into()),
-                    Step::OpDone,
-                ]);
-            }
+            Op::Atomic(word, op) => t.script.extend([Step::Atomic(word, op), Step::OpDone]),
             Op::SpinUntil(word, until) => {
                 // The first read; each write to the line afterwards costs one re-read.
                 t.script.push(Step::OpDone);
@@ -127,7 +119,8 @@ impl Engine<'_> {
                 None
             }
             Step::Access(mem, AccessKind::Write) => {
-                let stored = self.store(task, now, mem, Publishes::Nothing, Redo::Step)?;
+                let plain = Carries::Lock(Publishes::Nothing);
+                let stored = self.store(task, now, mem, plain, Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
             Step::Access(mem, kind) => {
@@ -145,9 +138,9 @@ impl Engine<'_> {
                 let Some(out) = self.request(task, now, mem, kind) else {
                     return self.park(task, Redo::Step);
                 };
-                let own_cache = out.class == Class::L1Hit && out.done <= now + self.uncontended_ps;
-                self.go_on(task, out.done, own_cache)
+                self.go_on(task, out.done, self.in_own_cache(now, out))
             }
+            Step::Atomic(word, op) => self.user_atomic(task, now, word, op),
             Step::Load(mem) => match self.issue_load(task, now, mem) {
                 Ok(true) => Some(now),
                 Ok(false) => None,
@@ -254,7 +247,7 @@ impl Engine<'_> {
         // buffer's order is the release order. The lock is free once the
         // directory serves the store (a store that waits at the line holds
         // it until its grant), not before.
-        let release = Publishes::Release { id: lock.id, task };
+        let release = Carries::Lock(Publishes::Release { id: lock.id, task });
         let stored = self.store(task, now, lock.word, release, Redo::Step)?;
         if self.window.counts(now) {
             let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
@@ -264,6 +257,60 @@ impl Engine<'_> {
             }
         }
         self.go_on(task, stored.at, stored.at_once)
+    }
+
+    /// A user-space atomic, acting on its word when the word's line serves
+    /// it: a load returns the value then; a locked RMW waits for the store
+    /// buffer to drain and for its line, and changes the value then; a
+    /// plain store retires into the buffer, its value the word's once it
+    /// commits. The op returns the value the task saw before it.
+    fn user_atomic(&mut self, task: u32, now: Ps, word: UserWord, op: AtomicOp) -> Option<Ps> {
+        let (old, done, own_cache) = match op {
+            AtomicOp::Store(value) => {
+                let old = self.user_value(task, word);
+                let carries = Carries::Word { task, word, value };
+                let stored = self.store(task, now, word.mem, carries, Redo::Step)?;
+                (old, stored.at, stored.at_once)
+            }
+            AtomicOp::Load => {
+                if let Some(at) = self.loads_pending(task, now) {
+                    return self.again_at(task, at);
+                }
+                let Some(out) = self.request(task, now, word.mem, AccessKind::Read) else {
+                    return self.park(task, Redo::Step);
+                };
+                let old = self.user_value(task, word);
+                (old, out.done, self.in_own_cache(now, out))
+            }
+            _ => {
+                match self.fence_pending(task, now) {
+                    Fence::Now => {}
+                    Fence::At(at) => return self.again_at(task, at),
+                    Fence::Drain => return self.await_drain(task, Redo::Step),
+                }
+                let line = word.mem.line;
+                if self.tasks[task as usize].granted != Some(line)
+                    && self.atomic_waits(task, now, line)
+                {
+                    return self.park(task, Redo::Step);
+                }
+                // Drained: no store of the task's own is left to forward.
+                let old = op.perform(&mut self.futex, task, word);
+                let Some(out) = self.request(task, now, word.mem, AccessKind::Rmw) else {
+                    unreachable!("an RMW whose line is free or granted is served")
+                };
+                (old, out.done, self.in_own_cache(now, out))
+            }
+        };
+        self.tasks[task as usize].ret = old.into();
+        self.go_on(task, done, own_cache)
+    }
+
+    /// Whether an access was served in the task's own cache, with no wait
+    /// worth an event of its own.
+    #[inline]
+    fn in_own_cache(&self, now: Ps, out: coherence::Outcome) -> bool {
+        out.class == Class::L1Hit && out.done <= now + self.uncontended_ps
     }
 
     /// The task now holds the lock: counts its wait.

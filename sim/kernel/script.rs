@@ -4,6 +4,7 @@
 
 use crate::coherence::AccessKind;
 use crate::memory::Mem;
+use crate::task::{AtomicOp, UserWord};
 
 /// A spinlock: a dense id for its logical state, and its lock word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +63,13 @@ pub enum Step {
     Load(Mem),
     /// Waits for the loads in flight: what follows needs their values.
     Join,
+    /// A user-space atomic on a word whose value matters. It acts on the
+    /// word when the word's line serves it, not when it is issued: a load
+    /// returns the value then, a locked RMW changes it then (after the
+    /// store buffer drains), and a plain store's value is the word's once
+    /// the store commits; until then only its own task sees it, forwarded
+    /// from the store buffer.
+    Atomic(UserWord, AtomicOp),
     Lock(LockRef),
     Unlock(LockRef),
     Decide(Decision),
@@ -73,8 +81,7 @@ pub enum Step {
     /// ttwu_do_activate under the target runqueue's lock: the task is
     /// queued on its CPU, or runs at once on an idle one.
     Activate(u32),
-    /// What the operation returns to its program: a syscall's return value,
-    /// or a user atomic's old value.
+    /// What the operation returns to its program: a syscall's return value.
     Returns(i64),
     /// The operation is complete: count it and its latency.
     OpDone,
