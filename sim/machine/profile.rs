@@ -425,9 +425,9 @@ const FUTEX_KEY_SHARED_CYCLES: f64 = 60.0 * CALIBRATION_GHZ;
 const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
 
 /// A defence the kernel runs on every syscall entry and exit, named as its
-/// command line names it (`pti=`, `spectre_v2=ibrs`). Only those a published
-/// measurement prices are here; see docs/machines.md for the ones that are
-/// not (the MDS buffer clear, retpolines, AMD's return untraining).
+/// command line names it (`pti=`, `spectre_v2=ibrs`, `mds=`, `spectre_bhi=`).
+/// Only those a published measurement prices are here; see docs/machines.md
+/// for the ones that are not (retpolines, AMD's return untraining).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mitigation {
@@ -437,13 +437,22 @@ pub enum Mitigation {
     /// = ibrs): Linux's default from 5.19 on Intel cores open to Retbleed
     /// that lack enhanced IBRS, Skylake-SP among them.
     Ibrs,
+    /// The MDS buffer clear: VERW on every return to user space (`mds=full`,
+    /// from 5.1 on Intel cores without MDS_NO, Skylake-SP and Sandy Bridge
+    /// among them).
+    Mds,
+    /// The branch history clear: clear_bhb_loop on every entry
+    /// (`spectre_bhi=on`, from 6.9 on cores with enhanced IBRS that lack
+    /// the BHI_DIS_S control: Cascade Lake, Cooper Lake, Ice Lake-SP).
+    Bhi,
 }
 
 impl Mitigation {
     /// What the mitigation adds to one syscall's entry and exit, in ns.
-    /// Both figures are whole null-syscall round trips measured with the
-    /// mitigation off and on; neither source gives the machine's clock, so
-    /// each is used as measured, not scaled.
+    /// Each is what its source measured on the part it names, used as
+    /// measured, not scaled to the profile's clock: whole null-syscall
+    /// round trips with the mitigation off and on, or (MDS) the clearing
+    /// instruction alone, timed in timestamp-counter ticks.
     fn syscall_ns(self) -> f64 {
         match self {
             // Haswell with PCID, getppid 339 ns without and 478 ns with
@@ -455,6 +464,20 @@ impl Mitigation {
             // spectre mitigations part 1", 2018), the same two
             // IA32_SPEC_CTRL writes Linux's spectre_v2=ibrs makes.
             Mitigation::Ibrs => 488.0,
+            // Skylake client (i7-6600U): VERW with the MD_CLEAR microcode
+            // takes 518 timestamp-counter ticks, at its 2.6 GHz nominal
+            // clock 199 ns (Behrens, Belay, Kaashoek, "Performance
+            // Evolution of Mitigating Transient Execution Attacks",
+            // EuroSys 2022, the VERW table; Broadwell 610 ticks, Cascade
+            // Lake 458). It runs once a syscall, on the way out.
+            Mitigation::Mds => 518.0 / 2.6,
+            // Ice Lake-SP (Xeon Gold 6346): will-it-scale futex4 falls from
+            // 7,763,496 to 6,686,457 calls a second per process when
+            // clear_bhb_loop comes in, 128.8 to 149.6 ns a call (kernel
+            // test robot, reply of 2024-04-22 to "x86/syscall: Don't force
+            // use of indirect calls for system calls", Message-ID
+            // ZiYUpxCTyh1uEgeO@yujie-X299; Cascade Lake 8260L: +34 ns).
+            Mitigation::Bhi => 1e9 / 6_686_457.0 - 1e9 / 7_763_496.0,
         }
     }
 }
@@ -644,6 +667,12 @@ mod tests {
         let both = with(vec![Mitigation::Ibrs, Mitigation::Pti]);
         assert!((syscall(&pti) - syscall(&bare) - 139.0).abs() < 1e-9);
         assert!((syscall(&both) - syscall(&bare) - (139.0 + 488.0)).abs() < 1e-9);
+        // The buffer clear: 518 ticks of a 2.6 GHz counter; the branch
+        // history clear: what it took off a futex call a second.
+        let mds = with(vec![Mitigation::Mds]);
+        assert!((syscall(&mds) - syscall(&bare) - 199.2).abs() < 0.1);
+        let bhi = with(vec![Mitigation::Bhi]);
+        assert!((syscall(&bhi) - syscall(&bare) - 20.75).abs() < 0.1);
         // Listing one twice, or kpti beside pti, prices it once.
         let twice = with(vec![Mitigation::Pti, Mitigation::Pti]);
         assert_eq!(syscall(&twice), syscall(&pti));
@@ -672,11 +701,13 @@ mod tests {
 
     #[test]
     fn an_unknown_mitigation_is_refused_with_the_known_ones() {
-        let e = toml::from_str::<KernelCosts>("mitigations = [\"pti\", \"mds\"]")
+        let e = toml::from_str::<KernelCosts>("mitigations = [\"pti\", \"retpoline\"]")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("unknown variant `mds`"), "{e}");
-        assert!(e.contains("`pti`") && e.contains("`ibrs`"), "{e}");
+        assert!(e.contains("unknown variant `retpoline`"), "{e}");
+        for known in ["`pti`", "`ibrs`", "`mds`", "`bhi`"] {
+            assert!(e.contains(known), "{e}");
+        }
     }
 
     #[test]
