@@ -34,7 +34,7 @@ use crate::kernel::spinlock::{After, LockWait, Locks, Next};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::{prefetch, prefetch_whole};
-use crate::task::{Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
+use crate::task::{AtomicOp, Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
 use memory_order::CpuOrder;
 use metrics::Metrics;
 use queue::EventQueue;
@@ -150,6 +150,8 @@ pub struct Engine<'a> {
     free_watchers: Vec<u32>,
     /// Per task, how it makes its request again when it waits at a line.
     redo: Vec<Redo>,
+    /// Per task, the user atomic of its op in flight (`Step::Atomic`).
+    atomics: Vec<Option<(UserWord, AtomicOp)>>,
     metrics: Metrics,
     window: RunWindow,
     events: u64,
@@ -244,6 +246,7 @@ impl<'a> Engine<'a> {
             watchers: Vec::new(),
             free_watchers: Vec::new(),
             redo: vec![Redo::Step; task_count],
+            atomics: vec![None; task_count],
             metrics,
             window,
             events: 0,

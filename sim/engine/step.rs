@@ -69,7 +69,10 @@ impl Engine<'_> {
                 return false;
             }
             Op::Access(mem, kind) => t.script.extend([Step::Access(mem, kind), Step::OpDone]),
-            Op::Atomic(word, op) => t.script.extend([Step::Atomic(word, op), Step::OpDone]),
+            Op::Atomic(word, op) => {
+                t.script.extend([Step::Atomic, Step::OpDone]);
+                self.atomics[task as usize] = Some((word, op));
+            }
             Op::SpinUntil(word, until) => {
                 // The first read; each write to the line afterwards costs one re-read.
                 t.script.push(Step::OpDone);
@@ -140,7 +143,10 @@ impl Engine<'_> {
                 };
                 self.go_on(task, out.done, self.in_own_cache(now, out))
             }
-            Step::Atomic(word, op) => self.user_atomic(task, now, word, op),
+            Step::Atomic => match self.atomics[task as usize] {
+                Some((word, op)) => self.user_atomic(task, now, word, op),
+                None => unreachable!("an atomic step belongs to an Op::Atomic"),
+            },
             Step::Load(mem) => match self.issue_load(task, now, mem) {
                 Ok(true) => Some(now),
                 Ok(false) => None,

@@ -4,7 +4,6 @@
 
 use crate::coherence::AccessKind;
 use crate::memory::Mem;
-use crate::task::{AtomicOp, UserWord};
 
 /// A spinlock: a dense id for its logical state, and its lock word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,13 +62,14 @@ pub enum Step {
     Load(Mem),
     /// Waits for the loads in flight: what follows needs their values.
     Join,
-    /// A user-space atomic on a word whose value matters. It acts on the
+    /// The op's user-space atomic on a word whose value matters (the
+    /// engine keeps which, so that a step stays 32 bytes). It acts on the
     /// word when the word's line serves it, not when it is issued: a load
     /// returns the value then, a locked RMW changes it then (after the
     /// store buffer drains), and a plain store's value is the word's once
     /// the store commits; until then only its own task sees it, forwarded
     /// from the store buffer.
-    Atomic(UserWord, AtomicOp),
+    Atomic,
     Lock(LockRef),
     Unlock(LockRef),
     Decide(Decision),
