@@ -571,9 +571,30 @@ impl Directory {
                     self.cpus,
                 );
             }
-            self.totals.count(kind, Class::L1Hit, 0, None);
+            self.totals.count_hit(kind);
             return outcome;
         }
+        self.miss(m, cpu, now, line, off, kind)
+    }
+
+    /// The rest of `access` for a request its core's caches cannot serve:
+    /// out of line, so that a hit's path stays short.
+    #[inline(never)]
+    fn miss(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        line: LineId,
+        off: u16,
+        kind: AccessKind,
+    ) -> Outcome {
+        let h = &m.hierarchy;
+        let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
+        let l = &mut self.lines[line as usize];
+        let stats = &mut self.stats_of[line as usize];
+        let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
         let home = u32::from(l.home);
         // Where the data comes from, what it costs, and whether the line
         // changes hands Modified (an ownership transfer holds its server).

@@ -85,6 +85,17 @@ impl Totals {
         }
     }
 
+    /// An access served in its core's own cache: no latency to add, no sharing.
+    #[inline]
+    pub(super) fn count_hit(&mut self, kind: AccessKind) {
+        if kind == AccessKind::Read {
+            self.loads += 1;
+        } else {
+            self.stores += 1;
+        }
+        self.by_class[Class::L1Hit as usize] += 1;
+    }
+
     /// An access of `kind` found the line Modified in a cache on `holder_node`:
     /// a HITM if it is a load.
     #[inline]
