@@ -863,6 +863,108 @@ fn a_user_atomic_held_behind_an_older_store_is_not_seen_before_it_commits() {
     }
 }
 
+/// One writer stores 1, 2, 3 ... to a word, each store behind a store to a
+/// line another CPU keeps busy (so some wait in the buffer), and reads the
+/// word back after each; readers on other CPUs and sockets load it in a
+/// loop (CPU 33 keeps the other line busy). The values each task saw, in
+/// order.
+fn values_seen(cpus: [u32; 3], gaps_ns: [u64; 3], stores: u32) -> Vec<Vec<u32>> {
+    use std::sync::{Arc, Mutex};
+    struct Seen {
+        plan: std::collections::VecDeque<Op>,
+        loading: bool,
+        seen: Arc<Mutex<Vec<u32>>>,
+    }
+    impl Program for Seen {
+        fn next_op(&mut self) -> Op {
+            let op = self.plan.pop_front().unwrap_or(Op::Exit);
+            self.loading = matches!(op, Op::Atomic(_, AtomicOp::Load));
+            op
+        }
+        fn op_returned(&mut self, done: futexsim::task::Done) {
+            if self.loading {
+                self.seen.lock().unwrap().push(done.ret as u32);
+            }
+        }
+    }
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS,
+    };
+    let seen: Vec<_> = (0..3).map(|_| Arc::new(Mutex::new(Vec::new()))).collect();
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let (w, busy) = (word(0), word(256));
+        let w = UserWord {
+            mem: w,
+            kind: KeyKind::Private,
+        };
+        let load = Op::Atomic(w, AtomicOp::Load);
+        let writer: std::collections::VecDeque<Op> = (1..=stores)
+            .flat_map(|i| {
+                [
+                    Op::Access(busy, AccessKind::Write),
+                    Op::Atomic(w, AtomicOp::Store(i)),
+                    load,
+                    Op::Compute(gaps_ns[0] * NS),
+                ]
+            })
+            .collect();
+        let reader = |gap: u64| -> std::collections::VecDeque<Op> {
+            (0..2 * stores)
+                .flat_map(|_| [load, Op::Compute(gap * NS)])
+                .collect()
+        };
+        let hog: Vec<Op> = (0..4 * stores)
+            .flat_map(|_| [Op::Access(busy, AccessKind::Write), Op::Compute(20 * NS)])
+            .collect();
+        vec![
+            Box::new(Seen {
+                plan: writer,
+                loading: false,
+                seen: seen[0].clone(),
+            }) as Box<dyn Program>,
+            Box::new(Seen {
+                plan: reader(gaps_ns[1]),
+                loading: false,
+                seen: seen[1].clone(),
+            }),
+            Box::new(Seen {
+                plan: reader(gaps_ns[2]),
+                loading: false,
+                seen: seen[2].clone(),
+            }),
+            Box::new(Script(hog.into())),
+        ]
+    };
+    run_on_plain_table(&m, &[cpus[0], cpus[1], cpus[2], 33], programs, window);
+    seen.iter().map(|s| s.lock().unwrap().clone()).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    /// Coherence of one word through the store buffer: the writer reads
+    /// back what it stored last (forwarded from its buffer while the store
+    /// waits there), and no reader ever sees an older value after a newer
+    /// one, whatever the CPUs and the gaps.
+    #[test]
+    fn each_task_sees_a_words_stores_in_order_and_its_own_at_once(
+        writer in 0u32..4,
+        readers in (4u32..32, 34u32..64),
+        gaps in (0u64..200, 0u64..200, 0u64..200),
+    ) {
+        const STORES: u32 = 40;
+        let seen = values_seen([writer, readers.0, readers.1], [gaps.0, gaps.1, gaps.2], STORES);
+        let own: Vec<u32> = (1..=STORES).collect();
+        prop_assert_eq!(&seen[0], &own, "the writer's read-backs");
+        for reader in &seen[1..] {
+            prop_assert!(reader.windows(2).all(|p| p[0] <= p[1]), "{:?}", reader);
+            prop_assert!(reader.iter().all(|&v| v <= STORES), "{:?}", reader);
+        }
+        prop_assert!(seen[1..].iter().any(|r| r.iter().any(|&v| v > 0)), "{:?}", seen);
+    }
+}
+
 #[test]
 fn smt_siblings_that_both_compute_share_the_cores_throughput() {
     struct Work;
