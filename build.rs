@@ -14,15 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What the binary is built from: its source, the configs it embeds
-/// (`include_str!`), and the manifest, lock file and this script.
-const INPUTS: [&str; 6] = [
-    "sim",
-    "configs/default.toml",
-    "configs/machines",
-    "Cargo.toml",
-    "Cargo.lock",
-    "build.rs",
-];
+/// (`include_str!`: the default, the machine profiles, the validation cases
+/// and the configs they name, all under configs/), and the manifest, lock
+/// file and this script.
+const INPUTS: [&str; 5] = ["sim", "configs", "Cargo.toml", "Cargo.lock", "build.rs"];
 
 /// Files under `dir`, recursively, in a fixed order.
 fn files_under(dir: &Path, into: &mut Vec<PathBuf>) {
