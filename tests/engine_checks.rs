@@ -10,7 +10,7 @@ use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
 use futexsim::machine::{
-    presets::preset as machine, LockKind, Machine, MachineSpec, TaskPlacement,
+    presets::preset as machine, LockKind, Machine, MachineSpec, MemoryModel, TaskPlacement,
 };
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::scenario::Scenario;
@@ -690,6 +690,61 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
         rmw,
         m.l1_ps + m.rmw_ps,
         "and the RMW finds nothing to drain"
+    );
+}
+
+#[test]
+fn a_queued_lock_on_a_weakly_ordered_core_does_not_wait_for_the_stores_before_it() {
+    // CPU 40 dirties a word; a microsecond later CPU 0 stores to it (a
+    // transfer it must wait for to commit), then takes an uncontended
+    // spinlock on a line of its own, the clock read around the lock.
+    let run = |profile: &str, model: MemoryModel, lock: LockKind| {
+        let mut spec = machine(profile).unwrap();
+        spec.core.memory_model = model;
+        let m = Machine::new(spec).unwrap();
+        let window = RunWindow {
+            warmup: 0,
+            duration: MS / 100,
+        };
+        let programs = |word: &dyn Fn(u64) -> Mem| {
+            let (shared, lock) = (word(0), word(256));
+            let lock = LockRef { id: 0, word: lock };
+            vec![
+                Box::new(Script(
+                    [
+                        Op::Access(lock.word, AccessKind::Write),
+                        Op::Sleep(1000 * NS),
+                        Op::Access(shared, AccessKind::Write),
+                        Op::Clock,
+                        Op::SpinLock(lock),
+                        Op::Clock,
+                    ]
+                    .into(),
+                )) as Box<dyn Program>,
+                Box::new(Script([Op::Access(shared, AccessKind::Write)].into())),
+            ]
+        };
+        let design = table("aligned-3.14").unwrap();
+        let o = run_process(&m, &design, lock, &[0, 40], programs, window);
+        let t = &o.timeline.clock_reads[0];
+        (t[1] - t[0], m)
+    };
+    let (acquire, m) = run("graviton2-64", MemoryModel::Weak, LockKind::Queued);
+    let transfer = m.transfer_ps(40, 0);
+    assert_eq!(
+        acquire,
+        m.l1_ps + m.rmw_ps,
+        "the acquire cmpxchg takes the lock while the store drains"
+    );
+    let (full, _) = run("graviton2-64", MemoryModel::Weak, LockKind::Ticket);
+    assert!(
+        full >= transfer,
+        "the ticket lock's fully ordered fetch_add waits for the store: {full} ps"
+    );
+    let (tso, _) = run("graviton2-64", MemoryModel::Tso, LockKind::Queued);
+    assert!(
+        tso >= transfer,
+        "under total store order every locked RMW waits: {tso} ps"
     );
 }
 

@@ -7,7 +7,7 @@ use super::memory_order::{Carries, Fence, STORE_WAITERS};
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
-use crate::kernel::spinlock::{After, LockWait, Next};
+use crate::kernel::spinlock::{After, LockWait, Next, Order};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
 
@@ -181,23 +181,28 @@ impl Engine<'_> {
             Next::Do {
                 mem,
                 kind,
-                posted,
+                order,
                 publishes,
                 after,
             } => {
                 let redo = Redo::Follow { lock, next };
-                let (at, own_cache) = if posted {
+                let (at, own_cache) = if order == Order::Posted {
                     // A plain store retires into the store buffer.
                     let carries = Carries::Lock(publishes);
                     let stored = self.store(task, now, mem, carries, redo)?;
                     (stored.at, stored.at_once)
                 } else {
-                    // A locked RMW starts once the store buffer drains: it
-                    // is asked for now and finishes that much later.
-                    let drain = match self.fence_pending(task, now) {
-                        Fence::Now => 0,
-                        Fence::At(ready) => ready - now,
-                        Fence::Drain => return self.await_drain(task, redo),
+                    // A locked RMW that orders the stores before it starts
+                    // once the store buffer drains: it is asked for now and
+                    // finishes that much later.
+                    let drain = if self.orders_earlier_stores(order) {
+                        match self.fence_pending(task, now) {
+                            Fence::Now => 0,
+                            Fence::At(ready) => ready - now,
+                            Fence::Drain => return self.await_drain(task, redo),
+                        }
+                    } else {
+                        0
                     };
                     let Some(out) = self.request(task, now, mem, kind) else {
                         return self.park(task, redo);

@@ -7,8 +7,8 @@ use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
 use crate::coherence::{self, AccessKind, Class, LineTurn, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
-use crate::kernel::spinlock::Publishes;
-use crate::machine::{Ps, ResolvedCosts};
+use crate::kernel::spinlock::{Order, Publishes};
+use crate::machine::{MemoryModel, Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
 use crate::task::{AtomicOp, Counting, Done, Op, UserWord};
 
@@ -156,6 +156,9 @@ impl Engine<'_> {
                 Some(at) => self.go_on(task, at, false),
                 None => Some(now),
             },
+            Step::Lock(lock) if !self.orders_earlier_stores(self.locks.first_atomic_order()) => {
+                self.lock(task, now, lock)
+            }
             Step::Lock(lock) => match self.fence_pending(task, now) {
                 Fence::At(at) => self.again_at(task, at),
                 Fence::Drain => self.await_drain(task, Redo::Step),
@@ -230,6 +233,14 @@ impl Engine<'_> {
         let end = self.compute_end(task, now, work);
         self.note_compute(task, c, end);
         self.queue.push(end, task);
+    }
+
+    /// Whether a lock protocol's atomic ordered as `order` waits for the
+    /// CPU's earlier stores and loads: every one under x86's total store
+    /// order; on a weakly ordered core only a fully ordered one.
+    #[inline]
+    pub(super) fn orders_earlier_stores(&self, order: Order) -> bool {
+        self.m.memory_model == MemoryModel::Tso || order == Order::Full
     }
 
     /// spin_lock: the lock's protocol says what its first atomic does.

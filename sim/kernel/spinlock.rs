@@ -146,17 +146,33 @@ pub enum Next {
     Acquired,
     /// Read the watched line at once, as `After::Look`.
     Look(LockWait),
-    /// Make one access. A plain store is `posted`: it retires into the
-    /// store buffer and the task goes on at once, as the kernel's
-    /// transitions without an atomic do; what it hands to waiters is
-    /// `publishes`.
+    /// Make one access, ordered as `order` says; what a plain store hands
+    /// to waiters is `publishes`.
     Do {
         mem: Mem,
         kind: AccessKind,
-        posted: bool,
+        order: Order,
         publishes: Publishes,
         after: After,
     },
+}
+
+/// How a protocol's access is ordered against the CPU's earlier ones, as
+/// the kernel writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// A plain store (the kernel's transitions without an atomic): it
+    /// retires into the store buffer, and the task goes on at once.
+    Posted,
+    /// A fully ordered atomic (the generic ticket lock's atomic_fetch_add;
+    /// xchg_tail, behind the smp_wmb that publishes the node): the stores
+    /// before it drain first, on every core.
+    Full,
+    /// An acquire or relaxed atomic (the queued lock's
+    /// atomic_try_cmpxchg_acquire, fetch_set_pending_acquire, the last
+    /// waiter's cmpxchg_relaxed): the stores before it drain first only on
+    /// a core whose every locked RMW is a full barrier (x86).
+    Acquire,
 }
 
 pub struct Locks {
@@ -180,6 +196,16 @@ impl Locks {
             mcs_nodes,
             node_next: vec![NONE; tasks],
             node_locked: vec![false; tasks],
+        }
+    }
+
+    /// How spin_lock's first atomic is ordered: the generic ticket lock's
+    /// atomic_fetch_add fully, the queued lock's atomic_try_cmpxchg_acquire
+    /// as an acquire (include/asm-generic/ticket_spinlock.h, qspinlock.h).
+    pub fn first_atomic_order(&self) -> Order {
+        match self.kind {
+            LockKind::Ticket => Order::Full,
+            LockKind::Queued => Order::Acquire,
         }
     }
 
@@ -235,7 +261,7 @@ impl Locks {
         Next::Do {
             mem: lock.word,
             kind: AccessKind::Rmw,
-            posted: false,
+            order: self.first_atomic_order(),
             publishes: Publishes::Nothing,
             after,
         }
@@ -300,7 +326,7 @@ impl Locks {
                     return Next::Do {
                         mem: lock.word,
                         kind: AccessKind::Rmw,
-                        posted: false,
+                        order: Order::Acquire,
                         publishes: Publishes::Nothing,
                         after: After::Look(LockWait::Pending { lock }),
                     };
@@ -317,7 +343,7 @@ impl Locks {
                 Next::Do {
                     mem: lock.word,
                     kind: AccessKind::Rmw,
-                    posted: false,
+                    order: Order::Full,
                     publishes: Publishes::Nothing,
                     after,
                 }
@@ -330,7 +356,7 @@ impl Locks {
                 Next::Do {
                     mem: lock.word,
                     kind: AccessKind::Write,
-                    posted: true,
+                    order: Order::Posted,
                     publishes: Publishes::Nothing,
                     after: After::Acquired,
                 }
@@ -339,7 +365,7 @@ impl Locks {
                 // WRITE_ONCE(prev->next, node).
                 mem: self.mcs_nodes[prev as usize],
                 kind: AccessKind::Write,
-                posted: true,
+                order: Order::Posted,
                 publishes: Publishes::Link { prev, task },
                 after: After::Look(LockWait::Queued { lock }),
             },
@@ -351,7 +377,7 @@ impl Locks {
                         // prefetchw(next): ownership of the successor's node.
                         mem: self.mcs_nodes[next as usize],
                         kind: AccessKind::Write,
-                        posted: true,
+                        order: Order::Posted,
                         publishes: Publishes::Nothing,
                         after: After::Look(head),
                     },
@@ -367,7 +393,7 @@ impl Locks {
                     return Next::Do {
                         mem: lock.word,
                         kind: AccessKind::Rmw,
-                        posted: false,
+                        order: Order::Acquire,
                         publishes: Publishes::Nothing,
                         after: After::Acquired,
                     };
@@ -376,7 +402,7 @@ impl Locks {
                 Next::Do {
                     mem: lock.word,
                     kind: AccessKind::Write,
-                    posted: true,
+                    order: Order::Posted,
                     publishes: Publishes::Nothing,
                     after: After::Move(LockWait::HandOn { lock }),
                 }
@@ -387,7 +413,7 @@ impl Locks {
                 next => Next::Do {
                     mem: self.mcs_nodes[next as usize],
                     kind: AccessKind::Write,
-                    posted: true,
+                    order: Order::Posted,
                     publishes: Publishes::HandOn { next },
                     after: After::Acquired,
                 },
@@ -444,11 +470,11 @@ mod tests {
         Locks::new(kind, 1, (1..=8).map(|n| word(64 * n)).collect())
     }
 
-    fn on_word(kind: AccessKind, posted: bool, after: After) -> Next {
+    fn on_word(kind: AccessKind, order: Order, after: After) -> Next {
         Next::Do {
             mem: LOCK.word,
             kind,
-            posted,
+            order,
             publishes: Publishes::Nothing,
             after,
         }
@@ -463,7 +489,7 @@ mod tests {
         let mut l = locks(LockKind::Ticket);
         assert_eq!(
             l.arrive(LOCK, 0),
-            on_word(AccessKind::Rmw, false, After::Acquired)
+            on_word(AccessKind::Rmw, Order::Full, After::Acquired)
         );
         let first = LockWait::Ticket {
             lock: LOCK,
@@ -475,11 +501,11 @@ mod tests {
         };
         assert_eq!(
             l.arrive(LOCK, 1),
-            on_word(AccessKind::Rmw, false, After::Spin(first))
+            on_word(AccessKind::Rmw, Order::Full, After::Spin(first))
         );
         assert_eq!(
             l.arrive(LOCK, 2),
-            on_word(AccessKind::Rmw, false, After::Spin(second))
+            on_word(AccessKind::Rmw, Order::Full, After::Spin(second))
         );
         // Every ticket waiter watches the lock word.
         assert_eq!(
@@ -506,29 +532,38 @@ mod tests {
         // The fast path's cmpxchg takes a free lock.
         assert_eq!(
             l.arrive(LOCK, 1),
-            on_word(AccessKind::Rmw, false, After::Acquired)
+            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
         );
         // The first waiter sets the pending bit and spins on the lock word.
-        assert_eq!(l.arrive(LOCK, 2), on_word(AccessKind::Rmw, false, slow));
+        assert_eq!(
+            l.arrive(LOCK, 2),
+            on_word(AccessKind::Rmw, Order::Acquire, slow)
+        );
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 2),
-            on_word(AccessKind::Rmw, false, After::Look(pending))
+            on_word(AccessKind::Rmw, Order::Acquire, After::Look(pending))
         );
         // The next exchanges the tail: the queue was empty, so it is the head.
-        assert_eq!(l.arrive(LOCK, 3), on_word(AccessKind::Rmw, false, slow));
+        assert_eq!(
+            l.arrive(LOCK, 3),
+            on_word(AccessKind::Rmw, Order::Acquire, slow)
+        );
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 3),
-            on_word(AccessKind::Rmw, false, After::Look(head))
+            on_word(AccessKind::Rmw, Order::Full, After::Look(head))
         );
         // The one after links itself behind 3 with a store to 3's node.
-        assert_eq!(l.arrive(LOCK, 4), on_word(AccessKind::Rmw, false, slow));
+        assert_eq!(
+            l.arrive(LOCK, 4),
+            on_word(AccessKind::Rmw, Order::Acquire, slow)
+        );
         let link = LockWait::Link {
             lock: LOCK,
             prev: 3,
         };
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 4),
-            on_word(AccessKind::Rmw, false, After::Move(link))
+            on_word(AccessKind::Rmw, Order::Full, After::Move(link))
         );
         let linked = Publishes::Link { prev: 3, task: 4 };
         assert_eq!(
@@ -536,7 +571,7 @@ mod tests {
             Next::Do {
                 mem: node_of(3),
                 kind: AccessKind::Write,
-                posted: true,
+                order: Order::Posted,
                 publishes: linked,
                 after: After::Look(queued)
             }
@@ -553,7 +588,7 @@ mod tests {
         assert!(!l.sees_turn(head, 3), "the pending bit still stands");
         assert_eq!(
             l.next(pending, 2),
-            on_word(AccessKind::Write, true, After::Acquired)
+            on_word(AccessKind::Write, Order::Posted, After::Acquired)
         );
         l.release(0, 2, 6);
         // The head takes it with set_locked, then hands the queue on to 4.
@@ -562,7 +597,7 @@ mod tests {
         let hand_on = LockWait::HandOn { lock: LOCK };
         assert_eq!(
             l.next(head, 3),
-            on_word(AccessKind::Write, true, After::Move(hand_on))
+            on_word(AccessKind::Write, Order::Posted, After::Move(hand_on))
         );
         let handed_on = Publishes::HandOn { next: 4 };
         assert_eq!(
@@ -570,7 +605,7 @@ mod tests {
             Next::Do {
                 mem: node_of(4),
                 kind: AccessKind::Write,
-                posted: true,
+                order: Order::Posted,
                 publishes: handed_on,
                 after: After::Acquired
             }
@@ -588,13 +623,13 @@ mod tests {
         l.release(0, 3, 7);
         assert_eq!(
             l.next(head, 4),
-            on_word(AccessKind::Rmw, false, After::Acquired)
+            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
         );
         // The lock and its queue are empty again: the fast path works.
         l.release(0, 4, 8);
         assert_eq!(
             l.arrive(LOCK, 5),
-            on_word(AccessKind::Rmw, false, After::Acquired)
+            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
         );
     }
 
@@ -614,7 +649,7 @@ mod tests {
         };
         assert_eq!(
             l.next(slow, 3),
-            on_word(AccessKind::Rmw, false, After::Move(link))
+            on_word(AccessKind::Rmw, Order::Full, After::Move(link))
         );
         l.release(0, 0, 1);
         l.next(LockWait::Pending { lock: LOCK }, 1);
@@ -640,7 +675,7 @@ mod tests {
             Next::Do {
                 mem: node_of(3),
                 kind: AccessKind::Write,
-                posted: true,
+                order: Order::Posted,
                 publishes: Publishes::HandOn { next: 3 },
                 after: After::Acquired
             }

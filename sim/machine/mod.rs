@@ -12,7 +12,7 @@ pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_P
 
 pub use profile::{
     CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
-    Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
+    MemoryModel, Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
 use serde::{Deserialize, Serialize};
@@ -121,6 +121,9 @@ pub struct Machine {
     pub store_buffer: u32,
     /// L1D misses a CPU has in flight at once (at least 1).
     pub outstanding_misses: u32,
+    /// Whether every locked RMW waits for the store buffer (x86), or only
+    /// a fully ordered one (Arm, RISC-V, POWER).
+    pub memory_model: MemoryModel,
     /// Per mille: how long a compute step takes while the CPU's SMT
     /// sibling computes too, against alone (1000 when they do not slow
     /// each other).
@@ -328,6 +331,7 @@ impl Machine {
             rmw_ps: ns_to_ps(lat.rmw),
             store_buffer: core.store_buffer,
             outstanding_misses: core.outstanding_misses,
+            memory_model: core.memory_model,
             smt_stretch_permille,
             line_shift: line.trailing_zeros(),
             board_line_shift,

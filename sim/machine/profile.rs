@@ -38,6 +38,25 @@ pub struct CoreSpec {
     /// stretches by 2 / it while the other computes. 2: they do not slow
     /// each other.
     pub smt_throughput: f64,
+    /// How a read-modify-write orders the core's own earlier stores.
+    pub memory_model: MemoryModel,
+}
+
+/// Whether every locked read-modify-write waits for the store buffer to
+/// drain, or only those whose ordering asks for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryModel {
+    /// x86's total store order: a LOCK-prefixed instruction is a full
+    /// barrier, whatever the kernel asked for (Intel SDM vol. 3A, 9.2.2).
+    #[default]
+    Tso,
+    /// Arm, RISC-V, POWER: an acquire atomic (a queued spinlock's
+    /// atomic_try_cmpxchg_acquire) orders only what comes after it, so the
+    /// stores before it may still drain; a fully ordered one (a ticket
+    /// lock's atomic_fetch_add) waits for them (the Arm ARM's Load-Acquire,
+    /// the RISC-V AMOs' aq and rl bits, RVWMO).
+    Weak,
 }
 
 impl Default for CoreSpec {
@@ -49,6 +68,7 @@ impl Default for CoreSpec {
             store_buffer: 32,
             outstanding_misses: 10,
             smt_throughput: 2.0,
+            memory_model: MemoryModel::Tso,
         }
     }
 }
