@@ -232,16 +232,7 @@ impl Engine<'_> {
         }
         let after_loads = o.loads_done;
         o.commits[slot] = HELD;
-        let asked = self.dir.request(
-            self.m,
-            cpu,
-            now,
-            mem.line,
-            mem.addr,
-            AccessKind::Write,
-            STORE_WAITERS + cpu,
-            false,
-        );
+        let asked = self.ask_for_store(cpu, now, mem, false);
         let mut store = HeldStore {
             mem,
             carries,
@@ -268,6 +259,24 @@ impl Engine<'_> {
         })
     }
 
+    /// A store-buffer entry's request for its line, made in the CPU's name
+    /// (the directory queues it apart from every task's); `granted` when its
+    /// line's turn has just granted it.
+    #[inline]
+    fn ask_for_store(&mut self, cpu: u32, now: Ps, mem: Mem, granted: bool) -> Request {
+        let waiter = STORE_WAITERS + cpu;
+        self.dir.request(
+            self.m,
+            cpu,
+            now,
+            mem.line,
+            mem.addr,
+            AccessKind::Write,
+            waiter,
+            granted,
+        )
+    }
+
     /// `line` granted one of the CPU's stores waiting at it (the oldest
     /// there) at `now`: it is served, and the stores it held back commit.
     pub(super) fn store_granted(&mut self, cpu: u32, line: LineId, now: Ps) {
@@ -280,17 +289,7 @@ impl Engine<'_> {
             unreachable!("a store is granted only while it waits")
         };
         let mem = o.held[index].mem;
-        let asked = self.dir.request(
-            self.m,
-            cpu,
-            now,
-            mem.line,
-            mem.addr,
-            AccessKind::Write,
-            STORE_WAITERS + cpu,
-            true,
-        );
-        let Request::Served(out) = asked else {
+        let Request::Served(out) = self.ask_for_store(cpu, now, mem, true) else {
             unreachable!("a granted request is served")
         };
         self.order[cpu as usize].held[index].done = Some(out.done);
