@@ -317,7 +317,6 @@ impl Scenario {
         let mut lines: Vec<_> = out
             .directory
             .line_stats()
-            .iter()
             .filter(|s| s.hitm() > 0)
             .collect();
         lines.sort_by_key(|s| (std::cmp::Reverse(s.hitm()), s.line));

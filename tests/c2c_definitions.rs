@@ -60,7 +60,7 @@ fn run() -> Run {
         let now = (i as u64 + 1) * 1_000_000;
         d.access(&m, cpu, now, 0, addr, kind);
     }
-    let stats = &d.line_stats()[0];
+    let stats = d.line_stats().next().expect("the line moved");
     let line = LineRecord::from_stats(
         stats,
         mem.line_addr(stats.line),

@@ -18,8 +18,8 @@ mod sharers;
 mod stats;
 
 pub use sharers::SharerSet;
-use stats::Pending;
 pub use stats::{LineStats, OffsetStats, Totals};
+use stats::{Pending, Records};
 
 use crate::huge_pages;
 use crate::machine::{Machine, Ps};
@@ -258,7 +258,7 @@ pub struct Directory {
     /// caches. Apart from `lines` so a prefetch finds a line's statistics
     /// without waiting for the line's state.
     stats_of: Vec<u32>,
-    stats: Vec<LineStats>,
+    stats: Records,
     /// Accesses not yet counted into `stats`.
     pending: Pending,
     pub totals: Totals,
@@ -311,7 +311,7 @@ impl Directory {
         Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
             lines,
-            stats: Vec::new(),
+            stats: Records::default(),
             pending: Pending::new(),
             totals: Totals::new(machine.nodes()),
             fills: vec![0; machine.hierarchy.llc_domains as usize],
@@ -701,8 +701,7 @@ impl Directory {
         }
         let buddy = l.buddy;
         if *stats == 0 && (class.is_transfer() || sharing) {
-            self.stats.push(LineStats::new(line));
-            *stats = self.stats.len() as u32;
+            *stats = self.stats.push(LineStats::new(line)) + 1;
         }
         if *stats != 0 {
             let index = *stats - 1;
@@ -791,16 +790,16 @@ impl Directory {
     }
 
     /// Lines that moved between caches at least once, with their counts.
-    pub fn line_stats(&mut self) -> &[LineStats] {
+    pub fn line_stats(&mut self) -> impl Iterator<Item = &LineStats> {
         self.pending.count(&mut self.stats, self.cpus);
-        &self.stats
+        self.stats.iter()
     }
 
     /// Forgets everything counted so far (end of warm-up); line states stay.
     pub fn reset_stats(&mut self) {
         self.totals = Totals::new(self.nodes);
         self.pending.clear();
-        for s in &mut self.stats {
+        for s in self.stats.iter_mut() {
             *s = LineStats::new(s.line);
         }
     }
@@ -1105,7 +1104,7 @@ mod tests {
         d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write); // same field
         d.access(&m, 2, 2_000_000, 0, 0x1004, AccessKind::Write); // neighbour field
         assert_eq!((d.totals.true_sharing, d.totals.false_sharing), (1, 1));
-        let s = &d.line_stats()[0];
+        let s = d.line_stats().next().expect("the line moved");
         assert_eq!(s.lcl_rfo_modified(), 2);
         assert_eq!(s.offsets().len(), 2);
     }

@@ -142,6 +142,63 @@ impl Totals {
     }
 }
 
+/// Every line's record, numbered in the order the lines first moved
+/// between caches. Kept in chunks that never grow once full, so a new
+/// record never moves the others: a growing vector of 400-byte records
+/// copied megabytes at each doubling and had the host fault their pages in
+/// twice.
+#[derive(Default)]
+pub(super) struct Records {
+    chunks: Vec<Vec<LineStats>>,
+}
+
+/// Records a chunk holds: 1024 of about 400 bytes.
+const CHUNK_BITS: u32 = 10;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+impl Records {
+    /// Adds a record; its number.
+    pub(super) fn push(&mut self, record: LineStats) -> u32 {
+        let n = self.len();
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => chunk.push(record),
+            _ => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                chunk.push(record);
+                self.chunks.push(chunk);
+            }
+        }
+        n as u32
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.chunks
+            .last()
+            .map_or(0, |c| (self.chunks.len() - 1) * CHUNK + c.len())
+    }
+
+    #[inline]
+    fn get_mut(&mut self, index: u32) -> &mut LineStats {
+        let i = index as usize;
+        &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
+
+    #[inline]
+    fn get(&self, index: u32) -> &LineStats {
+        let i = index as usize;
+        &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
+
+    /// Every record, in number order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &LineStats> {
+        self.chunks.iter().flatten()
+    }
+
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut LineStats> {
+        self.chunks.iter_mut().flatten()
+    }
+}
+
 /// Accesses waiting to be counted into their lines' records.
 ///
 /// Counting an access touches its line's record, 400-odd bytes rarely in
@@ -187,7 +244,7 @@ impl Pending {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn add(
         &mut self,
-        records: &mut [LineStats],
+        records: &mut Records,
         stats: u32,
         offset: u16,
         cpu: u32,
@@ -198,7 +255,9 @@ impl Pending {
     ) {
         if ps >> PS_BITS != 0 {
             // Twenty hours for one access: no room in a sample; counted now.
-            records[stats as usize].record(offset, cpu as u16, kind, class, ps, cpus);
+            records
+                .get_mut(stats)
+                .record(offset, cpu as u16, kind, class, ps, cpus);
             return;
         }
         self.samples.push(Sample {
@@ -219,18 +278,20 @@ impl Pending {
 
     /// Counts every pending access into `records`, a run of neighbouring
     /// records at a time.
-    pub(super) fn count(&mut self, records: &mut [LineStats], cpus: usize) {
+    pub(super) fn count(&mut self, records: &mut Records, cpus: usize) {
         self.group_by_records(records.len());
         const LOOKAHEAD: usize = 16;
         for i in 0..self.samples.len() {
             if let Some(ahead) = self.samples.get(i + LOOKAHEAD) {
-                crate::prefetch::prefetch_whole(&records[ahead.stats as usize]);
+                crate::prefetch::prefetch_whole(records.get(ahead.stats));
             }
             let s = self.samples[i];
             let ps = s.ps_kind_class & ((1 << PS_BITS) - 1);
             let kind = AccessKind::ALL[(s.ps_kind_class >> (PS_BITS + 3)) as usize & 3];
             let class = Class::ALL[(s.ps_kind_class >> PS_BITS) as usize & 7];
-            records[s.stats as usize].record(s.offset, s.cpu, kind, class, ps, cpus);
+            records
+                .get_mut(s.stats)
+                .record(s.offset, s.cpu, kind, class, ps, cpus);
         }
         self.samples.clear();
     }
@@ -486,9 +547,8 @@ impl LineStats {
 mod tests {
     use super::*;
 
-    fn digest(records: &[LineStats]) -> Vec<String> {
+    fn digest<'a>(records: impl Iterator<Item = &'a LineStats>) -> Vec<String> {
         records
-            .iter()
             .map(|r| {
                 let offsets: Vec<_> = r
                     .offsets()
@@ -531,13 +591,17 @@ mod tests {
     }
 
     /// Accesses counted in sorted batches (several batches, one access
-    /// too slow for a sample among them) leave every record as counting
-    /// each at once does.
+    /// too slow for a sample among them, records in three chunks) leave
+    /// every record as counting each at once does.
     #[test]
     fn batches_count_as_accesses_one_by_one() {
-        let lines = 300;
+        let lines = 2 * CHUNK as u32 + 300;
         let mut direct: Vec<LineStats> = (0..lines).map(LineStats::new).collect();
-        let mut batched = direct.clone();
+        let mut batched = Records::default();
+        for (i, r) in direct.iter().enumerate() {
+            assert_eq!(batched.push(r.clone()), i as u32);
+        }
+        assert_eq!(batched.len(), lines as usize);
         let mut pending = Pending::new();
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for i in 0..(2 * BATCH + 123) {
@@ -558,7 +622,7 @@ mod tests {
             pending.add(&mut batched, stats, offset, cpu, kind, class, ps, 96);
         }
         pending.count(&mut batched, 96);
-        assert_eq!(digest(&direct), digest(&batched));
+        assert_eq!(digest(direct.iter()), digest(batched.iter()));
     }
 
     /// Offsets stay sorted and keep their counts when they outgrow the inline slots.
