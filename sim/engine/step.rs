@@ -126,22 +126,10 @@ impl Engine<'_> {
                 let stored = self.store(task, now, mem, plain, Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
-            Step::Access(mem, kind) => {
-                let ready = match kind {
-                    AccessKind::Rmw => match self.fence_pending(task, now) {
-                        Fence::Now => None,
-                        Fence::At(at) => Some(at),
-                        Fence::Drain => return self.await_drain(task, Redo::Step),
-                    },
-                    _ => self.loads_pending(task, now),
-                };
-                if let Some(at) = ready {
-                    return self.again_at(task, at);
-                }
-                let Some(out) = self.request(task, now, mem, kind) else {
-                    return self.park(task, Redo::Step);
-                };
-                self.go_on(task, out.done, self.in_own_cache(now, out))
+            Step::Access(mem, kind) => self.in_program_order(task, now, mem, kind, Order::Full),
+            // Ordered as the lock protocols' acquire and relaxed atomics are.
+            Step::RelaxedRmw(mem) => {
+                self.in_program_order(task, now, mem, AccessKind::Rmw, Order::Acquire)
             }
             Step::Atomic => match self.atomics[task as usize] {
                 Some((word, op)) => self.user_atomic(task, now, word, op),
@@ -198,6 +186,38 @@ impl Engine<'_> {
                 None
             }
         }
+    }
+
+    /// A load or RMW of the script: it waits for the loads in flight, and
+    /// an RMW whose `order` asks it for the store buffer to drain; then
+    /// the task waits for it. An RMW that orders nothing on this core waits
+    /// for neither.
+    fn in_program_order(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        kind: AccessKind,
+        order: Order,
+    ) -> Option<Ps> {
+        let ready = match kind {
+            AccessKind::Rmw if self.orders_earlier_stores(order) => {
+                match self.fence_pending(task, now) {
+                    Fence::Now => None,
+                    Fence::At(at) => Some(at),
+                    Fence::Drain => return self.await_drain(task, Redo::Step),
+                }
+            }
+            AccessKind::Rmw => None,
+            _ => self.loads_pending(task, now),
+        };
+        if let Some(at) = ready {
+            return self.again_at(task, at);
+        }
+        let Some(out) = self.request(task, now, mem, kind) else {
+            return self.park(task, Redo::Step);
+        };
+        self.go_on(task, out.done, self.in_own_cache(now, out))
     }
 
     /// The step must wait for the task's accesses in flight: it runs again
@@ -465,7 +485,9 @@ impl Engine<'_> {
     fn prefetch(&self, script: &[Step]) {
         for step in script {
             match *step {
-                Step::Access(mem, _) | Step::Load(mem) => self.dir.prefetch(mem.line),
+                Step::Access(mem, _) | Step::RelaxedRmw(mem) | Step::Load(mem) => {
+                    self.dir.prefetch(mem.line)
+                }
                 Step::Lock(lock) => {
                     self.dir.prefetch(lock.word.line);
                     self.locks.prefetch(lock.id);

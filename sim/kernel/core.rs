@@ -356,9 +356,8 @@ impl FutexSystem {
             self.in_transit.resize(at + 1, 0);
         }
         self.in_transit[at] += 1;
-        if let Some(w) = waiters {
-            s.push(Step::Access(w, AccessKind::Rmw));
-        }
+        // atomic_inc then smp_mb__after_atomic: fully ordered on every core.
+        s.extend(waiters.map(|w| Step::Access(w, AccessKind::Rmw)));
     }
 
     /// The task that incremented `waiters` has queued, or dropped the count
@@ -374,7 +373,7 @@ impl FutexSystem {
     pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
         self.waiters_arrived(f.lock);
         let unlock = Step::Unlock(f.lock);
-        let dec = f.waiters.map(|w| Step::Access(w, AccessKind::Rmw));
+        let dec = f.waiters.map(Step::RelaxedRmw);
         if self.hash.design.path.waiters_dec_before_unlock {
             s.extend(dec);
             s.push(unlock);
@@ -708,9 +707,8 @@ impl FutexSystem {
                 if let Some(c) = chain_field {
                     s.push(Step::Access(c, AccessKind::Write));
                 }
-                if let Some(w) = waiters {
-                    s.push(Step::Access(w, AccessKind::Rmw));
-                }
+                // __futex_unqueue: futex_hb_waiters_dec.
+                s.extend(waiters.map(Step::RelaxedRmw));
                 woken.push(w.task);
             } else {
                 i += 1;

@@ -36,13 +36,14 @@ fn list(steps: &[&str]) -> Vec<String> {
 const LOCKED_COMPARE: [&str; 3] = ["lock", "read uaddr", "unlock"];
 
 /// 11d4616bd07f's locked compare, 3.14 to 6.15: the waiter count rises
-/// before the lock and falls after the unlock.
+/// before the lock (atomic_inc and a full barrier) and falls after the
+/// unlock (atomic_dec, which orders nothing).
 const COUNTED_AROUND: [&str; 5] = [
     "rmw hb->waiters",
     "lock",
     "read uaddr",
     "unlock",
-    "rmw hb->waiters",
+    "relaxed-rmw hb->waiters",
 ];
 
 /// fe00e88d217a's locked compare, every era from 6.16 on: the waiter count
@@ -51,7 +52,7 @@ const COUNTED_COMPARE: [&str; 5] = [
     "rmw hb->waiters",
     "lock",
     "read uaddr",
-    "rmw hb->waiters",
+    "relaxed-rmw hb->waiters",
     "unlock",
 ];
 
@@ -278,4 +279,50 @@ fn a_numa_word_goes_to_its_node_and_no_node_becomes_the_current_one() {
         .sys
         .locate(0, unset.addr, KeyKind::PrivateNuma(FutexNode::NoNode));
     assert_eq!(bucket.table, TableSel::Global(1));
+}
+
+/// Every futex_hb_waiters_inc is fully ordered (atomic_inc, then
+/// smp_mb__after_atomic) and every futex_hb_waiters_dec orders nothing
+/// (atomic_dec returns no value): the wake that unqueues a waiter, and the
+/// requeue that moves one to another bucket, say so step by step.
+#[test]
+fn waiter_counts_rise_fully_ordered_and_fall_relaxed() {
+    let mut k = Kernel::of_era("v6.16", 3, None);
+    let (first, second) = (k.word(0x40), k.word(0x1040));
+    let wait = k.wait(0, first);
+    assert_eq!(accesses(&k, 0, first, &wait)[0], "rmw hb->waiters");
+    let wake = k.run(
+        1,
+        FutexOp::Wake {
+            uaddr: first,
+            nr: 1,
+            kind: KeyKind::Private,
+        },
+    );
+    assert_eq!(outcome(&wake).0, vec![0]);
+    let woke = accesses(&k, 1, first, &wake);
+    assert!(
+        woke.contains(&"relaxed-rmw hb->waiters".to_string()),
+        "{woke:?}"
+    );
+    assert!(!woke.contains(&"rmw hb->waiters".to_string()), "{woke:?}");
+    k.wait(0, first);
+    let requeue = k.run(
+        1,
+        FutexOp::CmpRequeue {
+            uaddr: first,
+            uaddr2: second,
+            nr_wake: 0,
+            nr_requeue: 1,
+            cmpval: 0,
+            kind: KeyKind::Private,
+        },
+    );
+    let moved = accesses(&k, 1, first, &requeue);
+    let rises = moved.iter().filter(|a| a.starts_with("rmw ")).count();
+    let falls = moved
+        .iter()
+        .filter(|a| a.starts_with("relaxed-rmw "))
+        .count();
+    assert!(rises >= 2 && falls >= 2, "{moved:?}");
 }

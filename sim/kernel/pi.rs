@@ -79,9 +79,8 @@ impl FutexSystem {
         if let Some(c) = self.field(memory, f.bucket, FieldName::Chain) {
             s.push(Step::Access(c, AccessKind::Write));
         }
-        if let Some(w) = waiters {
-            s.push(Step::Access(w, AccessKind::Rmw));
-        }
+        // futex_unqueue_pi: futex_hb_waiters_dec.
+        s.extend(waiters.map(Step::RelaxedRmw));
         s.push(Step::Unlock(lock));
         0
     }

@@ -9,7 +9,7 @@ use super::key::FutexKey;
 use super::script::{Decision, Script, Step};
 use super::table::FieldName;
 use crate::coherence::AccessKind;
-use crate::memory::{Mem, MemoryMap};
+use crate::memory::MemoryMap;
 
 impl FutexSystem {
     /// After the first word's key and hash: the second word's, then both
@@ -100,9 +100,8 @@ impl FutexSystem {
     /// futex_hb_waiters_dec(hb2), the pair of the increment before the locks.
     fn requeue_done(&mut self, memory: &MemoryMap, hb2: Bucket, ret: i64, s: &mut Script) -> i64 {
         self.waiters_arrived(self.lock_of(memory, hb2));
-        if let Some(w) = self.field(memory, hb2, FieldName::Waiters) {
-            s.push(Step::Access(w, AccessKind::Rmw));
-        }
+        let waiters = self.field(memory, hb2, FieldName::Waiters);
+        s.extend(waiters.map(Step::RelaxedRmw));
         ret
     }
 
@@ -143,17 +142,12 @@ impl FutexSystem {
                 } else {
                     chain.remove(i);
                     moved.push(w.task);
-                    let steps: [(Option<Mem>, AccessKind); 4] = [
-                        (chain1, AccessKind::Write),
-                        (waiters1, AccessKind::Rmw),
-                        (waiters2, AccessKind::Rmw),
-                        (chain2, AccessKind::Write),
-                    ];
-                    s.extend(
-                        steps
-                            .into_iter()
-                            .filter_map(|(m, k)| m.map(|m| Step::Access(m, k))),
-                    );
+                    // futex_hb_waiters_dec(hb1) orders nothing;
+                    // futex_hb_waiters_inc(hb2) is followed by a full barrier.
+                    s.extend(chain1.map(|m| Step::Access(m, AccessKind::Write)));
+                    s.extend(waiters1.map(Step::RelaxedRmw));
+                    s.extend(waiters2.map(|m| Step::Access(m, AccessKind::Rmw)));
+                    s.extend(chain2.map(|m| Step::Access(m, AccessKind::Write)));
                 }
             }
         }

@@ -515,7 +515,7 @@ impl FutexSystem {
                     self.futex_q[w.task as usize],
                     AccessKind::Write,
                 ));
-                s.extend(from_waiters.map(|m| Step::Access(m, AccessKind::Rmw)));
+                s.extend(from_waiters.map(Step::RelaxedRmw));
                 // __futex_hash of the key in the new table.
                 s.push(Step::Compute(Cost::Jhash2));
                 let to = self.hash.futex_hash_in(&w.key, None, Some(new)).bucket;

@@ -56,6 +56,13 @@ pub enum Step {
     /// waits for the loads in flight (a locked RMW also for the store
     /// buffer to drain). A plain store retires into the store buffer.
     Access(Mem, AccessKind),
+    /// An atomic RMW that returns no value, so orders nothing
+    /// (Documentation/atomic_t.txt: "RMW operations that do not return a
+    /// value are unordered"): futex_hb_waiters_dec's atomic_dec. On x86 it
+    /// is a locked instruction like any other and drains the store buffer,
+    /// as `Access(_, Rmw)` does; on a weakly ordered core it waits neither
+    /// for the stores nor for the loads before it.
+    RelaxedRmw(Mem),
     /// A load nothing waits for yet: it issues, up to the core's
     /// outstanding misses, and the script goes on. The next dependent
     /// access, `Join`, lock or the op's end waits for it.

@@ -8,7 +8,6 @@ use super::key::{KeyKind, PAGE_SIZE};
 use super::resize::InRunCreation;
 use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
-use crate::coherence::AccessKind;
 use crate::machine::Ps;
 use crate::memory::{Home, Mem, MemoryMap};
 
@@ -175,20 +174,21 @@ pub fn blocks(s: &Script) -> bool {
 
 /// The accesses and lock steps of a script, in order, each as its kind and
 /// the field it touches: what the era tests compare with the kernel source.
+/// An RMW that orders nothing is a `relaxed-rmw`.
 pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
     s.iter()
         .filter_map(|step| {
             let (m, kind) = match *step {
-                Step::Access(m, kind) => (m, kind),
+                Step::Access(m, kind) => (m, format!("{kind:?}").to_lowercase()),
+                Step::RelaxedRmw(m) => (m, "relaxed-rmw".into()),
                 // A load issued to overlap with what follows is a read all the same.
-                Step::Load(m) => (m, AccessKind::Read),
+                Step::Load(m) => (m, "read".into()),
                 Step::Lock(_) => return Some("lock".into()),
                 Step::Unlock(_) => return Some("unlock".into()),
                 _ => return None,
             };
             Some(format!(
-                "{} {}",
-                format!("{kind:?}").to_lowercase(),
+                "{kind} {}",
                 k.sys.field_name(&k.memory, task, uaddr.addr, m.addr)
             ))
         })
