@@ -70,6 +70,14 @@ pub(super) struct Waiter {
     pub(super) key: FutexKey,
 }
 
+/// Which half of a private hash reference an op's script takes: the
+/// kernel orders the two differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reference {
+    Get,
+    Put,
+}
+
 /// The op a task is in the middle of.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct InFlight {
@@ -458,8 +466,16 @@ impl FutexSystem {
     }
 
     /// futex_private_hash_get or put on the private hash `bucket` is in:
-    /// the header reads and the reference's RMW of the era.
-    fn private_reference(&self, memory: &MemoryMap, task: u32, bucket: Bucket, s: &mut Script) {
+    /// the header reads and the reference's RMW of the era, ordered as the
+    /// era orders it.
+    fn private_reference(
+        &self,
+        memory: &MemoryMap,
+        task: u32,
+        bucket: Bucket,
+        reference: Reference,
+        s: &mut Script,
+    ) {
         let (TableSel::Private(process) | TableSel::Outgrown { process, .. }) = bucket.table else {
             return;
         };
@@ -479,17 +495,25 @@ impl FutexSystem {
         match ph.refcount {
             RefcountMode::None => {}
             RefcountMode::Shared => {
-                s.extend(header(HEADER_REF).map(|m| Step::Access(m, AccessKind::Rmw)));
+                // rcuref_get is atomic_add_negative_relaxed; rcuref_put is
+                // atomic_add_negative_release, whose earlier stores drain first.
+                s.extend(header(HEADER_REF).map(|m| match reference {
+                    Reference::Get => Step::RelaxedRmw(m),
+                    Reference::Put => Step::Access(m, AccessKind::Rmw),
+                }));
             }
             RefcountMode::PerCpu => {
                 // futex_ref_get/put: fph->mm, then fph->state, then this CPU's counter.
                 read(header(HEADER_MM), s);
                 read(header(HEADER_REF), s);
-                // During a resize's drain, the count is mm->futex_atomic (resize.rs).
-                let count = self
-                    .atomic_reference(process)
-                    .unwrap_or_else(|| self.percpu_ref(memory, task));
-                s.push(Step::Access(count, AccessKind::Rmw));
+                // this_cpu_inc/dec orders nothing. During a resize's drain the
+                // count is mm->futex_atomic (resize.rs), taken by
+                // atomic_long_inc_not_zero and dropped by
+                // atomic_long_dec_and_test, both fully ordered.
+                s.push(match self.atomic_reference(process) {
+                    Some(atomic) => Step::Access(atomic, AccessKind::Rmw),
+                    None => Step::RelaxedRmw(self.percpu_ref(memory, task)),
+                });
             }
         }
     }
@@ -523,7 +547,7 @@ impl FutexSystem {
         s.push(Step::Compute(Cost::SyscallHalf));
         self.pivot_if_due(memory, task, kind, s);
         let (key, bucket) = self.hash_key(memory, task, uaddr, kind, s);
-        self.private_reference(memory, task, bucket, s);
+        self.private_reference(memory, task, bucket, Reference::Get, s);
         self.reference_taken(bucket.table);
         (key, bucket)
     }
@@ -728,7 +752,7 @@ impl FutexSystem {
         s: &mut Script,
     ) {
         self.read_priv(memory, f.bucket, s);
-        self.private_reference(memory, task, f.bucket, s);
+        self.private_reference(memory, task, f.bucket, Reference::Put, s);
         self.reference_dropped(f.bucket.table);
         if self.hash.design.path.shared_key != SharedKeyPins::PageOnly {
             // put_futex_key: mmdrop or iput, for each shared key of the op.

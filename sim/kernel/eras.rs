@@ -101,6 +101,7 @@ fn commit_7c4f75a21f_reads_the_mask_and_takes_no_reference() {
 /// v6.16-rc1: the mask, `fph = hb->priv`, futex_private_hash_get's
 /// fph->immutable then rcuref_get; futex_hash_put re-reads hb->priv, then
 /// fph->immutable and rcuref_put. Four header transactions besides the mask.
+/// rcuref_get's add is relaxed, rcuref_put's a release.
 #[test]
 fn v6_16_rc1_reads_the_header_four_times_and_bounces_the_rcuref() {
     let around = |get: &[&str], put: &[&str]| {
@@ -114,7 +115,7 @@ fn v6_16_rc1_reads_the_header_four_times_and_bounces_the_rcuref() {
     assert_eq!(
         failing_wait("v6.16-rc1", KeyKind::Private, None),
         around(
-            &["read fph->immutable", "rmw fph->users/state"],
+            &["read fph->immutable", "relaxed-rmw fph->users/state"],
             &["read fph->immutable", "rmw fph->users/state"]
         )
     );
@@ -130,13 +131,14 @@ fn v6_16_rc1_reads_the_header_four_times_and_bounces_the_rcuref() {
 }
 
 /// v6.17: futex_ref_get/put read fph->mm and fph->state, then this CPU's
-/// counter; a734d9fca84e has no hb->priv to read.
+/// counter (this_cpu_inc and this_cpu_dec, which order nothing);
+/// a734d9fca84e has no hb->priv to read.
 #[test]
 fn v6_17_counts_per_cpu_and_a734d9fca84e_drops_the_priv_reads() {
     let reference = [
         "read fph->mm",
         "read fph->users/state",
-        "rmw percpu futex_ref",
+        "relaxed-rmw percpu futex_ref",
     ];
     let mut v617 = vec!["read fph->hash_mask", "read hb->priv"];
     v617.extend(reference);
