@@ -1351,3 +1351,92 @@ fn contended_increments_wait_for_their_grant_as_the_directory_arbitrates() {
         "a batch of 2: {batched:.1} ns, of 1: {crossing_each:.1}"
     );
 }
+
+/// Plays a list of ops and keeps what each user atomic returned.
+struct Recorded {
+    ops: std::collections::VecDeque<Op>,
+    returned: std::sync::Arc<std::sync::Mutex<Vec<i64>>>,
+    atomic: bool,
+}
+impl Program for Recorded {
+    fn next_op(&mut self) -> Op {
+        let op = self.ops.pop_front().unwrap_or(Op::Exit);
+        self.atomic = matches!(op, Op::Atomic(..));
+        op
+    }
+    fn op_returned(&mut self, done: futexsim::task::Done) {
+        if self.atomic {
+            if let Ok(mut r) = self.returned.lock() {
+                r.push(done.ret);
+            }
+        }
+    }
+}
+
+#[test]
+fn relaxed_adds_on_a_weakly_ordered_core_run_while_it_holds_the_line_and_none_is_lost() {
+    // Two CPUs each add 1 to one counter 400 times with relaxed adds whose
+    // result nothing uses; each reads the counter at once after its adds,
+    // then again once both are surely done.
+    const ADDS: usize = 400;
+    let run = |model: MemoryModel| {
+        let mut spec = machine("graviton2-64").unwrap();
+        spec.core.memory_model = model;
+        let m = Machine::new(spec).unwrap();
+        let window = RunWindow {
+            warmup: 0,
+            duration: MS / 10,
+        };
+        let returned: Vec<_> = (0..2)
+            .map(|_| std::sync::Arc::new(std::sync::Mutex::new(Vec::new())))
+            .collect();
+        let programs = |word: &dyn Fn(u64) -> Mem| {
+            let counter = UserWord {
+                mem: word(0),
+                kind: KeyKind::Private,
+            };
+            returned
+                .iter()
+                .map(|r| {
+                    let mut ops: std::collections::VecDeque<Op> =
+                        std::iter::repeat_n(Op::RelaxedAtomic(counter, AtomicOp::Add(1)), ADDS)
+                            .collect();
+                    ops.push_back(Op::Atomic(counter, AtomicOp::Load));
+                    ops.push_back(Op::Sleep(MS / 100));
+                    ops.push_back(Op::Atomic(counter, AtomicOp::Load));
+                    Box::new(Recorded {
+                        ops,
+                        returned: r.clone(),
+                        atomic: false,
+                    }) as Box<dyn Program>
+                })
+                .collect()
+        };
+        let o = run_on_plain_table(&m, &[0, 1], programs, window);
+        let loads: Vec<Vec<i64>> = returned
+            .iter()
+            .map(|r| r.lock().map(|v| v.clone()).unwrap_or_default())
+            .collect();
+        (o.directory.totals.transfers(), loads)
+    };
+    let (runs, loads) = run(MemoryModel::Weak);
+    for seen in &loads {
+        assert!(
+            seen[0] >= ADDS as i64,
+            "its own adds are seen at once: {loads:?}"
+        );
+        assert_eq!(seen[1], 2 * ADDS as i64, "no add is lost: {loads:?}");
+    }
+    assert!(
+        runs * 8 < 2 * ADDS as u64,
+        "the line moves once for a run of adds: {runs} transfers"
+    );
+    // Under total store order every locked add is a full barrier: the line
+    // moves at nearly every add.
+    let (each, loads) = run(MemoryModel::Tso);
+    assert_eq!(loads[0][1], 2 * ADDS as i64);
+    assert!(
+        each * 2 > 2 * ADDS as u64,
+        "a locked add waits for its line each time: {each} transfers"
+    );
+}

@@ -404,6 +404,33 @@ impl Directory {
         waits.then(|| self.wait_at(line, now, waiter))
     }
 
+    /// A request from the line's holder that must not pass the requests
+    /// already waiting at the line (an atomic issued after their snoops
+    /// reached the holder): it waits behind them, its turn known only
+    /// then. False where none waits.
+    pub fn wait_behind_waiters(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        line: LineId,
+        kind: AccessKind,
+        waiter: u32,
+    ) -> bool {
+        if self.lines[line as usize].queue == 0 {
+            return false;
+        }
+        let waiter = Waiter {
+            waiter,
+            domain: m.llc_of(cpu) as u16,
+            core: m.core_of(cpu) as u16,
+            read: kind == AccessKind::Read,
+        };
+        // The queue is open: no new turn to ask for.
+        let turn = self.wait_at(line, 0, waiter);
+        debug_assert!(turn.is_none());
+        true
+    }
+
     /// Queues a request at its line; the first waiter opens the line's queue.
     fn wait_at(&mut self, line: LineId, now: Ps, waiter: Waiter) -> Option<LineTurn> {
         let l = &mut self.lines[line as usize];
@@ -781,6 +808,13 @@ impl Directory {
     pub fn visible(&mut self, line: LineId) {
         let l = &mut self.lines[line as usize];
         l.writes = l.writes.wrapping_add(1);
+    }
+
+    /// The line's holder keeps it until `until` (a run of atomics it
+    /// performs there): no other request is served before then.
+    pub fn hold_until(&mut self, line: LineId, until: Ps) {
+        let l = &mut self.lines[line as usize];
+        l.free_at = l.free_at.max(until);
     }
 
     /// The engine's spin-list handle for a line.

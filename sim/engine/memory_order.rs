@@ -24,7 +24,7 @@ use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, Mem};
-use crate::task::UserWord;
+use crate::task::{AtomicOp, UserWord};
 use std::collections::VecDeque;
 
 /// The directory's name for a CPU's store-buffer entry waiting at a line:
@@ -46,6 +46,23 @@ pub(super) enum Carries {
         word: UserWord,
         value: u32,
     },
+    /// A relaxed user-space RMW nothing waits for (`Op::RelaxedAtomic`):
+    /// performed on `task`'s word when it commits.
+    Atomic {
+        task: u32,
+        word: UserWord,
+        op: AtomicOp,
+    },
+}
+
+impl Carries {
+    /// How the entry asks for its line: an RMW pays the atomic's cost.
+    fn kind(self) -> AccessKind {
+        match self {
+            Carries::Atomic { .. } => AccessKind::Rmw,
+            _ => AccessKind::Write,
+        }
+    }
 }
 
 /// A store retired into the buffer that has not committed: it, or a store
@@ -60,6 +77,10 @@ struct HeldStore {
     /// When its line's data is in, once its line has served it; None
     /// while it waits there.
     done: Option<Ps>,
+    /// Whether it has a place of its own in its line's queue: a relaxed
+    /// RMW to a line that an older entry already waits for rides with that
+    /// one (one ownership request brings the line for every entry to it).
+    queued: bool,
 }
 
 /// One CPU's accesses in flight and the compute it runs.
@@ -102,18 +123,26 @@ impl CpuOrder {
         }
     }
 
-    /// The value of `task`'s youngest store to `word` still in the buffer:
-    /// what the task's own read of the word returns (store-to-load
-    /// forwarding), though no other CPU sees it yet.
-    fn forwarded(&self, task: u32, word: UserWord) -> Option<u32> {
-        self.held.iter().rev().find_map(|h| match h.carries {
-            Carries::Word {
-                task: t,
-                word: w,
-                value,
-            } if t == task && w == word => Some(value),
-            _ => None,
-        })
+    /// The value `task`'s own read of `word` returns, `committed` being the
+    /// word's value as every CPU sees it: its stores and relaxed RMWs to the
+    /// word still in the buffer apply over it, in order (store-to-load
+    /// forwarding), though no other CPU sees them yet.
+    fn forwarded(&self, task: u32, word: UserWord, committed: u32) -> u32 {
+        self.held
+            .iter()
+            .fold(committed, |value, h| match h.carries {
+                Carries::Word {
+                    task: t,
+                    word: w,
+                    value: stored,
+                } if t == task && w == word => stored,
+                Carries::Atomic {
+                    task: t,
+                    word: w,
+                    op,
+                } if t == task && w == word => op.apply(value),
+                _ => value,
+            })
     }
 }
 
@@ -140,9 +169,8 @@ impl Engine<'_> {
     /// store left.
     pub(super) fn user_value(&self, task: u32, word: UserWord) -> u32 {
         let cpu = self.tasks[task as usize].cpu as usize;
-        self.order[cpu]
-            .forwarded(task, word)
-            .unwrap_or_else(|| self.futex.value(task, word.mem.addr, word.kind))
+        let committed = self.futex.value(task, word.mem.addr, word.kind);
+        self.order[cpu].forwarded(task, word, committed)
     }
 
     #[inline]
@@ -232,14 +260,46 @@ impl Engine<'_> {
         }
         let after_loads = o.loads_done;
         o.commits[slot] = HELD;
-        let asked = self.ask_for_store(cpu, now, mem, false);
         let mut store = HeldStore {
             mem,
             carries,
             after_loads,
             slot,
             done: None,
+            queued: false,
         };
+        // Only a relaxed RMW rides yet: plain stores each ask on their own.
+        let rides = matches!(carries, Carries::Atomic { .. })
+            && o.held
+                .iter()
+                .any(|h| h.done.is_none() && h.mem.line == mem.line);
+        if rides {
+            o.held.push_back(store);
+            return Some(Stored {
+                at: retire,
+                at_once: retire <= now + l1,
+            });
+        }
+        // A relaxed RMW does not pass the requests waiting at its line,
+        // though its core holds the line: their snoops took it.
+        let atomic = matches!(carries, Carries::Atomic { .. });
+        if atomic
+            && self.dir.wait_behind_waiters(
+                self.m,
+                cpu,
+                mem.line,
+                AccessKind::Rmw,
+                STORE_WAITERS + cpu,
+            )
+        {
+            store.queued = true;
+            self.order[cpu as usize].held.push_back(store);
+            return Some(Stored {
+                at: retire,
+                at_once: retire <= now + l1,
+            });
+        }
+        let asked = self.ask_for_store(cpu, now, mem, carries.kind(), false);
         match asked {
             Request::Served(out) if self.order[cpu as usize].held.is_empty() => {
                 self.committed(cpu, &store, out.done);
@@ -250,6 +310,7 @@ impl Engine<'_> {
             }
             Request::Waits(turn) => {
                 self.schedule_turn(turn);
+                store.queued = true;
                 self.order[cpu as usize].held.push_back(store);
             }
         }
@@ -263,36 +324,44 @@ impl Engine<'_> {
     /// (the directory queues it apart from every task's); `granted` when its
     /// line's turn has just granted it.
     #[inline]
-    fn ask_for_store(&mut self, cpu: u32, now: Ps, mem: Mem, granted: bool) -> Request {
+    fn ask_for_store(
+        &mut self,
+        cpu: u32,
+        now: Ps,
+        mem: Mem,
+        kind: AccessKind,
+        granted: bool,
+    ) -> Request {
         let waiter = STORE_WAITERS + cpu;
-        self.dir.request(
-            self.m,
-            cpu,
-            now,
-            mem.line,
-            mem.addr,
-            AccessKind::Write,
-            waiter,
-            granted,
-        )
+        self.dir
+            .request(self.m, cpu, now, mem.line, mem.addr, kind, waiter, granted)
     }
 
     /// `line` granted one of the CPU's stores waiting at it (the oldest
-    /// there) at `now`: it is served, and the stores it held back commit.
+    /// there) at `now`: it is served, then the stores riding with it, hits
+    /// in the line the grant brought; and the stores they held back commit.
     pub(super) fn store_granted(&mut self, cpu: u32, line: LineId, now: Ps) {
         let o = &self.order[cpu as usize];
-        let Some(index) = o
+        let Some(first) = o
             .held
             .iter()
-            .position(|h| h.done.is_none() && h.mem.line == line)
+            .position(|h| h.queued && h.done.is_none() && h.mem.line == line)
         else {
             unreachable!("a store is granted only while it waits")
         };
-        let mem = o.held[index].mem;
-        let Request::Served(out) = self.ask_for_store(cpu, now, mem, true) else {
-            unreachable!("a granted request is served")
-        };
-        self.order[cpu as usize].held[index].done = Some(out.done);
+        for index in first..o.held.len() {
+            let h = &self.order[cpu as usize].held[index];
+            // An entry with a place of its own in the queue waits for its own grant.
+            let rider = !h.queued && h.done.is_none() && h.mem.line == line;
+            if index != first && !rider {
+                continue;
+            }
+            let (mem, kind) = (h.mem, h.carries.kind());
+            let Request::Served(out) = self.ask_for_store(cpu, now, mem, kind, true) else {
+                unreachable!("a granted request is served")
+            };
+            self.order[cpu as usize].held[index].done = Some(out.done);
+        }
         self.commit_in_order(cpu, now);
     }
 
@@ -321,9 +390,17 @@ impl Engine<'_> {
 
     /// A store the directory served, done at `done`: it commits in order,
     /// what it carries is published, and its line's spinners wake then.
+    /// A relaxed RMW is performed after the one before it, each taking the
+    /// profile's atomic cost, and its line stays in the core until it is.
     fn committed(&mut self, cpu: u32, store: &HeldStore, done: Ps) {
+        let rmw = self.m.rmw_ps;
         let o = &mut self.order[cpu as usize];
-        let commit = done.max(o.committed_by).max(store.after_loads);
+        let mut commit = done.max(o.committed_by).max(store.after_loads);
+        if let Carries::Atomic { .. } = store.carries {
+            commit = commit.max(o.committed_by + rmw);
+            self.dir.hold_until(store.mem.line, commit);
+        }
+        let o = &mut self.order[cpu as usize];
         o.commits[store.slot] = commit;
         o.committed_by = commit;
         self.publish(store.mem, store.carries);
@@ -341,6 +418,9 @@ impl Engine<'_> {
             }
             Carries::Word { task, word, value } => {
                 self.futex.set_value(task, word.mem.addr, word.kind, value)
+            }
+            Carries::Atomic { task, word, op } => {
+                op.perform(&mut self.futex, task, word);
             }
         }
     }

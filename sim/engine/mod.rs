@@ -86,6 +86,15 @@ enum Redo {
     Move(LockWait),
 }
 
+/// A user-space atomic in flight: its word, its op, and whether nothing
+/// waits for it (a relaxed RMW on a weakly ordered core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct UserAtomic {
+    word: UserWord,
+    op: AtomicOp,
+    posted: bool,
+}
+
 /// What a spinning task waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Spin {
@@ -151,7 +160,7 @@ pub struct Engine<'a> {
     /// Per task, how it makes its request again when it waits at a line.
     redo: Vec<Redo>,
     /// Per task, the user atomic of its op in flight (`Step::Atomic`).
-    atomics: Vec<Option<(UserWord, AtomicOp)>>,
+    atomics: Vec<Option<UserAtomic>>,
     metrics: Metrics,
     window: RunWindow,
     events: u64,

@@ -4,13 +4,13 @@
 //! the coherence directory or the machine's costs, until one must wait.
 
 use super::memory_order::{Carries, Fence};
-use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
+use super::{Engine, Redo, Spin, UserAtomic, Wait, LINE_EVENTS};
 use crate::coherence::{self, AccessKind, Class, LineTurn, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
 use crate::kernel::spinlock::{Order, Publishes};
 use crate::machine::{MemoryModel, Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
-use crate::task::{AtomicOp, Counting, Done, Op, UserWord};
+use crate::task::{AtomicOp, Counting, Done, Op};
 
 impl Engine<'_> {
     /// Runs a task's script from `now` until it must wait.
@@ -40,8 +40,8 @@ impl Engine<'_> {
         t.pc = 0;
         t.op_start = now;
         t.ret = 0;
-        let op = t.program.next_op();
-        match op {
+        let next = t.program.next_op();
+        match next {
             Op::Futex(op) => {
                 let mut script = std::mem::take(&mut t.script);
                 self.futex.begin(self.memory, task, now, op, &mut script);
@@ -57,7 +57,7 @@ impl Engine<'_> {
                 }
             }
             Op::WakeUp(word) | Op::WakeUpOne(word) => {
-                let one = matches!(op, Op::WakeUpOne(_));
+                let one = matches!(next, Op::WakeUpOne(_));
                 let sleepers = self.sched.wake_up(word, one);
                 let t = &mut self.tasks[task as usize];
                 t.script.extend(sleepers.map(Step::Wake));
@@ -69,9 +69,14 @@ impl Engine<'_> {
                 return false;
             }
             Op::Access(mem, kind) => t.script.extend([Step::Access(mem, kind), Step::OpDone]),
-            Op::Atomic(word, op) => {
+            Op::Atomic(word, op) | Op::RelaxedAtomic(word, op) => {
                 t.script.extend([Step::Atomic, Step::OpDone]);
-                self.atomics[task as usize] = Some((word, op));
+                let relaxed = matches!(next, Op::RelaxedAtomic(..));
+                self.atomics[task as usize] = Some(UserAtomic {
+                    word,
+                    op,
+                    posted: relaxed && self.m.memory_model == MemoryModel::Weak,
+                });
             }
             Op::SpinUntil(word, until) => {
                 // The first read; each write to the line afterwards costs one re-read.
@@ -132,7 +137,7 @@ impl Engine<'_> {
                 self.in_program_order(task, now, mem, AccessKind::Rmw, Order::Acquire)
             }
             Step::Atomic => match self.atomics[task as usize] {
-                Some((word, op)) => self.user_atomic(task, now, word, op),
+                Some(atomic) => self.user_atomic(task, now, atomic),
                 None => unreachable!("an atomic step belongs to an Op::Atomic"),
             },
             Step::Load(mem) => match self.issue_load(task, now, mem) {
@@ -300,9 +305,17 @@ impl Engine<'_> {
     /// it: a load returns the value then; a locked RMW waits for the store
     /// buffer to drain and for its line, and changes the value then; a
     /// plain store retires into the buffer, its value the word's once it
-    /// commits. The op returns the value the task saw before it.
-    fn user_atomic(&mut self, task: u32, now: Ps, word: UserWord, op: AtomicOp) -> Option<Ps> {
+    /// commits, and so does a relaxed RMW nothing waits for, performed on
+    /// the word as it commits. The op returns the value the task saw
+    /// before it (nothing, for the posted RMW).
+    fn user_atomic(&mut self, task: u32, now: Ps, atomic: UserAtomic) -> Option<Ps> {
+        let UserAtomic { word, op, posted } = atomic;
         let (old, done, own_cache) = match op {
+            _ if posted => {
+                let carries = Carries::Atomic { task, word, op };
+                let stored = self.store(task, now, word.mem, carries, Redo::Step)?;
+                (0, stored.at, stored.at_once)
+            }
             AtomicOp::Store(value) => {
                 let old = self.user_value(task, word);
                 let carries = Carries::Word { task, word, value };

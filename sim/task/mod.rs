@@ -28,6 +28,12 @@ pub enum Op {
     /// An atomic on a word whose value matters (the kernel sees it too: a
     /// futex word, a pthread mutex); it returns the word's old value.
     Atomic(UserWord, AtomicOp),
+    /// A relaxed atomic RMW whose result the program does not use (C++'s
+    /// `fetch_add(1, std::memory_order_relaxed)` as a statement): a weakly
+    /// ordered core need not wait for it, so it retires into the store
+    /// buffer and is performed when its line serves it. Under total store
+    /// order every locked RMW is a full barrier, and this is `Atomic`.
+    RelaxedAtomic(UserWord, AtomicOp),
     /// Spin reading a word (`while (...) cpu_relax();`) until its value satisfies the condition.
     SpinUntil(UserWord, Until),
     /// A kernel wait_event() on the wait queue a word stands for: unless

@@ -14,6 +14,7 @@
 //!   { op = "compute", ns = 2000, dist = "exponential" },  # drawn, mean 2000 ns
 //!   { op = "unlock", table = "page-wait", key = "0x7f0000000000 + 4096 * (iteration % 64)" },
 //!   { op = "atomic", word = "counter", action = "add", value = 1 },
+//!   { op = "atomic", word = "counter", action = "add", order = "relaxed" },
 //!   { op = "futex-wake", addr = "4 * thread", nr = 1 },
 //!   { op = "futex-wait", addr = "256", val = 1, node = 1 },   # FUTEX2_NUMA, node 1
 //!   { op = "barrier" },
@@ -30,7 +31,10 @@
 //! (include/linux/hash.h: the multiplicative hash of the page wait table
 //! and other kernel tables), its lock at `stride * bucket` in the table.
 //! Named locks and tables are kernel spinlocks on node 0; futex words are
-//! private futexes unless the memory is shared. A barrier spans the
+//! private futexes unless the memory is shared. An atomic is sequentially
+//! consistent unless `order = "relaxed"` says the benchmark's source makes
+//! it relaxed (the program never uses an atomic's result): on a weakly
+//! ordered core a relaxed add, sub or exchange is not waited for. A barrier spans the
 //! threads that share its memory: each process's, or all with `shared`.
 
 use super::WorkloadError;
@@ -38,6 +42,7 @@ use super::objects::Objects;
 use super::pthread::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::{user_memory, Setup, Workload};
+use crate::coherence::AccessKind;
 use crate::expr::Expr;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap, RegionId};
@@ -128,6 +133,9 @@ pub enum StepSpec {
         action: AtomicAction,
         #[serde(default = "one")]
         value: u32,
+        /// The C++ memory order the benchmark's source gives the atomic.
+        #[serde(default)]
+        order: AtomicOrder,
     },
     Compute {
         ns: u64,
@@ -176,6 +184,18 @@ pub enum AtomicAction {
     Load,
 }
 
+/// How a step's atomic is ordered, as the benchmark's source writes it.
+/// The program never uses an atomic's result, so a relaxed add, sub or
+/// exchange is one nothing waits for (`Op::RelaxedAtomic`); a relaxed load
+/// or store is the plain access the model already makes of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtomicOrder {
+    #[default]
+    SeqCst,
+    Relaxed,
+}
+
 const VARIABLES: &[&str] = &[
     "thread",
     "process",
@@ -197,7 +217,7 @@ enum Step {
     FutexWake(Expr, u32, Option<FutexNode>),
     Lock(LockSel),
     Unlock(LockSel),
-    Atomic(usize, AtomicAction, u32),
+    Atomic(usize, AtomicAction, u32, AtomicOrder),
     /// Picoseconds, fixed or the mean of an exponential draw.
     Compute(u64, ComputeDist),
     Barrier,
@@ -346,12 +366,13 @@ impl ProgramSpec {
                     word,
                     action,
                     value,
+                    order,
                 } => {
                     let w =
                         self.words.keys().position(|n| n == word).ok_or_else(|| {
                             format!("{at}: no word named '{word}' in workload.words")
                         })?;
-                    Step::Atomic(w, *action, *value)
+                    Step::Atomic(w, *action, *value, *order)
                 }
                 StepSpec::Compute { ns, dist } => Step::Compute(
                     ns.checked_mul(1000)
@@ -804,7 +825,7 @@ impl Body for Thread {
                 }
                 Step::Lock(sel) => Action::Op(Op::SpinLock(self.lock(sel, iteration))),
                 Step::Unlock(sel) => Action::Op(Op::SpinUnlock(self.lock(sel, iteration))),
-                Step::Atomic(w, action, value) => {
+                Step::Atomic(w, action, value, order) => {
                     let word = self.space.word(self.eval(&self.words[*w], iteration));
                     let op = match action {
                         AtomicAction::Add => AtomicOp::Add(*value),
@@ -813,7 +834,12 @@ impl Body for Thread {
                         AtomicAction::Store => AtomicOp::Store(*value),
                         AtomicAction::Load => AtomicOp::Load,
                     };
-                    Action::Op(Op::Atomic(word, op))
+                    let unordered = *order == AtomicOrder::Relaxed && op.access() == AccessKind::Rmw;
+                    Action::Op(if unordered {
+                        Op::RelaxedAtomic(word, op)
+                    } else {
+                        Op::Atomic(word, op)
+                    })
                 }
                 Step::Compute(ps, ComputeDist::Fixed) => Action::Op(Op::Compute(*ps)),
                 Step::Compute(mean, ComputeDist::Exponential) => {
