@@ -253,6 +253,10 @@ impl Engine<'_> {
             return None;
         }
         let retire = now.max(o.commits[slot]) + l1;
+        let retired = Stored {
+            at: retire,
+            at_once: retire <= now + l1,
+        };
         // A compare, not a modulo: a division would cost more than the rest of the store.
         o.next_store += 1;
         if o.next_store == o.commits.len() {
@@ -275,10 +279,7 @@ impl Engine<'_> {
                 .any(|h| h.done.is_none() && h.mem.line == mem.line);
         if rides {
             o.held.push_back(store);
-            return Some(Stored {
-                at: retire,
-                at_once: retire <= now + l1,
-            });
+            return Some(retired);
         }
         // A relaxed RMW does not pass the requests waiting at its line,
         // though its core holds the line: their snoops took it.
@@ -294,10 +295,7 @@ impl Engine<'_> {
         {
             store.queued = true;
             self.order[cpu as usize].held.push_back(store);
-            return Some(Stored {
-                at: retire,
-                at_once: retire <= now + l1,
-            });
+            return Some(retired);
         }
         let asked = self.ask_for_store(cpu, now, mem, carries.kind(), false);
         match asked {
@@ -314,10 +312,7 @@ impl Engine<'_> {
                 self.order[cpu as usize].held.push_back(store);
             }
         }
-        Some(Stored {
-            at: retire,
-            at_once: retire <= now + l1,
-        })
+        Some(retired)
     }
 
     /// A store-buffer entry's request for its line, made in the CPU's name
