@@ -1352,15 +1352,15 @@ fn contended_increments_wait_for_their_grant_as_the_directory_arbitrates() {
     );
 }
 
-/// Plays a list of ops and keeps what each user atomic returned.
+/// A `Script` that keeps what each user atomic returned.
 struct Recorded {
-    ops: std::collections::VecDeque<Op>,
+    script: Script,
     returned: std::sync::Arc<std::sync::Mutex<Vec<i64>>>,
     atomic: bool,
 }
 impl Program for Recorded {
     fn next_op(&mut self) -> Op {
-        let op = self.ops.pop_front().unwrap_or(Op::Exit);
+        let op = self.script.next_op();
         self.atomic = matches!(op, Op::Atomic(..));
         op
     }
@@ -1405,7 +1405,7 @@ fn relaxed_adds_on_a_weakly_ordered_core_run_while_it_holds_the_line_and_none_is
                     ops.push_back(Op::Sleep(MS / 100));
                     ops.push_back(Op::Atomic(counter, AtomicOp::Load));
                     Box::new(Recorded {
-                        ops,
+                        script: Script(ops),
                         returned: r.clone(),
                         atomic: false,
                     }) as Box<dyn Program>

@@ -120,6 +120,17 @@ struct Waiter {
     read: bool,
 }
 
+impl Waiter {
+    fn new(m: &Machine, cpu: u32, kind: AccessKind, waiter: u32) -> Waiter {
+        Waiter {
+            waiter,
+            domain: m.llc_of(cpu) as u16,
+            core: m.core_of(cpu) as u16,
+            read: kind == AccessKind::Read,
+        }
+    }
+}
+
 /// The waiters of one line, oldest first, and how many grants in a row the
 /// line's LLC domain has had.
 #[derive(Clone, Debug, Default)]
@@ -395,12 +406,7 @@ impl Directory {
             AccessKind::Write | AccessKind::Rmw => l.owner == c,
         };
         let waits = now >= l.free_at || (!hit && l.holds_server(m, kind, domain));
-        let waiter = Waiter {
-            waiter,
-            domain: domain as u16,
-            core: c,
-            read: kind == AccessKind::Read,
-        };
+        let waiter = Waiter::new(m, cpu, kind, waiter);
         waits.then(|| self.wait_at(line, now, waiter))
     }
 
@@ -419,14 +425,8 @@ impl Directory {
         if self.lines[line as usize].queue == 0 {
             return false;
         }
-        let waiter = Waiter {
-            waiter,
-            domain: m.llc_of(cpu) as u16,
-            core: m.core_of(cpu) as u16,
-            read: kind == AccessKind::Read,
-        };
         // The queue is open: no new turn to ask for.
-        let turn = self.wait_at(line, 0, waiter);
+        let turn = self.wait_at(line, 0, Waiter::new(m, cpu, kind, waiter));
         debug_assert!(turn.is_none());
         true
     }

@@ -272,30 +272,27 @@ impl Engine<'_> {
             done: None,
             queued: false,
         };
-        // Only a relaxed RMW rides yet: plain stores each ask on their own.
-        let rides = matches!(carries, Carries::Atomic { .. })
-            && o.held
+        // A relaxed RMW rides with an older entry waiting for its line
+        // (plain stores each ask on their own yet), and does not pass the
+        // requests waiting at a line its core holds: their snoops took it.
+        if let Carries::Atomic { .. } = carries {
+            let rides = o
+                .held
                 .iter()
                 .any(|h| h.done.is_none() && h.mem.line == mem.line);
-        if rides {
-            o.held.push_back(store);
-            return Some(retired);
-        }
-        // A relaxed RMW does not pass the requests waiting at its line,
-        // though its core holds the line: their snoops took it.
-        let atomic = matches!(carries, Carries::Atomic { .. });
-        if atomic
-            && self.dir.wait_behind_waiters(
-                self.m,
-                cpu,
-                mem.line,
-                AccessKind::Rmw,
-                STORE_WAITERS + cpu,
-            )
-        {
-            store.queued = true;
-            self.order[cpu as usize].held.push_back(store);
-            return Some(retired);
+            if rides
+                || self.dir.wait_behind_waiters(
+                    self.m,
+                    cpu,
+                    mem.line,
+                    AccessKind::Rmw,
+                    STORE_WAITERS + cpu,
+                )
+            {
+                store.queued = !rides;
+                self.order[cpu as usize].held.push_back(store);
+                return Some(retired);
+            }
         }
         let asked = self.ask_for_store(cpu, now, mem, carries.kind(), false);
         match asked {
@@ -388,16 +385,17 @@ impl Engine<'_> {
     /// A relaxed RMW is performed after the one before it, each taking the
     /// profile's atomic cost, and its line stays in the core until it is.
     fn committed(&mut self, cpu: u32, store: &HeldStore, done: Ps) {
-        let rmw = self.m.rmw_ps;
+        let performs = matches!(store.carries, Carries::Atomic { .. });
         let o = &mut self.order[cpu as usize];
         let mut commit = done.max(o.committed_by).max(store.after_loads);
-        if let Carries::Atomic { .. } = store.carries {
-            commit = commit.max(o.committed_by + rmw);
-            self.dir.hold_until(store.mem.line, commit);
+        if performs {
+            commit = commit.max(o.committed_by + self.m.rmw_ps);
         }
-        let o = &mut self.order[cpu as usize];
         o.commits[store.slot] = commit;
         o.committed_by = commit;
+        if performs {
+            self.dir.hold_until(store.mem.line, commit);
+        }
         self.publish(store.mem, store.carries);
         self.wake_spinners(store.mem.line, commit);
     }
