@@ -314,21 +314,16 @@ impl Scenario {
         let rates: Vec<f64> = m.ops_per_task.iter().map(|&n| n as f64 / secs).collect();
         let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
         let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len().max(1) as f64;
-        let mut lines: Vec<_> = out
+        let top_lines = out
             .directory
-            .line_stats()
-            .filter(|s| s.hitm() > 0)
-            .collect();
-        lines.sort_by_key(|s| (std::cmp::Reverse(s.hitm()), s.line));
-        let top_lines = lines
+            .hottest_lines(TOP_LINES)
             .into_iter()
-            .take(TOP_LINES)
             .map(|s| {
                 let region = memory.region(memory.region_of_line(s.line));
                 let address = memory.line_addr(s.line);
                 let what = |offset: u16| describe(&hash, &region.name, address + u64::from(offset));
                 let node = memory.home_of_line(s.line);
-                LineRecord::from_stats(s, address, node, region.name.clone(), what, |c| {
+                LineRecord::from_stats(&s, address, node, region.name.clone(), what, |c| {
                     machine.node_of(c)
                 })
             })

@@ -60,9 +60,9 @@ fn run() -> Run {
         let now = (i as u64 + 1) * 1_000_000;
         d.access(&m, cpu, now, 0, addr, kind);
     }
-    let stats = d.line_stats().next().expect("the line moved");
+    let stats = d.hottest_lines(1).pop().expect("the line moved");
     let line = LineRecord::from_stats(
-        stats,
+        &stats,
         mem.line_addr(stats.line),
         mem.home_of_line(stats.line),
         "x".into(),

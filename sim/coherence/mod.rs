@@ -151,9 +151,8 @@ pub struct Outcome {
 /// The most memory the directory holds for one line: its entry, its
 /// statistics index and, once the line has moved between caches, its
 /// statistics (three offsets inline).
-pub const BYTES_PER_LINE: u64 = (std::mem::size_of::<Line>()
-    + std::mem::size_of::<u32>()
-    + std::mem::size_of::<LineStats>()) as u64;
+pub const BYTES_PER_LINE: u64 =
+    (std::mem::size_of::<Line>() + std::mem::size_of::<u32>() + stats::RECORD_BYTES) as u64;
 
 const NO_CPU: u16 = u16::MAX;
 const NO_OFFSET: u16 = u16::MAX;
@@ -728,7 +727,7 @@ impl Directory {
         }
         let buddy = l.buddy;
         if *stats == 0 && (class.is_transfer() || sharing) {
-            *stats = self.stats.push(LineStats::new(line)) + 1;
+            *stats = self.stats.push(line) + 1;
         }
         if *stats != 0 {
             let index = *stats - 1;
@@ -823,19 +822,18 @@ impl Directory {
         &mut self.lines[line as usize].watch
     }
 
-    /// Lines that moved between caches at least once, with their counts.
-    pub fn line_stats(&mut self) -> impl Iterator<Item = &LineStats> {
+    /// The `n` lines with the most HITM loads, of those with any (perf c2c's
+    /// Shared Data Cache Line Table, in its order), with their counts.
+    pub fn hottest_lines(&mut self, n: usize) -> Vec<LineStats> {
         self.pending.count(&mut self.stats, self.cpus);
-        self.stats.iter()
+        self.stats.hottest(n)
     }
 
     /// Forgets everything counted so far (end of warm-up); line states stay.
     pub fn reset_stats(&mut self) {
         self.totals = Totals::new(self.nodes);
         self.pending.clear();
-        for s in self.stats.iter_mut() {
-            *s = LineStats::new(s.line);
-        }
+        self.stats.reset();
     }
 }
 
@@ -1138,8 +1136,9 @@ mod tests {
         d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write); // same field
         d.access(&m, 2, 2_000_000, 0, 0x1004, AccessKind::Write); // neighbour field
         assert_eq!((d.totals.true_sharing, d.totals.false_sharing), (1, 1));
-        let s = d.line_stats().next().expect("the line moved");
-        assert_eq!(s.lcl_rfo_modified(), 2);
+        d.access(&m, 3, 3_000_000, 0, 0x1004, AccessKind::Read); // a HITM
+        let s = &d.hottest_lines(1)[0];
+        assert_eq!((s.lcl_rfo_modified(), s.hitm()), (2, 1));
         assert_eq!(s.offsets().len(), 2);
     }
 }

@@ -142,6 +142,24 @@ impl Totals {
     }
 }
 
+/// A count of accesses. Records count in u32 while every count fits one:
+/// at 4096 CPUs a quarter of a million lines hold records, and their size
+/// is what the host's memory and caches feel. Since each sample adds at
+/// most one to any count, no count can pass u32::MAX before the samples
+/// counted do; before they would, the counts are folded into u64 records
+/// and counting starts again from zero (`Records::reserve`).
+pub trait Count: Copy + Default + std::fmt::Debug + std::ops::AddAssign + Into<u64> {
+    const ONE: Self;
+}
+
+impl Count for u32 {
+    const ONE: u32 = 1;
+}
+
+impl Count for u64 {
+    const ONE: u64 = 1;
+}
+
 /// Every line's record, numbered in the order the lines first moved
 /// between caches. Kept in chunks that never grow once full, so a new
 /// record never moves the others: a growing vector of 400-byte records
@@ -149,17 +167,26 @@ impl Totals {
 /// twice.
 #[derive(Default)]
 pub(super) struct Records {
-    chunks: Vec<Vec<LineStats>>,
+    chunks: Vec<Vec<LineStats<u32>>>,
+    /// What the records counted before their last fold, by record number;
+    /// empty until a run counts u32::MAX samples.
+    folded: Vec<LineStats<u64>>,
+    /// Samples counted since the last fold.
+    counted: u64,
 }
 
-/// Records a chunk holds: 1024 of about 400 bytes.
+/// The size of one line's record while it counts.
+pub(super) const RECORD_BYTES: usize = std::mem::size_of::<LineStats<u32>>();
+
+/// Records a chunk holds: 1024 of under 300 bytes.
 const CHUNK_BITS: u32 = 10;
 const CHUNK: usize = 1 << CHUNK_BITS;
 
 impl Records {
-    /// Adds a record; its number.
-    pub(super) fn push(&mut self, record: LineStats) -> u32 {
+    /// Adds a record for `line`; its number.
+    pub(super) fn push(&mut self, line: LineId) -> u32 {
         let n = self.len();
+        let record = LineStats::new(line);
         match self.chunks.last_mut() {
             Some(chunk) if chunk.len() < CHUNK => chunk.push(record),
             _ => {
@@ -178,24 +205,86 @@ impl Records {
     }
 
     #[inline]
-    fn get_mut(&mut self, index: u32) -> &mut LineStats {
+    fn get_mut(&mut self, index: u32) -> &mut LineStats<u32> {
         let i = index as usize;
         &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
     }
 
     #[inline]
-    fn get(&self, index: u32) -> &LineStats {
+    fn get(&self, index: u32) -> &LineStats<u32> {
         let i = index as usize;
         &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
     }
 
-    /// Every record, in number order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &LineStats> {
-        self.chunks.iter().flatten()
+    /// Makes room for `samples` more: folds the counts first if they could
+    /// otherwise pass what a u32 holds.
+    fn reserve(&mut self, samples: u64) {
+        if self.counted + samples > u64::from(u32::MAX) {
+            self.fold();
+        }
+        self.counted += samples;
     }
 
-    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut LineStats> {
-        self.chunks.iter_mut().flatten()
+    /// Adds every record's counts to its folded record and zeroes them;
+    /// offsets and CPU sets stay where they are.
+    fn fold(&mut self) {
+        let mut index = 0;
+        for chunk in &mut self.chunks {
+            for narrow in chunk.iter_mut() {
+                if self.folded.len() == index {
+                    self.folded.push(LineStats::new(narrow.line));
+                }
+                narrow.add_counts_to(&mut self.folded[index]);
+                narrow.zero_counts();
+                index += 1;
+            }
+        }
+        self.counted = 0;
+    }
+
+    /// Record `index` with every count it holds, folded or not, in u64.
+    fn widened(&self, index: u32) -> LineStats<u64> {
+        let narrow = self.get(index);
+        let mut wide = self
+            .folded
+            .get(index as usize)
+            .cloned()
+            .unwrap_or_else(|| LineStats::new(narrow.line));
+        narrow.add_counts_to(&mut wide);
+        for (w, n) in wide.offsets.as_mut_slice().iter_mut().zip(narrow.offsets()) {
+            w.cpus = n.cpus.clone();
+        }
+        wide
+    }
+
+    /// The `n` records with the most HITM loads (perf c2c's order: most
+    /// first, then by line), of those with any, each widened.
+    pub(super) fn hottest(&self, n: usize) -> Vec<LineStats<u64>> {
+        let folded_hitm = |i: usize| self.folded.get(i).map_or(0, LineStats::hitm);
+        let mut ranked: Vec<(u64, LineId, u32)> = (0..self.len() as u32)
+            .map(|i| {
+                let r = self.get(i);
+                (r.hitm() + folded_hitm(i as usize), r.line, i)
+            })
+            .filter(|&(hitm, _, _)| hitm > 0)
+            .collect();
+        ranked.sort_unstable_by_key(|&(hitm, line, _)| (std::cmp::Reverse(hitm), line));
+        ranked
+            .into_iter()
+            .take(n)
+            .map(|(_, _, i)| self.widened(i))
+            .collect()
+    }
+
+    /// Forgets every count; the records stay, for the lines they name.
+    pub(super) fn reset(&mut self) {
+        for chunk in &mut self.chunks {
+            for s in chunk.iter_mut() {
+                *s = LineStats::new(s.line);
+            }
+        }
+        self.folded.clear();
+        self.counted = 0;
     }
 }
 
@@ -255,6 +344,7 @@ impl Pending {
     ) {
         if ps >> PS_BITS != 0 {
             // Twenty hours for one access: no room in a sample; counted now.
+            records.reserve(1);
             records
                 .get_mut(stats)
                 .record(offset, cpu as u16, kind, class, ps, cpus);
@@ -279,6 +369,7 @@ impl Pending {
     /// Counts every pending access into `records`, a run of neighbouring
     /// records at a time.
     pub(super) fn count(&mut self, records: &mut Records, cpus: usize) {
+        records.reserve(self.samples.len() as u64);
         self.group_by_records(records.len());
         const LOOKAHEAD: usize = 16;
         for i in 0..self.samples.len() {
@@ -324,20 +415,20 @@ impl Pending {
 
 /// One byte offset of a line, as in perf c2c's Pareto table.
 #[derive(Clone, Debug, Default)]
-pub struct OffsetStats {
+pub struct OffsetStats<C = u64> {
     pub offset: u16,
     /// Loads, HITM loads among them.
-    pub loads: u64,
-    pub lcl_hitm: u64,
-    pub rmt_hitm: u64,
+    pub loads: C,
+    pub lcl_hitm: C,
+    pub rmt_hitm: C,
     /// Stores and RMWs that found the line in their own cache (Modified or
     /// Exclusive, or Shared and upgraded in place), and those that did not.
-    pub store_l1_hit: u64,
-    pub store_l1_miss: u64,
+    pub store_l1_hit: C,
+    pub store_l1_miss: C,
     /// Stores and RMWs among the misses that took the line from a cache
     /// holding it Modified.
-    pub lcl_rfo_modified: u64,
-    pub rmt_rfo_modified: u64,
+    pub lcl_rfo_modified: C,
+    pub rmt_rfo_modified: C,
     /// Picoseconds the local and remote HITM loads waited, and the other loads.
     pub lcl_hitm_ps: u64,
     pub rmt_hitm_ps: u64,
@@ -347,26 +438,41 @@ pub struct OffsetStats {
     pub cpus: SharerSet,
 }
 
-impl OffsetStats {
+impl<C: Count> OffsetStats<C> {
     pub fn stores(&self) -> u64 {
-        self.store_l1_hit + self.store_l1_miss
+        self.store_l1_hit.into() + self.store_l1_miss.into()
+    }
+
+    pub fn hitm(&self) -> u64 {
+        self.lcl_hitm.into() + self.rmt_hitm.into()
+    }
+
+    /// Adds this offset's counts (not its CPUs) to `to`.
+    fn add_counts_to(&self, to: &mut OffsetStats<u64>) {
+        to.loads += self.loads.into();
+        to.lcl_hitm += self.lcl_hitm.into();
+        to.rmt_hitm += self.rmt_hitm.into();
+        to.store_l1_hit += self.store_l1_hit.into();
+        to.store_l1_miss += self.store_l1_miss.into();
+        to.lcl_rfo_modified += self.lcl_rfo_modified.into();
+        to.rmt_rfo_modified += self.rmt_rfo_modified.into();
+        to.lcl_hitm_ps += self.lcl_hitm_ps;
+        to.rmt_hitm_ps += self.rmt_hitm_ps;
+        to.other_load_ps += self.other_load_ps;
     }
 }
 
-/// One line, as in perf c2c's Shared Data Cache Line Table. The classes
-/// are of loads only, as perf's are; stores are counted by offset.
+/// One line, as in perf c2c's Shared Data Cache Line Table. Its loads,
+/// stores and HITMs are its offsets' (perf's classes are of loads only);
+/// the line keeps the other load classes, which perf shows by line alone.
 #[derive(Clone, Debug)]
-pub struct LineStats {
+pub struct LineStats<C = u64> {
     pub line: LineId,
-    pub loads: u64,
-    pub stores: u64,
-    pub lcl_hitm: u64,
-    pub rmt_hitm: u64,
-    pub lcl_hit: u64,
-    pub rmt_hit: u64,
-    pub dram_lcl: u64,
-    pub dram_rmt: u64,
-    offsets: Offsets,
+    pub lcl_hit: C,
+    pub rmt_hit: C,
+    pub dram_lcl: C,
+    pub dram_rmt: C,
+    offsets: Offsets<C>,
 }
 
 /// How many offsets a line's statistics hold inline: a bucket's `waiters`,
@@ -378,15 +484,15 @@ const INLINE_OFFSETS: usize = 3;
 // Boxing the inline variant would bring back the miss it exists to avoid.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
-enum Offsets {
+enum Offsets<C> {
     Inline {
         len: u8,
-        items: [OffsetStats; INLINE_OFFSETS],
+        items: [OffsetStats<C>; INLINE_OFFSETS],
     },
-    Spilled(Vec<OffsetStats>),
+    Spilled(Vec<OffsetStats<C>>),
 }
 
-impl Default for Offsets {
+impl<C: Count> Default for Offsets<C> {
     fn default() -> Self {
         Offsets::Inline {
             len: 0,
@@ -395,22 +501,22 @@ impl Default for Offsets {
     }
 }
 
-impl Offsets {
-    fn as_slice(&self) -> &[OffsetStats] {
+impl<C: Count> Offsets<C> {
+    fn as_slice(&self) -> &[OffsetStats<C>] {
         match self {
             Offsets::Inline { len, items } => &items[..*len as usize],
             Offsets::Spilled(v) => v,
         }
     }
 
-    fn as_mut_slice(&mut self) -> &mut [OffsetStats] {
+    fn as_mut_slice(&mut self) -> &mut [OffsetStats<C>] {
         match self {
             Offsets::Inline { len, items } => &mut items[..*len as usize],
             Offsets::Spilled(v) => v,
         }
     }
 
-    fn insert(&mut self, at: usize, o: OffsetStats) {
+    fn insert(&mut self, at: usize, o: OffsetStats<C>) {
         match self {
             Offsets::Inline { len, items } if (*len as usize) < INLINE_OFFSETS => {
                 items[at..=*len as usize].rotate_right(1);
@@ -425,36 +531,70 @@ impl Offsets {
             Offsets::Spilled(v) => v.insert(at, o),
         }
     }
+
+    /// The offset's statistics, added (with nothing counted) if new.
+    #[inline]
+    fn at(&mut self, offset: u16) -> &mut OffsetStats<C> {
+        // A line has a handful of offsets: a scan beats a binary search.
+        let known = self.as_slice();
+        let at = match known.iter().position(|o| o.offset >= offset) {
+            Some(i) if known[i].offset == offset => i,
+            found => {
+                let i = found.unwrap_or(known.len());
+                self.insert(
+                    i,
+                    OffsetStats {
+                        offset,
+                        ..OffsetStats::default()
+                    },
+                );
+                i
+            }
+        };
+        &mut self.as_mut_slice()[at]
+    }
 }
 
-impl LineStats {
-    pub(super) fn new(line: LineId) -> LineStats {
+impl<C: Count> LineStats<C> {
+    pub(super) fn new(line: LineId) -> LineStats<C> {
         LineStats {
             line,
-            loads: 0,
-            stores: 0,
-            lcl_hitm: 0,
-            rmt_hitm: 0,
-            lcl_hit: 0,
-            rmt_hit: 0,
-            dram_lcl: 0,
-            dram_rmt: 0,
+            lcl_hit: C::default(),
+            rmt_hit: C::default(),
+            dram_lcl: C::default(),
+            dram_rmt: C::default(),
             offsets: Offsets::default(),
         }
     }
 
     /// Every offset accessed, sorted.
-    pub fn offsets(&self) -> &[OffsetStats] {
+    pub fn offsets(&self) -> &[OffsetStats<C>] {
         self.offsets.as_slice()
+    }
+
+    fn sum(&self, field: impl Fn(&OffsetStats<C>) -> C) -> u64 {
+        self.offsets().iter().map(|o| field(o).into()).sum()
+    }
+
+    pub fn loads(&self) -> u64 {
+        self.sum(|o| o.loads)
+    }
+
+    pub fn stores(&self) -> u64 {
+        self.offsets().iter().map(OffsetStats::stores).sum()
+    }
+
+    pub fn lcl_hitm(&self) -> u64 {
+        self.sum(|o| o.lcl_hitm)
+    }
+
+    pub fn rmt_hitm(&self) -> u64 {
+        self.sum(|o| o.rmt_hitm)
     }
 
     /// HITM loads, local and remote: what perf c2c sorts lines by.
     pub fn hitm(&self) -> u64 {
-        self.lcl_hitm + self.rmt_hitm
-    }
-
-    fn sum(&self, field: impl Fn(&OffsetStats) -> u64) -> u64 {
-        self.offsets().iter().map(field).sum()
+        self.offsets().iter().map(OffsetStats::hitm).sum()
     }
 
     pub fn store_l1_hit(&self) -> u64 {
@@ -473,6 +613,27 @@ impl LineStats {
         self.sum(|o| o.rmt_rfo_modified)
     }
 
+    /// Adds every count (not the CPU sets) to `to`, a record of the same
+    /// line: its offsets become a superset of these.
+    fn add_counts_to(&self, to: &mut LineStats<u64>) {
+        to.lcl_hit += self.lcl_hit.into();
+        to.rmt_hit += self.rmt_hit.into();
+        to.dram_lcl += self.dram_lcl.into();
+        to.dram_rmt += self.dram_rmt.into();
+        for o in self.offsets() {
+            o.add_counts_to(to.offsets.at(o.offset));
+        }
+    }
+
+    /// Zeroes every count; the offsets and their CPU sets stay.
+    fn zero_counts(&mut self) {
+        let (line, offsets) = (self.line, std::mem::take(&mut self.offsets));
+        *self = LineStats::new(line);
+        for o in offsets.as_slice() {
+            self.offsets.at(o.offset).cpus = o.cpus.clone();
+        }
+    }
+
     /// Counts one access; `cpus` is the machine's CPU count.
     pub(super) fn record(
         &mut self,
@@ -485,59 +646,38 @@ impl LineStats {
     ) {
         let load = kind == AccessKind::Read;
         if load {
-            self.loads += 1;
             match class {
-                Class::LclHitm => self.lcl_hitm += 1,
-                Class::RmtHitm => self.rmt_hitm += 1,
-                Class::LclHit => self.lcl_hit += 1,
-                Class::RmtHit => self.rmt_hit += 1,
-                Class::DramLcl => self.dram_lcl += 1,
-                Class::DramRmt => self.dram_rmt += 1,
-                Class::L1Hit => {}
+                Class::LclHit => self.lcl_hit += C::ONE,
+                Class::RmtHit => self.rmt_hit += C::ONE,
+                Class::DramLcl => self.dram_lcl += C::ONE,
+                Class::DramRmt => self.dram_rmt += C::ONE,
+                Class::LclHitm | Class::RmtHitm | Class::L1Hit => {}
             }
-        } else {
-            self.stores += 1;
         }
-        // A line has a handful of offsets: a scan beats a binary search.
-        let known = self.offsets.as_slice();
-        let at = match known.iter().position(|o| o.offset >= offset) {
-            Some(i) if known[i].offset == offset => i,
-            found => {
-                let i = found.unwrap_or(known.len());
-                self.offsets.insert(
-                    i,
-                    OffsetStats {
-                        offset,
-                        ..OffsetStats::default()
-                    },
-                );
-                i
-            }
-        };
-        let o = &mut self.offsets.as_mut_slice()[at];
+        let o = self.offsets.at(offset);
         match (load, class) {
             (true, Class::LclHitm) => {
-                o.lcl_hitm += 1;
+                o.lcl_hitm += C::ONE;
                 o.lcl_hitm_ps += ps;
             }
             (true, Class::RmtHitm) => {
-                o.rmt_hitm += 1;
+                o.rmt_hitm += C::ONE;
                 o.rmt_hitm_ps += ps;
             }
             (true, _) => o.other_load_ps += ps,
-            (false, Class::L1Hit) => o.store_l1_hit += 1,
+            (false, Class::L1Hit) => o.store_l1_hit += C::ONE,
             (false, Class::LclHitm) => {
-                o.store_l1_miss += 1;
-                o.lcl_rfo_modified += 1;
+                o.store_l1_miss += C::ONE;
+                o.lcl_rfo_modified += C::ONE;
             }
             (false, Class::RmtHitm) => {
-                o.store_l1_miss += 1;
-                o.rmt_rfo_modified += 1;
+                o.store_l1_miss += C::ONE;
+                o.rmt_rfo_modified += C::ONE;
             }
-            (false, _) => o.store_l1_miss += 1,
+            (false, _) => o.store_l1_miss += C::ONE,
         }
         if load {
-            o.loads += 1;
+            o.loads += C::ONE;
         }
         o.cpus.insert(cpu, cpus);
     }
@@ -547,59 +687,47 @@ impl LineStats {
 mod tests {
     use super::*;
 
-    fn digest<'a>(records: impl Iterator<Item = &'a LineStats>) -> Vec<String> {
-        records
-            .map(|r| {
-                let offsets: Vec<_> = r
-                    .offsets()
-                    .iter()
-                    .map(|o| {
-                        let mut cpus = Vec::new();
-                        o.cpus.for_each(|c| cpus.push(c));
-                        cpus.sort_unstable();
-                        (
-                            o.offset,
-                            o.loads,
-                            o.lcl_hitm,
-                            o.rmt_hitm,
-                            o.store_l1_hit,
-                            o.store_l1_miss,
-                            o.lcl_rfo_modified,
-                            o.rmt_rfo_modified,
-                            o.lcl_hitm_ps,
-                            o.rmt_hitm_ps,
-                            o.other_load_ps,
-                            cpus,
-                        )
-                    })
-                    .collect();
-                format!(
-                    "{} {} {} {} {} {} {} {} {} {:?}",
-                    r.line,
-                    r.loads,
-                    r.stores,
-                    r.lcl_hitm,
-                    r.rmt_hitm,
-                    r.lcl_hit,
-                    r.rmt_hit,
-                    r.dram_lcl,
-                    r.dram_rmt,
-                    offsets
+    fn digest(r: &LineStats<u64>) -> String {
+        let offsets: Vec<_> = r
+            .offsets()
+            .iter()
+            .map(|o| {
+                let mut cpus = Vec::new();
+                o.cpus.for_each(|c| cpus.push(c));
+                cpus.sort_unstable();
+                (
+                    o.offset,
+                    o.loads,
+                    o.lcl_hitm,
+                    o.rmt_hitm,
+                    o.store_l1_hit,
+                    o.store_l1_miss,
+                    o.lcl_rfo_modified,
+                    o.rmt_rfo_modified,
+                    o.lcl_hitm_ps,
+                    o.rmt_hitm_ps,
+                    o.other_load_ps,
+                    cpus,
                 )
             })
-            .collect()
+            .collect();
+        format!(
+            "{} {} {} {} {} {:?}",
+            r.line, r.lcl_hit, r.rmt_hit, r.dram_lcl, r.dram_rmt, offsets
+        )
     }
 
-    /// Accesses counted in sorted batches (several batches, one access
-    /// too slow for a sample among them, records in three chunks) leave
-    /// every record as counting each at once does.
+    /// Accesses counted in sorted batches into u32 records (several
+    /// batches, one access too slow for a sample among them, records in
+    /// three chunks, the counts folded into u64 records twice on the way)
+    /// leave every record as counting each at once in u64 does.
     #[test]
-    fn batches_count_as_accesses_one_by_one() {
+    fn batches_and_folds_count_as_accesses_one_by_one() {
         let lines = 2 * CHUNK as u32 + 300;
-        let mut direct: Vec<LineStats> = (0..lines).map(LineStats::new).collect();
+        let mut direct: Vec<LineStats<u64>> = (0..lines).map(LineStats::new).collect();
         let mut batched = Records::default();
-        for (i, r) in direct.iter().enumerate() {
-            assert_eq!(batched.push(r.clone()), i as u32);
+        for i in 0..lines {
+            assert_eq!(batched.push(i), i);
         }
         assert_eq!(batched.len(), lines as usize);
         let mut pending = Pending::new();
@@ -620,15 +748,62 @@ mod tests {
             };
             direct[stats as usize].record(offset, cpu as u16, kind, class, ps, 96);
             pending.add(&mut batched, stats, offset, cpu, kind, class, ps, 96);
+            if i == BATCH / 3 || i == BATCH + 5 {
+                pending.count(&mut batched, 96);
+                batched.fold();
+            }
         }
         pending.count(&mut batched, 96);
-        assert_eq!(digest(direct.iter()), digest(batched.iter()));
+        assert!(!batched.folded.is_empty());
+        for (i, d) in direct.iter().enumerate() {
+            assert_eq!(digest(&batched.widened(i as u32)), digest(d), "record {i}");
+        }
+    }
+
+    /// Counts that would pass what a u32 holds are folded before they do.
+    #[test]
+    fn counting_past_u32_folds_first() {
+        let mut records = Records::default();
+        records.push(0);
+        records.reserve(u64::from(u32::MAX) - 1);
+        records
+            .get_mut(0)
+            .record(8, 1, AccessKind::Read, Class::LclHitm, 5, 64);
+        records.reserve(1);
+        assert!(records.folded.is_empty());
+        records.reserve(1);
+        assert_eq!((records.folded.len(), records.counted), (1, 1));
+        assert_eq!(records.get(0).hitm(), 0);
+        records
+            .get_mut(0)
+            .record(8, 2, AccessKind::Read, Class::LclHitm, 5, 64);
+        let wide = records.widened(0);
+        let o = &wide.offsets()[0];
+        assert_eq!((o.lcl_hitm, o.lcl_hitm_ps, o.cpus.len()), (2, 10, 2));
+    }
+
+    /// The hottest lines come most HITMs first, then by line, only those
+    /// with any.
+    #[test]
+    fn hottest_lines_in_perf_c2c_order() {
+        let mut records = Records::default();
+        for (line, hitms) in [(5u32, 1u32), (3, 0), (9, 2), (4, 1)] {
+            let i = records.push(line);
+            for _ in 0..hitms {
+                records
+                    .get_mut(i)
+                    .record(0, 1, AccessKind::Read, Class::RmtHitm, 1, 64);
+            }
+        }
+        let order: Vec<LineId> = records.hottest(10).iter().map(|s| s.line).collect();
+        assert_eq!(order, [9, 4, 5]);
+        assert_eq!(records.hottest(1).len(), 1);
     }
 
     /// Offsets stay sorted and keep their counts when they outgrow the inline slots.
     #[test]
     fn offsets_spill_past_the_inline_slots_in_order() {
-        let mut s = LineStats::new(0);
+        let mut s = LineStats::<u32>::new(0);
         for (i, off) in [8u16, 0, 40, 4, 24, 4].into_iter().enumerate() {
             s.record(off, i as u16, AccessKind::Read, Class::LclHitm, 100, 64);
         }
@@ -636,23 +811,23 @@ mod tests {
         assert_eq!(offsets, [0, 4, 8, 24, 40]);
         let four = &s.offsets()[1];
         assert_eq!((four.loads, four.lcl_hitm, four.lcl_hitm_ps), (2, 2, 200));
-        assert_eq!((four.cpus.len(), s.loads, s.lcl_hitm), (2, 6, 6));
+        assert_eq!((four.cpus.len(), s.loads(), s.lcl_hitm()), (2, 6, 6));
     }
 
     /// A store that takes a Modified line is an L1 miss and an RFO from
     /// Modified, never a HITM; a load that does is a HITM.
     #[test]
     fn only_loads_are_hitm() {
-        let mut s = LineStats::new(0);
+        let mut s = LineStats::<u32>::new(0);
         s.record(0, 1, AccessKind::Rmw, Class::RmtHitm, 100, 64);
         s.record(0, 2, AccessKind::Write, Class::L1Hit, 1, 64);
         s.record(0, 3, AccessKind::Read, Class::RmtHitm, 100, 64);
         let o = &s.offsets()[0];
-        assert_eq!((s.rmt_hitm, o.rmt_hitm, o.loads), (1, 1, 1));
+        assert_eq!((s.rmt_hitm(), o.rmt_hitm, o.loads), (1, 1, 1));
         assert_eq!(
             (o.store_l1_hit, o.store_l1_miss, o.rmt_rfo_modified),
             (1, 1, 1)
         );
-        assert_eq!((s.loads, s.stores, o.stores()), (1, 2, 2));
+        assert_eq!((s.loads(), s.stores(), o.stores()), (1, 2, 2));
     }
 }
