@@ -98,6 +98,10 @@ pub(super) struct CpuOrder {
     drain_waiter: Option<u32>,
     /// When each outstanding miss completes (free once past).
     misses: Box<[Ps]>,
+    /// The slot of `misses` that frees first (the first such) and when:
+    /// the one the next load takes, kept so that a load that hits need
+    /// not look at the others.
+    first_free: (usize, Ps),
     /// When the last issued load completes: a dependent step waits for it.
     loads_done: Ps,
     /// When the compute the CPU runs ends: its sibling's compute stretches
@@ -117,10 +121,22 @@ impl CpuOrder {
             held: VecDeque::new(),
             drain_waiter: None,
             misses: vec![0; m.outstanding_misses as usize].into_boxed_slice(),
+            first_free: (0, 0),
             loads_done: 0,
             computing_until: 0,
             owed: 0,
         }
+    }
+
+    /// A load took miss slot `slot` until `done`.
+    fn miss_until(&mut self, slot: usize, done: Ps) {
+        self.misses[slot] = done;
+        self.first_free = self
+            .misses
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &done)| done)
+            .map_or((0, 0), |(i, &done)| (i, done));
     }
 
     /// The value `task`'s own read of `word` returns, `committed` being the
@@ -247,12 +263,15 @@ impl Engine<'_> {
         }
         let o = &mut self.order[cpu as usize];
         let slot = o.next_store;
-        // A full buffer holds the store until its oldest entry drains.
-        if o.commits[slot] == HELD {
+        // With every earlier store committed, the slot is free; else a full
+        // buffer holds the store until its oldest entry drains.
+        let drained = o.held.is_empty() && o.committed_by <= now;
+        let slot_free = if drained { now } else { o.commits[slot] };
+        if slot_free == HELD {
             self.await_drain(task, redo);
             return None;
         }
-        let retire = now.max(o.commits[slot]) + l1;
+        let retire = now.max(slot_free) + l1;
         let retired = Stored {
             at: retire,
             at_once: retire <= now + l1,
@@ -424,13 +443,7 @@ impl Engine<'_> {
     /// line for a grant (the task waits with it).
     pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<bool, Ps> {
         let cpu = self.tasks[task as usize].cpu;
-        let o = &self.order[cpu as usize];
-        let (slot, free_at) = o
-            .misses
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &done)| done)
-            .map_or((0, 0), |(i, &done)| (i, done));
+        let (slot, free_at) = self.order[cpu as usize].first_free;
         if free_at > now {
             return Err(free_at);
         }
@@ -441,7 +454,7 @@ impl Engine<'_> {
         };
         let o = &mut self.order[cpu as usize];
         if out.class != Class::L1Hit {
-            o.misses[slot] = out.done;
+            o.miss_until(slot, out.done);
         }
         o.loads_done = o.loads_done.max(out.done);
         Ok(true)
