@@ -59,9 +59,10 @@ impl Footprint {
     /// What long runs come to: every line that moves between
     /// caches gains statistics, and after 1000 us at 4096 CPUs nearly all
     /// have. Measured peaks (VmHWM, `futexsim run --jobs 1`, perf-hash on
-    /// aligned-3.14): 4096 threads x 1024 futexes, 1.33 M lines, 530 MiB
-    /// after 1200 us against 532 MiB estimated, 148 MiB after 120 us; on
-    /// uv-512, 512 threads x 32768 futexes, 78 MiB after 120 us.
+    /// aligned-3.14): 4096 threads x 1024 futexes, 1.33 M lines, 469 MiB
+    /// after 1200 us against 475 MiB estimated (600 MiB with the u64
+    /// records of before); on uv-512, 512 threads x 32768 futexes, 108 MiB
+    /// after 120 us against 403 MiB (few of its 16 M words' lines move).
     pub fn bytes(&self) -> u64 {
         BASE + BYTES_PER_LINE * self.lines
             + BYTES_PER_LOCK * self.locks
