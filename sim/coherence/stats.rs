@@ -162,7 +162,7 @@ impl Count for u64 {
 
 /// Every line's record, numbered in the order the lines first moved
 /// between caches. Kept in chunks that never grow once full, so a new
-/// record never moves the others: a growing vector of 400-byte records
+/// record never moves the others: a growing vector of records (400 bytes when they counted in u64)
 /// copied megabytes at each doubling and had the host fault their pages in
 /// twice.
 #[derive(Default)]
@@ -290,7 +290,7 @@ impl Records {
 
 /// Accesses waiting to be counted into their lines' records.
 ///
-/// Counting an access touches its line's record, 400-odd bytes rarely in
+/// Counting an access touches its line's record, some 270 bytes rarely in
 /// the host's cache when the access happens: in the event loop those
 /// misses were a sixth of its time. Kept as 16-byte samples and counted a
 /// batch at a time, grouped into 256 runs of neighbouring records, each
