@@ -162,9 +162,8 @@ impl Count for u64 {
 
 /// Every line's record, numbered in the order the lines first moved
 /// between caches. Kept in chunks that never grow once full, so a new
-/// record never moves the others: a growing vector of records (400 bytes when they counted in u64)
-/// copied megabytes at each doubling and had the host fault their pages in
-/// twice.
+/// record never moves the others: a growing vector of records copied
+/// megabytes at each doubling and had the host fault their pages in twice.
 #[derive(Default)]
 pub(super) struct Records {
     chunks: Vec<Vec<LineStats<u32>>>,
