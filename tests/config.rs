@@ -76,6 +76,35 @@ fn an_unknown_key_is_named_with_the_closest_valid_one() {
     assert!(e.message.contains("did you mean `futexes`?"), "{e}");
 }
 
+/// A mistake in one step of a long program is placed at that step's
+/// value, whichever of the steps it is in.
+#[test]
+fn a_bad_step_among_many_is_placed_at_its_value() {
+    for bad in [0, 1, 317, 499] {
+        let steps: Vec<String> = (0..500)
+            .map(|i| {
+                let ns = if i == bad {
+                    "\"ten\"".to_string()
+                } else {
+                    i.to_string()
+                };
+                format!("  {{ op = \"compute\", ns = {ns} }},")
+            })
+            .collect();
+        let text = format!(
+            "[machine]\npreset = \"icx-2s\"\n\n[workload]\nname = \"program\"\nthreads = 2\nsteps = [\n{}\n]\n\n[[table]]\npreset = \"aligned-3.14\"\n",
+            steps.join("\n")
+        );
+        let e = error(&text);
+        assert_eq!((e.line, e.column), (bad + 8, 26), "{e}");
+        assert!(
+            e.message
+                .starts_with(&format!("workload.steps.{bad}.ns: invalid type")),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn the_resolved_config_is_a_config_that_resolves_to_itself() {
     let rules = ["roundup_pow_of_two(4 * threads)".to_string()];

@@ -665,38 +665,168 @@ fn typed_value<T: DeserializeOwned>(
         let inner = e.inner().message();
         // An unknown key is best shown where it is written; so is a bad value
         // inside a tagged enum (a workload), whose path serde cannot follow.
-        let culprit = unknown_field(inner)
-            .map(str::to_string)
-            .or_else(|| culprit_key::<T>(&value_at(value, &at[path.len()..]), inner))
-            .filter(|key| at.last() != Some(key));
-        at.extend(culprit);
+        let culprit = match unknown_field(inner) {
+            Some(key) => vec![key.to_string()],
+            None => culprit_path::<T>(&value_at(value, &at[path.len()..]), inner),
+        };
+        let repeats_last = culprit.len() == 1 && at.last() == culprit.first();
+        if !repeats_last {
+            at.extend(culprit);
+        }
         let message = with_suggestion(&format!("{}: {inner}", at.join(".")));
         here.locate(src, &at, message)
     })
 }
 
-/// The key of `table` a value error is about: the one whose removal leaves
-/// nothing wrong, else the one whose removal leaves only its own absence
-/// (never the tag naming a workload, whose absence hides every other error).
-fn culprit_key<T: DeserializeOwned>(table: &Value, error: &str) -> Option<String> {
-    let table = table.as_table()?;
-    let without = |key: &str| {
-        let mut rest = table.clone();
-        rest.remove(key);
-        serde_path_to_error::deserialize::<_, T>(Value::Table(rest)).err()
+/// Where in `root` (a value read as a `T`) the value `error` is about is
+/// written, as a path under it: serde cannot follow the path into a tagged
+/// enum (a workload, its steps). From `root` down, the part to blame is the
+/// first whose removal leaves nothing wrong or another mistake; else a
+/// required one whose removal leaves only its own absence: the one whose
+/// value the error quotes, or at the top the first. Never the tag naming a
+/// workload, whose absence hides every other error.
+fn culprit_path<T: DeserializeOwned>(root: &Value, error: &str) -> Vec<String> {
+    let without = |path: &[String]| {
+        let mut rest = root.clone();
+        remove_at(&mut rest, path);
+        let Some(e) = serde_path_to_error::deserialize::<_, T>(rest).err() else {
+            return Removal::Fixes;
+        };
+        let now = e.inner().message();
+        let key = path.last().map(String::as_str).unwrap_or_default();
+        if now == error {
+            Removal::KeepsIt
+        } else if now.contains(&format!("missing field `{key}`")) {
+            Removal::LeavesItsAbsence
+        } else {
+            Removal::LeavesAnother
+        }
     };
-    let keys = || table.keys().filter(|k| k.as_str() != "name");
-    keys()
-        .find(|key| without(key).is_none())
-        .or_else(|| {
-            keys().find(|key| {
-                without(key).is_some_and(|e| {
-                    let now = e.inner().message();
-                    now != error && now.contains(&format!("missing field `{key}`"))
-                })
+    // The first element of the array at `path` whose presence the error
+    // needs: serde reads an array in order and stops at its first mistake,
+    // so the array cut short keeps the error from that element's length on
+    // (a search, not a removal of each: a program may have thousands).
+    let first_needed = |path: &[String], len: usize| {
+        let keeps = |kept: usize| {
+            let mut cut = root.clone();
+            if let Some(Value::Array(a)) = value_at_mut(&mut cut, path) {
+                a.truncate(kept);
+            }
+            serde_path_to_error::deserialize::<_, T>(cut)
+                .err()
+                .is_some_and(|e| e.inner().message() == error)
+        };
+        let (mut lo, mut hi) = (1, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if keeps(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        hi.saturating_sub(1)
+    };
+    let mut at: Vec<String> = Vec::new();
+    loop {
+        let node = value_at(root, &at);
+        let candidates = match &node {
+            Value::Array(a) if !a.is_empty() => vec![first_needed(&at, a.len()).to_string()],
+            _ => children(&node),
+        };
+        let outcomes: Vec<(String, Removal)> = candidates
+            .into_iter()
+            .filter(|c| !(at.is_empty() && c == "name"))
+            .map(|c| {
+                let mut path = at.clone();
+                path.push(c.clone());
+                let outcome = without(&path);
+                (c, outcome)
             })
-        })
-        .cloned()
+            .collect();
+        let quoted =
+            |c: &String| quotes_a_value_of(error, &value_at(&node, std::slice::from_ref(c)));
+        let absent = || {
+            outcomes
+                .iter()
+                .filter(|(_, o)| *o == Removal::LeavesItsAbsence)
+        };
+        let next = outcomes
+            .iter()
+            .find(|(_, o)| matches!(o, Removal::Fixes | Removal::LeavesAnother))
+            .or_else(|| absent().find(|(c, _)| quoted(c)))
+            .or_else(|| absent().next().filter(|_| at.is_empty()));
+        match next {
+            Some((c, _)) => at.push(c.clone()),
+            None => break,
+        }
+    }
+    at
+}
+
+/// What removing one part of a value does to the error it has.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Removal {
+    /// Nothing is wrong any more.
+    Fixes,
+    /// Another mistake shows: this one was in the part.
+    LeavesAnother,
+    /// What is wrong is only that the part is missing.
+    LeavesItsAbsence,
+    /// The same error: the mistake is elsewhere.
+    KeepsIt,
+}
+
+/// Whether `error` quotes a scalar written in `value` or anywhere under
+/// it, as serde quotes the value it refused (`name` or "text").
+fn quotes_a_value_of(error: &str, value: &Value) -> bool {
+    let quoted =
+        |t: String| error.contains(&format!("`{t}`")) || error.contains(&format!("\"{t}\""));
+    match value {
+        Value::String(s) => quoted(s.clone()),
+        Value::Integer(i) => quoted(i.to_string()),
+        Value::Float(f) => quoted(f.to_string()),
+        Value::Boolean(b) => quoted(b.to_string()),
+        Value::Datetime(_) => false,
+        Value::Array(a) => a.iter().any(|v| quotes_a_value_of(error, v)),
+        Value::Table(t) => t.values().any(|v| quotes_a_value_of(error, v)),
+    }
+}
+
+/// The path segments of a table's keys or an array's indexes, in order.
+fn children(value: &Value) -> Vec<String> {
+    match value {
+        Value::Table(t) => t.keys().cloned().collect(),
+        Value::Array(a) => (0..a.len()).map(|i| i.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The value at `path` under `value`, to change.
+fn value_at_mut<'a>(value: &'a mut Value, path: &[String]) -> Option<&'a mut Value> {
+    path.iter().try_fold(value, |v, seg| match v {
+        Value::Table(t) => t.get_mut(seg),
+        Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
+        _ => None,
+    })
+}
+
+/// Removes the key or element at `path` from `value`.
+fn remove_at(value: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    match value_at_mut(value, parents) {
+        Some(Value::Table(t)) => {
+            t.remove(last);
+        }
+        Some(Value::Array(a)) => {
+            if let Some(i) = last.parse::<usize>().ok().filter(|&i| i < a.len()) {
+                a.remove(i);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn value_at(value: &Value, path: &[String]) -> Value {
