@@ -732,7 +732,7 @@ fn culprit_path<T: DeserializeOwned>(root: &Value, error: &str) -> Vec<String> {
         let node = value_at(root, &at);
         let candidates = match &node {
             Value::Array(a) if !a.is_empty() => vec![first_needed(&at, a.len()).to_string()],
-            _ => children(&node),
+            _ => keys_of(&node),
         };
         let outcomes: Vec<(String, Removal)> = candidates
             .into_iter()
@@ -793,11 +793,10 @@ fn quotes_a_value_of(error: &str, value: &Value) -> bool {
     }
 }
 
-/// The path segments of a table's keys or an array's indexes, in order.
-fn children(value: &Value) -> Vec<String> {
+/// A table's keys, in order; nothing for any other value.
+fn keys_of(value: &Value) -> Vec<String> {
     match value {
         Value::Table(t) => t.keys().cloned().collect(),
-        Value::Array(a) => (0..a.len()).map(|i| i.to_string()).collect(),
         _ => Vec::new(),
     }
 }
