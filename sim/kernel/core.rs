@@ -353,7 +353,20 @@ impl FutexSystem {
             .is_some_and(|&n| n > 0)
             || self.chains.get(&bucket).is_some_and(|c| !c.is_empty())
     }
+}
 
+/// futex_hb_waiters_inc's RMW of a bucket's `waiters`: atomic_inc then
+/// smp_mb__after_atomic, fully ordered on every core.
+pub(super) fn waiters_inc_step(waiters: Mem) -> Step {
+    Step::Access(waiters, AccessKind::Rmw)
+}
+
+/// futex_hb_waiters_dec's: a bare atomic_dec, which orders nothing.
+pub(super) fn waiters_dec_step(waiters: Mem) -> Step {
+    Step::RelaxedRmw(waiters)
+}
+
+impl FutexSystem {
     /// futex_hb_waiters_inc before the bucket lock: the task counts as a
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
     /// `waiters` is the bucket's field, where the design has it.
@@ -364,8 +377,7 @@ impl FutexSystem {
             self.in_transit.resize(at + 1, 0);
         }
         self.in_transit[at] += 1;
-        // atomic_inc then smp_mb__after_atomic: fully ordered on every core.
-        s.extend(waiters.map(|w| Step::Access(w, AccessKind::Rmw)));
+        s.extend(waiters.map(waiters_inc_step));
     }
 
     /// The task that incremented `waiters` has queued, or dropped the count
@@ -381,7 +393,7 @@ impl FutexSystem {
     pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
         self.waiters_arrived(f.lock);
         let unlock = Step::Unlock(f.lock);
-        let dec = f.waiters.map(Step::RelaxedRmw);
+        let dec = f.waiters.map(waiters_dec_step);
         if self.hash.design.path.waiters_dec_before_unlock {
             s.extend(dec);
             s.push(unlock);
@@ -731,8 +743,8 @@ impl FutexSystem {
                 if let Some(c) = chain_field {
                     s.push(Step::Access(c, AccessKind::Write));
                 }
-                // __futex_unqueue: futex_hb_waiters_dec.
-                s.extend(waiters.map(Step::RelaxedRmw));
+                // __futex_unqueue.
+                s.extend(waiters.map(waiters_dec_step));
                 woken.push(w.task);
             } else {
                 i += 1;

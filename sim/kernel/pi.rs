@@ -10,7 +10,7 @@
 //! (in the model's state) when it is handed the lock, and pays for the unlink
 //! when it runs.
 
-use super::core::{FutexSystem, InFlight, PiState};
+use super::core::{waiters_dec_step, FutexSystem, InFlight, PiState};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
 use super::script::{Cost, Decision, Script, Step};
@@ -79,8 +79,8 @@ impl FutexSystem {
         if let Some(c) = self.field(memory, f.bucket, FieldName::Chain) {
             s.push(Step::Access(c, AccessKind::Write));
         }
-        // futex_unqueue_pi: futex_hb_waiters_dec.
-        s.extend(waiters.map(Step::RelaxedRmw));
+        // futex_unqueue_pi.
+        s.extend(waiters.map(waiters_dec_step));
         s.push(Step::Unlock(lock));
         0
     }

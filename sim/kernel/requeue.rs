@@ -3,7 +3,7 @@
 //! waiters of it and move up to `nr_requeue` more onto the second word's
 //! chain, without waking them. Function only, built on core.rs like waitwake.rs.
 
-use super::core::{FutexOp, FutexSystem, Waiter, EAGAIN};
+use super::core::{waiters_dec_step, waiters_inc_step, FutexOp, FutexSystem, Waiter, EAGAIN};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
 use super::script::{Decision, Script, Step};
@@ -101,7 +101,7 @@ impl FutexSystem {
     fn requeue_done(&mut self, memory: &MemoryMap, hb2: Bucket, ret: i64, s: &mut Script) -> i64 {
         self.waiters_arrived(self.lock_of(memory, hb2));
         let waiters = self.field(memory, hb2, FieldName::Waiters);
-        s.extend(waiters.map(Step::RelaxedRmw));
+        s.extend(waiters.map(waiters_dec_step));
         ret
     }
 
@@ -142,11 +142,10 @@ impl FutexSystem {
                 } else {
                     chain.remove(i);
                     moved.push(w.task);
-                    // futex_hb_waiters_dec(hb1) orders nothing;
-                    // futex_hb_waiters_inc(hb2) is followed by a full barrier.
+                    // futex_hb_waiters_dec(hb1), futex_hb_waiters_inc(hb2).
                     s.extend(chain1.map(|m| Step::Access(m, AccessKind::Write)));
-                    s.extend(waiters1.map(Step::RelaxedRmw));
-                    s.extend(waiters2.map(|m| Step::Access(m, AccessKind::Rmw)));
+                    s.extend(waiters1.map(waiters_dec_step));
+                    s.extend(waiters2.map(waiters_inc_step));
                     s.extend(chain2.map(|m| Step::Access(m, AccessKind::Write)));
                 }
             }

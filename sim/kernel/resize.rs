@@ -42,7 +42,7 @@
 //! the op's way in to the moment its way out is written: for a waiter,
 //! before it sleeps, as the kernel drops it after queueing.
 
-use super::core::{FutexSystem, HEADER_REF};
+use super::core::{waiters_dec_step, waiters_inc_step, FutexSystem, HEADER_REF};
 use super::futex_hash::{Bucket, ResizesInRun, TableSel};
 use super::key::KeyKind;
 use super::script::{Cost, Decision, LockRef, Script, Step};
@@ -515,12 +515,12 @@ impl FutexSystem {
                     self.futex_q[w.task as usize],
                     AccessKind::Write,
                 ));
-                s.extend(from_waiters.map(Step::RelaxedRmw));
+                s.extend(from_waiters.map(waiters_dec_step));
                 // __futex_hash of the key in the new table.
                 s.push(Step::Compute(Cost::Jhash2));
                 let to = self.hash.futex_hash_in(&w.key, None, Some(new)).bucket;
                 let to_waiters = self.field(memory, to, FieldName::Waiters);
-                s.extend(to_waiters.map(|m| Step::Access(m, AccessKind::Rmw)));
+                s.extend(to_waiters.map(waiters_inc_step));
                 let to_lock = self.lock_of(memory, to);
                 s.push(Step::Lock(to_lock));
                 // plist_add at the tail, then `lock_ptr`, both in the futex_q.
