@@ -686,13 +686,18 @@ fn typed_value<T: DeserializeOwned>(
 /// value the error quotes, or at the top the first. Never the tag naming a
 /// workload, whose absence hides every other error.
 fn culprit_path<T: DeserializeOwned>(root: &Value, error: &str) -> Vec<String> {
+    // What is wrong with `root` changed so, if anything.
+    let error_of = |changed: Value| {
+        serde_path_to_error::deserialize::<_, T>(changed)
+            .err()
+            .map(|e| e.inner().message().to_string())
+    };
     let without = |path: &[String]| {
         let mut rest = root.clone();
         remove_at(&mut rest, path);
-        let Some(e) = serde_path_to_error::deserialize::<_, T>(rest).err() else {
+        let Some(now) = error_of(rest) else {
             return Removal::Fixes;
         };
-        let now = e.inner().message();
         let key = path.last().map(String::as_str).unwrap_or_default();
         if now == error {
             Removal::KeepsIt
@@ -712,9 +717,7 @@ fn culprit_path<T: DeserializeOwned>(root: &Value, error: &str) -> Vec<String> {
             if let Some(Value::Array(a)) = value_at_mut(&mut cut, path) {
                 a.truncate(kept);
             }
-            serde_path_to_error::deserialize::<_, T>(cut)
-                .err()
-                .is_some_and(|e| e.inner().message() == error)
+            error_of(cut).is_some_and(|now| now == error)
         };
         let (mut lo, mut hi) = (1, len);
         while lo < hi {
