@@ -532,25 +532,29 @@ impl<C: Count> Offsets<C> {
     }
 
     /// The offset's statistics, added (with nothing counted) if new.
-    #[inline]
+    #[inline(always)]
     fn at(&mut self, offset: u16) -> &mut OffsetStats<C> {
         // A line has a handful of offsets: a scan beats a binary search.
         let known = self.as_slice();
         let at = match known.iter().position(|o| o.offset >= offset) {
             Some(i) if known[i].offset == offset => i,
-            found => {
-                let i = found.unwrap_or(known.len());
-                self.insert(
-                    i,
-                    OffsetStats {
-                        offset,
-                        ..OffsetStats::default()
-                    },
-                );
-                i
-            }
+            found => self.add(found.unwrap_or(known.len()), offset),
         };
         &mut self.as_mut_slice()[at]
+    }
+
+    /// A new offset, at `at` in order: out of line, as most accesses find
+    /// their offset counted before.
+    #[inline(never)]
+    fn add(&mut self, at: usize, offset: u16) -> usize {
+        self.insert(
+            at,
+            OffsetStats {
+                offset,
+                ..OffsetStats::default()
+            },
+        );
+        at
     }
 }
 
@@ -634,6 +638,7 @@ impl<C: Count> LineStats<C> {
     }
 
     /// Counts one access; `cpus` is the machine's CPU count.
+    #[inline(always)]
     pub(super) fn record(
         &mut self,
         offset: u16,

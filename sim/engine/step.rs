@@ -479,18 +479,25 @@ impl Engine<'_> {
     }
 
     /// A write to the line is visible at `at`: its spinners look again then.
-    #[inline]
+    #[inline(always)]
     pub(super) fn wake_spinners(&mut self, line: LineId, at: Ps) {
         let slot = self.dir.watch(line);
         if *slot != 0 {
             let index = *slot as usize - 1;
             *slot = 0;
-            for &w in &self.watchers[index] {
-                self.queue.push(at, w);
-            }
-            self.watchers[index].clear();
-            self.free_watchers.push(index as u32);
+            self.wake_watchers(index, at);
         }
+    }
+
+    /// The spinners of list `index` look again at `at`; the list is free.
+    /// Out of line: most writes find no spinner.
+    #[inline(never)]
+    fn wake_watchers(&mut self, index: usize, at: Ps) {
+        for &w in &self.watchers[index] {
+            self.queue.push(at, w);
+        }
+        self.watchers[index].clear();
+        self.free_watchers.push(index as u32);
     }
 
     /// Loads the host's cache with the state a script's accesses and locks
