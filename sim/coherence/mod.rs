@@ -167,7 +167,10 @@ enum Buddy {
     Previous,
 }
 
+/// One directory line's state: one host cache line, aligned to it, so
+/// an access loads one line of the host's memory, not two.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct Line {
     /// When the line's server takes its next request: requests are granted
     /// in the order they are made, each holding the server for its
@@ -205,6 +208,8 @@ struct Line {
     /// the value of the n-th write, whenever it completes.
     writes: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<Line>() == 64);
 
 impl Line {
     /// Every cached copy is gone (the data is in memory again).
