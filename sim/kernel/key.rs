@@ -136,7 +136,8 @@ impl HashInput {
 }
 
 /// Builds the key as get_futex_key does: offset within the page of
-/// `page_size` bytes, the page-aligned address, and the type bits.
+/// `page_size` bytes (a power of two, as every platform's is), the
+/// page-aligned address, and the type bits.
 pub fn get_futex_key(
     uaddr: u64,
     source: KeySource,
@@ -157,7 +158,9 @@ pub fn get_futex_key(
             }
         }
     }
-    let offset = (uaddr % page_size) as u32;
+    debug_assert!(page_size.is_power_of_two());
+    // offset_in_page: a mask, as the kernel's PAGE_MASK, not a division.
+    let offset = (uaddr & (page_size - 1)) as u32;
     let address = uaddr - u64::from(offset);
     Ok(match source {
         KeySource::Private { mm } => FutexKey {
