@@ -59,10 +59,14 @@ impl Footprint {
     /// What long runs come to: every line that moves between
     /// caches gains statistics, and after 1000 us at 4096 CPUs nearly all
     /// have. Measured peaks (VmHWM, `futexsim run --jobs 1`, perf-hash on
-    /// aligned-3.14): 4096 threads x 1024 futexes, 1.33 M lines, 469 MiB
-    /// after 1200 us against 475 MiB estimated (600 MiB with the u64
-    /// records of before); on uv-512, 512 threads x 32768 futexes, 108 MiB
-    /// after 120 us against 403 MiB (few of its 16 M words' lines move).
+    /// aligned-3.14): 4096 threads x 1024 futexes, 1.33 M lines, 469-503
+    /// MiB after 1200 us against 475 MiB estimated with 72-byte directory
+    /// lines and 272-byte records, 475 MiB against 434 with 64 and 248 (a
+    /// heap profile of that run: 236 MB of records for the 0.95 M lines
+    /// that moved, 98 MB of directory, 92 MB of the CPU bitmaps of offsets
+    /// more than six CPUs touched, which the estimate does not count, 25 MB
+    /// of locks); on uv-512, 512 threads x 32768 futexes, 108 MiB after
+    /// 120 us against 403 MiB (few of its 16 M words' lines move).
     pub fn bytes(&self) -> u64 {
         BASE + BYTES_PER_LINE * self.lines
             + BYTES_PER_LOCK * self.locks

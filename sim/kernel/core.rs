@@ -479,7 +479,9 @@ impl FutexSystem {
 
     /// futex_private_hash_get or put on the private hash `bucket` is in:
     /// the header reads and the reference's RMW of the era, ordered as the
-    /// era orders it.
+    /// era orders it. Inline, so that an op on the global hash (every op
+    /// of most runs) only asks which table it is on.
+    #[inline(always)]
     fn private_reference(
         &self,
         memory: &MemoryMap,
@@ -488,9 +490,22 @@ impl FutexSystem {
         reference: Reference,
         s: &mut Script,
     ) {
-        let (TableSel::Private(process) | TableSel::Outgrown { process, .. }) = bucket.table else {
-            return;
-        };
+        if let TableSel::Private(process) | TableSel::Outgrown { process, .. } = bucket.table {
+            self.private_reference_steps(memory, task, process, bucket, reference, s);
+        }
+    }
+
+    /// `private_reference` on a private table, of `process`.
+    #[inline(never)]
+    fn private_reference_steps(
+        &self,
+        memory: &MemoryMap,
+        task: u32,
+        process: u32,
+        bucket: Bucket,
+        reference: Reference,
+        s: &mut Script,
+    ) {
         let Some(ph) = self.hash.design.private.as_ref() else {
             return;
         };
@@ -532,6 +547,7 @@ impl FutexSystem {
 
     /// futex_hash_put's read of `hb->priv`, where the era reaches the table
     /// back through the bucket.
+    #[inline(always)]
     fn read_priv(&self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
         let through_bucket = self
             .hash
@@ -565,6 +581,7 @@ impl FutexSystem {
     }
 
     /// The key of a task's futex word and the bucket it hashes to.
+    #[inline(always)]
     pub(super) fn locate(&self, task: u32, uaddr: u64, kind: KeyKind) -> (FutexKey, Bucket) {
         let key = self.key(task, uaddr, kind);
         // The real hash, every op: the key must land where the kernel would put it.
@@ -646,6 +663,7 @@ impl FutexSystem {
     }
 
     /// get_futex_key and futex_hash for one word, as script steps.
+    #[inline(always)]
     pub(super) fn hash_key(
         &mut self,
         memory: &MemoryMap,
