@@ -301,18 +301,22 @@ impl<'a> Engine<'a> {
                 break;
             }
             self.prefetch_next_task();
-            if task == WARMUP_DONE {
-                self.start_counting();
-            } else if task >= TICK_EVENTS {
-                self.tick(task - TICK_EVENTS, now);
-            } else if task >= LINE_EVENTS {
+            // Ids in increasing order: tasks, line turns, ticks, the warm-up's end.
+            if task < LINE_EVENTS {
+                let on_cpu = &self.tasks[task as usize].on_cpu;
+                if now < on_cpu.compute_end {
+                    // The end of a compute step the tick cut: its remainder runs later.
+                } else if on_cpu.off {
+                    self.off_cpu_event(task, now);
+                } else {
+                    self.resume(task, now);
+                }
+            } else if task < TICK_EVENTS {
                 self.line_turn(task - LINE_EVENTS, now);
-            } else if now < self.tasks[task as usize].on_cpu.compute_end {
-                // The end of a compute step the tick cut: its remainder runs later.
-            } else if self.tasks[task as usize].on_cpu.off {
-                self.off_cpu_event(task, now);
+            } else if task != WARMUP_DONE {
+                self.tick(task - TICK_EVENTS, now);
             } else {
-                self.resume(task, now);
+                self.start_counting();
             }
         }
         progress.finish();
