@@ -300,6 +300,13 @@ impl Records {
 pub(super) struct Pending {
     samples: Vec<Sample>,
     scratch: Vec<Sample>,
+    /// Samples of each run, counted as they are taken, so that grouping
+    /// them reads the batch once.
+    runs: [u32; RUNS],
+    /// The record index's bits below those that choose its run: the top
+    /// eight of the records there were when the batch began (a record
+    /// added since goes to the last run).
+    shift: u32,
 }
 
 /// One access: its latency in ps, its kind and class in the top byte.
@@ -316,6 +323,7 @@ struct Sample {
 /// accesses each record loaded counts: at 4096 CPUs this is 4% faster than
 /// half of it, at 64 CPUs the same; twice it is slower at 64 CPUs.
 const BATCH: usize = 1 << 16;
+const RUNS: usize = 256;
 const PS_BITS: u32 = 56;
 
 impl Pending {
@@ -323,6 +331,8 @@ impl Pending {
         Pending {
             samples: Vec::with_capacity(BATCH),
             scratch: Vec::with_capacity(BATCH),
+            runs: [0; RUNS],
+            shift: 0,
         }
     }
 
@@ -349,6 +359,7 @@ impl Pending {
                 .record(offset, cpu as u16, kind, class, ps, cpus);
             return;
         }
+        self.runs[run_of(stats, self.shift)] += 1;
         self.samples.push(Sample {
             ps_kind_class: ps | (kind as u64) << (PS_BITS + 3) | (class as u64) << PS_BITS,
             stats,
@@ -363,13 +374,14 @@ impl Pending {
     /// Drops what was not counted yet.
     pub(super) fn clear(&mut self) {
         self.samples.clear();
+        self.runs = [0; RUNS];
     }
 
     /// Counts every pending access into `records`, a run of neighbouring
     /// records at a time.
     pub(super) fn count(&mut self, records: &mut Records, cpus: usize) {
         records.reserve(self.samples.len() as u64);
-        self.group_by_records(records.len());
+        self.group_by_records();
         const LOOKAHEAD: usize = 16;
         for i in 0..self.samples.len() {
             if let Some(ahead) = self.samples.get(i + LOOKAHEAD) {
@@ -384,32 +396,38 @@ impl Pending {
                 .record(s.offset, s.cpu, kind, class, ps, cpus);
         }
         self.samples.clear();
+        self.shift = (usize::BITS - records.len().leading_zeros()).saturating_sub(8);
     }
 
-    /// One pass of a counting sort on the top byte of the record index:
-    /// 256 runs of neighbouring records, in order; a full sort would need
-    /// a pass a byte and give no more locality than the runs already have.
-    fn group_by_records(&mut self, records: usize) {
-        let shift = (usize::BITS - records.leading_zeros()).saturating_sub(8);
-        let digit = |s: &Sample| (s.stats >> shift) as usize & 0xff;
-        let mut starts = [0usize; 256];
-        for s in &self.samples {
-            starts[digit(s)] += 1;
-        }
+    /// The scatter of a counting sort on the top byte of the record index
+    /// (the counts taken with the samples): 256 runs of neighbouring
+    /// records, in order; a full sort would need a pass a byte and give no
+    /// more locality than the runs already have.
+    fn group_by_records(&mut self) {
+        let mut starts = [0usize; RUNS];
         let mut at = 0;
-        for start in starts.iter_mut() {
-            let n = *start;
+        for (start, n) in starts
+            .iter_mut()
+            .zip(std::mem::replace(&mut self.runs, [0; RUNS]))
+        {
             *start = at;
-            at += n;
+            at += n as usize;
         }
         self.scratch.resize(self.samples.len(), Sample::default());
         for s in &self.samples {
-            let d = digit(s);
-            self.scratch[starts[d]] = *s;
-            starts[d] += 1;
+            let run = run_of(s.stats, self.shift);
+            self.scratch[starts[run]] = *s;
+            starts[run] += 1;
         }
         std::mem::swap(&mut self.samples, &mut self.scratch);
     }
+}
+
+/// The run a sample of record `stats` is counted in, its index's bits
+/// below `shift` dropped.
+#[inline]
+fn run_of(stats: u32, shift: u32) -> usize {
+    ((stats >> shift) as usize).min(RUNS - 1)
 }
 
 /// One byte offset of a line, as in perf c2c's Pareto table.
