@@ -94,6 +94,36 @@ fn a_directory_of_a_users_files_is_refused_and_loses_nothing() {
     assert_eq!(tree(&dir), before);
 }
 
+/// A checkout of reports/ holds each config's published report but no
+/// campaign file (git keeps none): the same config runs there again and
+/// publishes anew; another config is refused, and the report stays as it was.
+#[test]
+fn a_published_report_without_its_campaign_takes_its_config_again() {
+    let (s, config) = with_config("checkout");
+    let dir = s.0.join("report");
+    succeeded(&run(&config, &dir, &[]));
+    let lines = |d: &Path| {
+        fs::read_to_string(d.join("results.csv"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let published = lines(&dir);
+    fs::remove_file(dir.join("campaign.json")).unwrap();
+    fs::remove_dir_all(dir.join("runs")).unwrap();
+    let before = tree(&dir);
+    let other = s.0.join("other.toml");
+    fs::write(&other, small_sweep()).unwrap();
+    let out = run(&other, &dir, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another config"), "{stderr}");
+    assert_eq!(tree(&dir), before, "the report is as it was");
+    succeeded(&run(&config, &dir, &[]));
+    assert!(dir.join("campaign.json").exists());
+    assert_eq!(lines(&dir), published);
+}
+
 #[test]
 fn files_a_user_adds_to_a_campaign_stay() {
     let (s, config) = with_config("added-files");

@@ -526,10 +526,15 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Whether `dir` may hold `config`'s campaign: it does not exist, is empty,
-/// or holds a campaign of this config (of any config with `overwrite`).
+/// or holds a campaign or a published report of this config (of any
+/// config with `overwrite`).
 fn check_identity(dir: &Path, config: &Config, overwrite: bool) -> Result<(), CampaignError> {
-    let Some(old) = read_identity(&dir.join(CAMPAIGN_FILE))? else {
-        return check_empty(dir);
+    let old = match read_identity(&dir.join(CAMPAIGN_FILE))? {
+        Some(old) => old,
+        None => match report_identity(dir)? {
+            Some(old) => old,
+            None => return Ok(()),
+        },
     };
     let what = if old.config_name != config.name {
         Some(format!("config '{}'", old.config_name))
@@ -548,23 +553,46 @@ fn check_identity(dir: &Path, config: &Config, overwrite: bool) -> Result<(), Ca
 }
 
 /// A directory without a campaign may be used only when it holds nothing
-/// (but the lock of a futexsim that made it and was killed at once).
-fn check_empty(dir: &Path) -> Result<(), CampaignError> {
+/// (but the lock of a futexsim that made it and was killed at once) or
+/// only a report futexsim published, as a checkout of the project's
+/// reports/ has them (git keeps no campaign file): then the report's
+/// provenance names its config. None for an empty directory.
+fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error(dir)(e)),
     };
+    let mut published = false;
     for entry in entries {
-        let name = entry.map_err(io_error(dir))?.file_name();
-        if name != LOCK_FILE {
+        let entry = entry.map_err(io_error(dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry.file_type().map_err(io_error(dir))?;
+        if name == LOCK_FILE {
+            continue;
+        }
+        if !crate::report::is_own_entry(dir, &name, kind) {
             return Err(CampaignError::NotACampaign {
                 dir: dir.display().to_string(),
-                first: name.to_string_lossy().into_owned(),
+                first: name,
             });
         }
+        published = true;
     }
-    Ok(())
+    if !published {
+        return Ok(None);
+    }
+    let (set, _) = crate::report::read(dir).map_err(|e| CampaignError::Corrupt {
+        path: dir.join(crate::report::RESULTS_JSON).display().to_string(),
+        message: e.to_string(),
+    })?;
+    let p = set.provenance;
+    Ok(Some(Identity {
+        futexsim_version: p.futexsim_version,
+        git_commit: p.git_commit,
+        config_name: p.config_name,
+        resolved_config: p.resolved_config,
+    }))
 }
 
 fn read_identity(path: &Path) -> Result<Option<Identity>, CampaignError> {

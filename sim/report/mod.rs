@@ -227,6 +227,20 @@ fn is_plain_relative(line: &str) -> bool {
             .all(|c| matches!(c, std::path::Component::Normal(_)))
 }
 
+/// Whether the entry `name` of `dir`, of file type `kind`, is a published
+/// report's own: the live link, a generation, a link a reader opens through
+/// the live one, or the new link of a writer killed before its swap.
+pub fn is_own_entry(dir: &Path, name: &str, kind: fs::FileType) -> bool {
+    if name == LIVE || name.starts_with(".report.new-") {
+        kind.is_symlink()
+    } else if name.starts_with(GENERATION) {
+        kind.is_dir()
+    } else {
+        kind.is_symlink()
+            && fs::read_link(dir.join(name)).is_ok_and(|t| t == Path::new(LIVE).join(name))
+    }
+}
+
 /// Generations and links a killed writer left: none is live, so none holds
 /// anything to keep (but files a user put there, which stay).
 fn remove_dead_generations(dir: &Path) -> std::io::Result<()> {
