@@ -13,13 +13,14 @@
 //! before the oldest request from elsewhere gets it. Until a waiter is
 //! granted the holder keeps the line, so its own accesses meanwhile hit.
 
+mod counter;
 pub mod probe;
 mod sharers;
 mod stats;
 
+use counter::Counter;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
-use stats::{Pending, Records};
 
 use crate::huge_pages;
 use crate::machine::{Machine, Ps};
@@ -273,9 +274,8 @@ pub struct Directory {
     /// caches. Apart from `lines` so a prefetch finds a line's statistics
     /// without waiting for the line's state.
     stats_of: Vec<u32>,
-    stats: Records,
-    /// Accesses not yet counted into `stats`.
-    pending: Pending,
+    /// The records, and the accesses not yet counted into them.
+    counter: Counter,
     pub totals: Totals,
     /// Lines each LLC domain has filled so far.
     fills: Vec<u32>,
@@ -326,8 +326,7 @@ impl Directory {
         Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
             lines,
-            stats: Records::default(),
-            pending: Pending::new(),
+            counter: Counter::new(machine.cpus() as usize),
             totals: Totals::new(machine.nodes()),
             fills: vec![0; machine.hierarchy.llc_domains as usize],
             queues: Vec::new(),
@@ -591,16 +590,7 @@ impl Directory {
             };
             if *stats != 0 {
                 let index = *stats - 1;
-                self.pending.add(
-                    &mut self.stats,
-                    index,
-                    off,
-                    cpu,
-                    kind,
-                    Class::L1Hit,
-                    0,
-                    self.cpus,
-                );
+                self.counter.add(index, off, cpu, kind, Class::L1Hit, 0);
             }
             self.totals.count_hit(kind);
             return outcome;
@@ -732,20 +722,11 @@ impl Directory {
         }
         let buddy = l.buddy;
         if *stats == 0 && (class.is_transfer() || sharing) {
-            *stats = self.stats.push(line) + 1;
+            *stats = self.counter.name(line) + 1;
         }
         if *stats != 0 {
             let index = *stats - 1;
-            self.pending.add(
-                &mut self.stats,
-                index,
-                off,
-                cpu,
-                kind,
-                class,
-                done - now,
-                self.cpus,
-            );
+            self.counter.add(index, off, cpu, kind, class, done - now);
         }
         self.totals.count(kind, class, done - now, falsely);
         if kind == AccessKind::Read && class != Class::L1Hit {
@@ -830,15 +811,13 @@ impl Directory {
     /// The `n` lines with the most HITM loads, of those with any (perf c2c's
     /// Shared Data Cache Line Table, in its order), with their counts.
     pub fn hottest_lines(&mut self, n: usize) -> Vec<LineStats> {
-        self.pending.count(&mut self.stats, self.cpus);
-        self.stats.hottest(n)
+        self.counter.records().hottest(n)
     }
 
     /// Forgets everything counted so far (end of warm-up); line states stay.
     pub fn reset_stats(&mut self) {
         self.totals = Totals::new(self.nodes);
-        self.pending.clear();
-        self.stats.reset();
+        self.counter.reset();
     }
 }
 

@@ -204,20 +204,20 @@ impl Records {
     }
 
     #[inline]
-    fn get_mut(&mut self, index: u32) -> &mut LineStats<u32> {
+    pub(super) fn get_mut(&mut self, index: u32) -> &mut LineStats<u32> {
         let i = index as usize;
         &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
     }
 
     #[inline]
-    fn get(&self, index: u32) -> &LineStats<u32> {
+    pub(super) fn get(&self, index: u32) -> &LineStats<u32> {
         let i = index as usize;
         &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
     }
 
     /// Makes room for `samples` more: folds the counts first if they could
     /// otherwise pass what a u32 holds.
-    fn reserve(&mut self, samples: u64) {
+    pub(super) fn reserve(&mut self, samples: u64) {
         if self.counted + samples > u64::from(u32::MAX) {
             self.fold();
         }
@@ -242,7 +242,7 @@ impl Records {
     }
 
     /// Record `index` with every count it holds, folded or not, in u64.
-    fn widened(&self, index: u32) -> LineStats<u64> {
+    pub(super) fn widened(&self, index: u32) -> LineStats<u64> {
         let narrow = self.get(index);
         let mut wide = self
             .folded
@@ -285,149 +285,6 @@ impl Records {
         self.folded.clear();
         self.counted = 0;
     }
-}
-
-/// Accesses waiting to be counted into their lines' records.
-///
-/// Counting an access touches its line's record, some 270 bytes rarely in
-/// the host's cache when the access happens: in the event loop those
-/// misses were a sixth of its time. Kept as 16-byte samples and counted a
-/// batch at a time, grouped into 256 runs of neighbouring records, each
-/// record is loaded about once a batch, the runs in address order, each
-/// run's records small enough together to stay in the host's cache while
-/// its samples are counted. A record holds sums and sets, so the order
-/// accesses are counted in does not change it.
-pub(super) struct Pending {
-    samples: Vec<Sample>,
-    scratch: Vec<Sample>,
-    /// Samples of each run, counted as they are taken, so that grouping
-    /// them reads the batch once.
-    runs: [u32; RUNS],
-    /// The record index's bits below those that choose its run: the top
-    /// eight of the records there were when the batch began (a record
-    /// added since goes to the last run).
-    shift: u32,
-}
-
-/// One access: its latency in ps, its kind and class in the top byte.
-#[derive(Clone, Copy, Default)]
-struct Sample {
-    ps_kind_class: u64,
-    /// Index of the line's record.
-    stats: u32,
-    cpu: u16,
-    offset: u16,
-}
-
-/// Samples a batch holds: 1 MiB. The more samples a batch, the more
-/// accesses each record loaded counts: at 4096 CPUs this is 4% faster than
-/// half of it, at 64 CPUs the same; twice it is slower at 64 CPUs.
-const BATCH: usize = 1 << 16;
-const RUNS: usize = 256;
-const PS_BITS: u32 = 56;
-
-impl Pending {
-    pub(super) fn new() -> Pending {
-        Pending {
-            samples: Vec::with_capacity(BATCH),
-            scratch: Vec::with_capacity(BATCH),
-            runs: [0; RUNS],
-            shift: 0,
-        }
-    }
-
-    /// Keeps an access for the record `stats` of `records`, counting the
-    /// batch when it is full.
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn add(
-        &mut self,
-        records: &mut Records,
-        stats: u32,
-        offset: u16,
-        cpu: u32,
-        kind: AccessKind,
-        class: Class,
-        ps: Ps,
-        cpus: usize,
-    ) {
-        if ps >> PS_BITS != 0 {
-            // Twenty hours for one access: no room in a sample; counted now.
-            records.reserve(1);
-            records
-                .get_mut(stats)
-                .record(offset, cpu as u16, kind, class, ps, cpus);
-            return;
-        }
-        self.runs[run_of(stats, self.shift)] += 1;
-        self.samples.push(Sample {
-            ps_kind_class: ps | (kind as u64) << (PS_BITS + 3) | (class as u64) << PS_BITS,
-            stats,
-            cpu: cpu as u16,
-            offset,
-        });
-        if self.samples.len() == BATCH {
-            self.count(records, cpus);
-        }
-    }
-
-    /// Drops what was not counted yet.
-    pub(super) fn clear(&mut self) {
-        self.samples.clear();
-        self.runs = [0; RUNS];
-    }
-
-    /// Counts every pending access into `records`, a run of neighbouring
-    /// records at a time.
-    pub(super) fn count(&mut self, records: &mut Records, cpus: usize) {
-        records.reserve(self.samples.len() as u64);
-        self.group_by_records();
-        const LOOKAHEAD: usize = 16;
-        for i in 0..self.samples.len() {
-            if let Some(ahead) = self.samples.get(i + LOOKAHEAD) {
-                crate::prefetch::prefetch_whole(records.get(ahead.stats));
-            }
-            let s = self.samples[i];
-            let ps = s.ps_kind_class & ((1 << PS_BITS) - 1);
-            let kind = AccessKind::ALL[(s.ps_kind_class >> (PS_BITS + 3)) as usize & 3];
-            let class = Class::ALL[(s.ps_kind_class >> PS_BITS) as usize & 7];
-            records
-                .get_mut(s.stats)
-                .record(s.offset, s.cpu, kind, class, ps, cpus);
-        }
-        self.samples.clear();
-        self.shift = (usize::BITS - records.len().leading_zeros()).saturating_sub(8);
-    }
-
-    /// The scatter of a counting sort on the top byte of the record index
-    /// (the counts taken with the samples): 256 runs of neighbouring
-    /// records, in order; a full sort would need a pass a byte and give no
-    /// more locality than the runs already have.
-    fn group_by_records(&mut self) {
-        let mut starts = [0usize; RUNS];
-        let mut at = 0;
-        for (start, n) in starts
-            .iter_mut()
-            .zip(std::mem::replace(&mut self.runs, [0; RUNS]))
-        {
-            *start = at;
-            at += n as usize;
-        }
-        self.scratch.resize(self.samples.len(), Sample::default());
-        for s in &self.samples {
-            let run = run_of(s.stats, self.shift);
-            self.scratch[starts[run]] = *s;
-            starts[run] += 1;
-        }
-        std::mem::swap(&mut self.samples, &mut self.scratch);
-    }
-}
-
-/// The run a sample of record `stats` is counted in, its index's bits
-/// below `shift` dropped.
-#[inline]
-fn run_of(stats: u32, shift: u32) -> usize {
-    ((stats >> shift) as usize).min(RUNS - 1)
 }
 
 /// One byte offset of a line, as in perf c2c's Pareto table.
@@ -708,79 +565,6 @@ impl<C: Count> LineStats<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn digest(r: &LineStats<u64>) -> String {
-        let offsets: Vec<_> = r
-            .offsets()
-            .iter()
-            .map(|o| {
-                let mut cpus = Vec::new();
-                o.cpus.for_each(|c| cpus.push(c));
-                cpus.sort_unstable();
-                (
-                    o.offset,
-                    o.loads,
-                    o.lcl_hitm,
-                    o.rmt_hitm,
-                    o.store_l1_hit,
-                    o.store_l1_miss,
-                    o.lcl_rfo_modified,
-                    o.rmt_rfo_modified,
-                    o.lcl_hitm_ps,
-                    o.rmt_hitm_ps,
-                    o.other_load_ps,
-                    cpus,
-                )
-            })
-            .collect();
-        format!(
-            "{} {} {} {} {} {:?}",
-            r.line, r.lcl_hit, r.rmt_hit, r.dram_lcl, r.dram_rmt, offsets
-        )
-    }
-
-    /// Accesses counted in sorted batches into u32 records (several
-    /// batches, one access too slow for a sample among them, records in
-    /// three chunks, the counts folded into u64 records twice on the way)
-    /// leave every record as counting each at once in u64 does.
-    #[test]
-    fn batches_and_folds_count_as_accesses_one_by_one() {
-        let lines = 2 * CHUNK as u32 + 300;
-        let mut direct: Vec<LineStats<u64>> = (0..lines).map(LineStats::new).collect();
-        let mut batched = Records::default();
-        for i in 0..lines {
-            assert_eq!(batched.push(i), i);
-        }
-        assert_eq!(batched.len(), lines as usize);
-        let mut pending = Pending::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for i in 0..(2 * BATCH + 123) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let stats = (x % lines as u64) as u32;
-            let offset = (x >> 20) as u16 % 64;
-            let cpu = (x >> 30) as u32 % 96;
-            let kind = AccessKind::ALL[(x >> 40) as usize % 3];
-            let class = Class::ALL[(x >> 44) as usize % 7];
-            let ps = if i == 777 {
-                1 << PS_BITS
-            } else {
-                (x >> 50) % 100_000
-            };
-            direct[stats as usize].record(offset, cpu as u16, kind, class, ps, 96);
-            pending.add(&mut batched, stats, offset, cpu, kind, class, ps, 96);
-            if i == BATCH / 3 || i == BATCH + 5 {
-                pending.count(&mut batched, 96);
-                batched.fold();
-            }
-        }
-        pending.count(&mut batched, 96);
-        assert!(!batched.folded.is_empty());
-        for (i, d) in direct.iter().enumerate() {
-            assert_eq!(digest(&batched.widened(i as u32)), digest(d), "record {i}");
-        }
-    }
 
     /// Counts that would pass what a u32 holds are folded before they do.
     #[test]
