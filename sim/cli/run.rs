@@ -385,7 +385,7 @@ fn print_speed(measured: &Measured, in_all: usize, dir: &Path, estimate: u64) {
     let speed = &measured.speed;
     eprintln!(
         "simulator: {} runs simulated now, {in_all} in all; {} events, {:.2} M events/s and \
-         {:.2} M simulated ops/s per core; peak memory {:.0} MiB in this process{estimated}",
+         {:.2} M simulated ops/s of run time; peak memory {:.0} MiB in this process{estimated}",
         measured.runs,
         speed.events,
         speed.events_per_sec / 1e6,

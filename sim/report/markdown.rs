@@ -261,7 +261,7 @@ fn provenance(md: &mut String, set: &ResultSet, speed: &SpeedLog) {
         let _ = writeln!(md, "| run date | {} |", speed.date);
         let _ = writeln!(
             md,
-            "| simulator speed | {} events in {:.2} s of run time ({:.2} M events/s, {:.2} M simulated ops/s per core); peak memory {} |",
+            "| simulator speed | {} events in {:.2} s of run time ({:.2} M events/s, {:.2} M simulated ops/s of run time); peak memory {} |",
             figure(total.events as f64),
             total.wall_s,
             total.events_per_sec / 1e6,
