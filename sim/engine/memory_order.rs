@@ -104,12 +104,33 @@ pub(super) struct CpuOrder {
     first_free: (usize, Ps),
     /// When the last issued load completes: a dependent step waits for it.
     loads_done: Ps,
-    /// When the compute the CPU runs ends: its sibling's compute stretches
-    /// while the two overlap.
-    computing_until: Ps,
+}
+
+/// The compute one CPU runs. A core's threads are kept side by side
+/// (memory_order::compute_slots): each one's compute step reads its
+/// sibling's, which is then in the same host line.
+#[derive(Clone, Copy, Default)]
+pub(super) struct ThreadCompute {
+    /// When the CPU's compute ends: its sibling's compute stretches while
+    /// the two overlap.
+    until: Ps,
     /// Compute time owed: a step that ran while the sibling started
     /// computing was slowed after it was timed.
     owed: Ps,
+}
+
+/// Per CPU, where its compute is kept and where its sibling's is (the
+/// next thread of its core, `Machine::sibling_of`; u32::MAX for none):
+/// CPU c is thread c / cores of core c % cores, as Linux numbers them on
+/// x86, so a core's threads are neighbours. Also the slots' count.
+pub(super) fn compute_slots(m: &Machine) -> (Vec<(u32, u32)>, usize) {
+    let t = &m.spec.topology;
+    let cores = t.sockets * t.cores_per_socket;
+    let slot = |c: u32| (c % cores) * t.threads_per_core + c / cores;
+    let slots = (0..m.cpus())
+        .map(|c| (slot(c), m.sibling_of(c).map_or(u32::MAX, slot)))
+        .collect();
+    (slots, (cores * t.threads_per_core) as usize)
 }
 
 impl CpuOrder {
@@ -123,8 +144,6 @@ impl CpuOrder {
             misses: vec![0; m.outstanding_misses as usize].into_boxed_slice(),
             first_free: (0, 0),
             loads_done: 0,
-            computing_until: 0,
-            owed: 0,
         }
     }
 
@@ -471,35 +490,33 @@ impl Engine<'_> {
     pub(super) fn compute_end(&mut self, task: u32, now: Ps, work: Ps) -> Ps {
         let cpu = self.tasks[task as usize].cpu as usize;
         let stretch = self.m.smt_stretch_permille;
-        let work = work + std::mem::take(&mut self.order[cpu].owed);
-        let sibling = self
-            .siblings
-            .get(cpu)
-            .and_then(|&s| self.order.get_mut(s as usize));
-        let end = match sibling {
-            Some(sib) if sib.computing_until > now && stretch > 1000 => {
-                let shared = sib.computing_until - now;
+        let (me, sibling) = self.compute_slots[cpu];
+        let work = work + std::mem::take(&mut self.compute[me as usize].owed);
+        let end = match self.compute.get_mut(sibling as usize) {
+            Some(sib) if sib.until > now && stretch > 1000 => {
+                let shared = sib.until - now;
                 let stretched = work * stretch / 1000;
                 let (end, overlap) = if stretched <= shared {
                     (now + stretched, stretched)
                 } else {
                     // The work done while shared, then the rest alone.
-                    (sib.computing_until + work - shared * 1000 / stretch, shared)
+                    (sib.until + work - shared * 1000 / stretch, shared)
                 };
                 let owed = overlap - overlap * 1000 / stretch;
                 sib.owed += owed;
-                sib.computing_until += owed;
+                sib.until += owed;
                 end
             }
             _ => now + work,
         };
-        self.order[cpu].computing_until = end;
+        self.compute[me as usize].until = end;
         end
     }
 
     /// The CPU's compute step was cut at `now` (the tick preempted it).
     pub(super) fn compute_cut(&mut self, cpu: u32, now: Ps) {
-        let o = &mut self.order[cpu as usize];
-        o.computing_until = o.computing_until.min(now);
+        let (me, _) = self.compute_slots[cpu as usize];
+        let c = &mut self.compute[me as usize];
+        c.until = c.until.min(now);
     }
 }

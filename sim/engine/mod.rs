@@ -35,7 +35,7 @@ use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{AtomicOp, Counting, Program, RunWindow, TaskSpec, Timeline, Until, UserWord};
-use memory_order::CpuOrder;
+use memory_order::{CpuOrder, ThreadCompute};
 use metrics::Metrics;
 use queue::EventQueue;
 use sched::{OnCpu, Sched, TICK_EVENTS};
@@ -168,10 +168,12 @@ pub struct Engine<'a> {
     /// a locked RMW's extra. A lock acquired within it did not wait for
     /// another holder; an access within it needs no event of its own.
     uncontended_ps: Ps,
-    /// Per CPU: its stores and loads in flight and the compute it runs.
+    /// Per CPU: its stores and loads in flight.
     order: Vec<CpuOrder>,
-    /// Per CPU, its SMT sibling (u32::MAX for none).
-    siblings: Vec<u32>,
+    /// The compute each CPU runs, a core's threads side by side; per CPU,
+    /// where its own and its SMT sibling's are.
+    compute: Vec<ThreadCompute>,
+    compute_slots: Vec<(u32, u32)>,
     /// The id of the workload's lock 0: its locks follow the tables'
     /// locks and the runqueues'.
     workload_lock_base: u32,
@@ -223,6 +225,7 @@ impl<'a> Engine<'a> {
             exits: vec![None; tasks.len()],
         };
         let task_count = tasks.len();
+        let (compute_slots, compute_slot_count) = memory_order::compute_slots(m);
         let tasks = tasks
             .into_iter()
             .zip(on_cpu)
@@ -261,9 +264,8 @@ impl<'a> Engine<'a> {
             events: 0,
             uncontended_ps: m.l1_ps + m.rmw_ps,
             order: (0..m.cpus()).map(|_| CpuOrder::new(m)).collect(),
-            siblings: (0..m.cpus())
-                .map(|c| m.sibling_of(c).unwrap_or(u32::MAX))
-                .collect(),
+            compute: vec![ThreadCompute::default(); compute_slot_count],
+            compute_slots,
             workload_lock_base,
             timeline,
             sched,
