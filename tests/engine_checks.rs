@@ -1440,3 +1440,42 @@ fn relaxed_adds_on_a_weakly_ordered_core_run_while_it_holds_the_line_and_none_is
         "a locked add waits for its line each time: {each} transfers"
     );
 }
+
+#[test]
+fn stores_to_a_line_an_older_store_waits_for_commit_with_its_grant() {
+    // Eight CPUs on two sockets each store to one word 400 times, 2 ns of
+    // compute apart: a CPU's stores pile up in its buffer while its oldest
+    // waits at the line. A store that finds an older one of its CPU waiting
+    // there rides with it: the one ownership request brings the line for
+    // every store to it in the buffer, so the line moves about once a run
+    // of stores, not once a store (each asking on its own, queued between
+    // the other CPUs' requests, the line moved nearly every store).
+    const CPUS: [u32; 8] = [0, 1, 2, 3, 32, 33, 34, 35];
+    const STORES: u64 = 400;
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS / 10,
+    };
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let shared = word(0);
+        CPUS.iter()
+            .map(|_| {
+                let ops = (0..STORES)
+                    .flat_map(|_| [Op::Access(shared, AccessKind::Write), Op::Compute(2 * NS)]);
+                Box::new(Script(ops.collect())) as Box<dyn Program>
+            })
+            .collect()
+    };
+    let o = run_on_plain_table(&m, &CPUS, programs, window);
+    let transfers = o.directory.totals.transfers();
+    let stores = STORES * CPUS.len() as u64;
+    assert!(
+        transfers >= CPUS.len() as u64 - 1,
+        "every CPU takes the line"
+    );
+    assert!(
+        transfers * 10 < stores,
+        "the line moves once for a run of stores: {transfers} transfers for {stores} stores"
+    );
+}

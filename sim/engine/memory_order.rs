@@ -77,9 +77,10 @@ struct HeldStore {
     /// When its line's data is in, once its line has served it; None
     /// while it waits there.
     done: Option<Ps>,
-    /// Whether it has a place of its own in its line's queue: a relaxed
-    /// RMW to a line that an older entry already waits for rides with that
-    /// one (one ownership request brings the line for every entry to it).
+    /// Whether it has a place of its own in its line's queue: a store or
+    /// relaxed RMW to a line that an older entry already waits for rides
+    /// with that one (one ownership request brings the line for every
+    /// entry to it).
     queued: bool,
 }
 
@@ -310,24 +311,28 @@ impl Engine<'_> {
             done: None,
             queued: false,
         };
-        // A relaxed RMW rides with an older entry waiting for its line
-        // (plain stores each ask on their own yet), and does not pass the
-        // requests waiting at a line its core holds: their snoops took it.
+        // A store or relaxed RMW rides with an older entry waiting for its
+        // line: the one ownership request brings the line for both, and
+        // the younger commits from it at the grant (store_granted).
+        let rides = o
+            .held
+            .iter()
+            .any(|h| h.done.is_none() && h.mem.line == mem.line);
+        if rides {
+            o.held.push_back(store);
+            return Some(retired);
+        }
+        // A relaxed RMW, performed on the line as it commits, does not pass
+        // the requests waiting at a line its core holds: their snoops took it.
         if let Carries::Atomic { .. } = carries {
-            let rides = o
-                .held
-                .iter()
-                .any(|h| h.done.is_none() && h.mem.line == mem.line);
-            if rides
-                || self.dir.wait_behind_waiters(
-                    self.m,
-                    cpu,
-                    mem.line,
-                    AccessKind::Rmw,
-                    STORE_WAITERS + cpu,
-                )
-            {
-                store.queued = !rides;
+            if self.dir.wait_behind_waiters(
+                self.m,
+                cpu,
+                mem.line,
+                AccessKind::Rmw,
+                STORE_WAITERS + cpu,
+            ) {
+                store.queued = true;
                 self.order[cpu as usize].held.push_back(store);
                 return Some(retired);
             }
