@@ -1479,3 +1479,47 @@ fn stores_to_a_line_an_older_store_waits_for_commit_with_its_grant() {
         "the line moves once for a run of stores: {transfers} transfers for {stores} stores"
     );
 }
+
+#[test]
+fn a_store_whose_line_was_taken_while_it_waited_asks_for_it_again() {
+    // CPU 0 owns line Y. At 1020 ns it stores to X, whose server is busy
+    // with CPU 1 taking X from the other socket, so the store waits in the
+    // buffer; its next store, to Y, hits but must commit after it. CPU 3
+    // takes Y at 1030 ns, before X's grant. When the X store commits, the Y
+    // store behind it no longer has its line: it asks for Y again, and Y
+    // ends in CPU 0's cache, not CPU 3's.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS / 100,
+    };
+    let y_line = std::cell::Cell::new(None);
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let (x, y, own) = (word(0), word(256), word(512));
+        y_line.set(Some(y.line));
+        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
+        vec![
+            later(vec![
+                Op::Access(y, AccessKind::Write),
+                Op::Access(own, AccessKind::Write),
+                Op::Sleep(1020 * NS),
+                Op::Access(x, AccessKind::Write),
+                Op::Access(y, AccessKind::Write),
+                // The locked RMW waits for both stores to commit.
+                Op::Access(own, AccessKind::Rmw),
+            ]),
+            later(vec![Op::Sleep(1000 * NS), Op::Access(x, AccessKind::Write)]),
+            later(vec![Op::Access(x, AccessKind::Write)]),
+            later(vec![Op::Sleep(1030 * NS), Op::Access(y, AccessKind::Write)]),
+        ]
+    };
+    let o = run_on_plain_table(&m, &[0, 1, 32, 3], programs, window);
+    let Some(y) = y_line.get() else {
+        panic!("the programs were written")
+    };
+    assert!(
+        o.directory.owned_by(&m, 0, y),
+        "the store to Y commits in CPU 0's cache after CPU 3 took the line"
+    );
+    assert!(!o.directory.owned_by(&m, 3, y));
+}

@@ -785,6 +785,13 @@ impl Directory {
         self.lines[line as usize].writes
     }
 
+    /// Whether the CPU's core holds the line as its owner now: a store it
+    /// served earlier can still commit there, without asking again.
+    #[inline]
+    pub fn owned_by(&self, m: &Machine, cpu: u32, line: LineId) -> bool {
+        u32::from(self.lines[line as usize].owner) == m.core_of(cpu)
+    }
+
     /// A store the line served earlier became visible only now (it
     /// committed behind older stores of its CPU): its write counts again,
     /// so a read served in between, which did not show what the store

@@ -402,13 +402,30 @@ impl Engine<'_> {
 
     /// Commits the CPU's oldest stores whose lines have served them, in
     /// order, up to the first still waiting at its line; a task waiting
-    /// for the drain goes on once none is left.
+    /// for the drain goes on once none is left. A store whose line another
+    /// CPU took after serving it, while it waited behind the older ones,
+    /// asks for the line again: it commits when that second request is
+    /// served, and waits at the line where the line is busy.
     fn commit_in_order(&mut self, cpu: u32, now: Ps) {
-        while let Some(HeldStore {
-            done: Some(done), ..
+        while let Some(&HeldStore {
+            done: Some(done),
+            mem,
+            carries,
+            ..
         }) = self.order[cpu as usize].held.front()
         {
-            let done = *done;
+            let mut done = done;
+            if !self.dir.owned_by(self.m, cpu, mem.line) {
+                match self.ask_for_store(cpu, now, mem, carries.kind(), false) {
+                    Request::Served(out) => done = out.done,
+                    Request::Waits(turn) => {
+                        self.schedule_turn(turn);
+                        let front = &mut self.order[cpu as usize].held[0];
+                        (front.done, front.queued) = (None, true);
+                        return;
+                    }
+                }
+            }
             let Some(store) = self.order[cpu as usize].held.pop_front() else {
                 unreachable!("the front was just seen")
             };
