@@ -639,6 +639,11 @@ impl Program for Script {
     }
 }
 
+/// A program that runs `ops` in order, then exits.
+fn script(ops: impl IntoIterator<Item = Op>) -> Box<dyn Program> {
+    Box::new(Script(ops.into_iter().collect()))
+}
+
 #[test]
 fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
     // CPU 32 (the other socket) dirties a word; a microsecond later CPU 0
@@ -761,9 +766,8 @@ fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
     };
     let programs = |word: &dyn Fn(u64) -> Mem| {
         let (shared, own) = (word(0), word(256));
-        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
         vec![
-            later(vec![
+            script(vec![
                 Op::Access(own, AccessKind::Write),
                 Op::Sleep(1020 * NS),
                 Op::Clock,
@@ -772,11 +776,11 @@ fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
                 Op::Access(own, AccessKind::Rmw),
                 Op::Clock,
             ]),
-            later(vec![
+            script(vec![
                 Op::Sleep(1000 * NS),
                 Op::Access(shared, AccessKind::Write),
             ]),
-            later(vec![Op::Access(shared, AccessKind::Write)]),
+            script(vec![Op::Access(shared, AccessKind::Write)]),
         ]
     };
     let o = run_process(
@@ -850,7 +854,6 @@ fn reads_behind_a_held_store(op: AtomicOp) -> (Vec<(u64, u32)>, u64) {
             mem: b,
             kind: KeyKind::Private,
         };
-        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
         vec![
             Box::new(Clocked(
                 [
@@ -864,7 +867,7 @@ fn reads_behind_a_held_store(op: AtomicOp) -> (Vec<(u64, u32)>, u64) {
                 .into(),
                 drained.clone(),
             )) as Box<dyn Program>,
-            later(vec![
+            script(vec![
                 Op::Compute(1000 * NS),
                 Op::Access(a, AccessKind::Write),
             ]),
@@ -874,7 +877,7 @@ fn reads_behind_a_held_store(op: AtomicOp) -> (Vec<(u64, u32)>, u64) {
                 issued: 0,
                 seen: seen.clone(),
             }),
-            later(vec![Op::Access(a, AccessKind::Write)]),
+            script(vec![Op::Access(a, AccessKind::Write)]),
         ]
     };
     run_process(
@@ -1250,7 +1253,7 @@ fn a_pinned_workload_runs_the_same_placed_or_not() {
 }
 
 #[test]
-fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_later() {
+fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_script() {
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
     let step = 20 * MS;
     let programs = |_: &dyn Fn(u64) -> Mem| {
@@ -1461,9 +1464,10 @@ fn stores_to_a_line_an_older_store_waits_for_commit_with_its_grant() {
         let shared = word(0);
         CPUS.iter()
             .map(|_| {
-                let ops = (0..STORES)
-                    .flat_map(|_| [Op::Access(shared, AccessKind::Write), Op::Compute(2 * NS)]);
-                Box::new(Script(ops.collect())) as Box<dyn Program>
+                script(
+                    (0..STORES)
+                        .flat_map(|_| [Op::Access(shared, AccessKind::Write), Op::Compute(2 * NS)]),
+                )
             })
             .collect()
     };
@@ -1497,9 +1501,8 @@ fn a_store_whose_line_was_taken_while_it_waited_asks_for_it_again() {
     let programs = |word: &dyn Fn(u64) -> Mem| {
         let (x, y, own) = (word(0), word(256), word(512));
         y_line.set(Some(y.line));
-        let later = |ops: Vec<Op>| Box::new(Script(ops.into())) as Box<dyn Program>;
         vec![
-            later(vec![
+            script(vec![
                 Op::Access(y, AccessKind::Write),
                 Op::Access(own, AccessKind::Write),
                 Op::Sleep(1020 * NS),
@@ -1508,9 +1511,9 @@ fn a_store_whose_line_was_taken_while_it_waited_asks_for_it_again() {
                 // The locked RMW waits for both stores to commit.
                 Op::Access(own, AccessKind::Rmw),
             ]),
-            later(vec![Op::Sleep(1000 * NS), Op::Access(x, AccessKind::Write)]),
-            later(vec![Op::Access(x, AccessKind::Write)]),
-            later(vec![Op::Sleep(1030 * NS), Op::Access(y, AccessKind::Write)]),
+            script(vec![Op::Sleep(1000 * NS), Op::Access(x, AccessKind::Write)]),
+            script(vec![Op::Access(x, AccessKind::Write)]),
+            script(vec![Op::Sleep(1030 * NS), Op::Access(y, AccessKind::Write)]),
         ]
     };
     let o = run_on_plain_table(&m, &[0, 1, 32, 3], programs, window);
