@@ -114,6 +114,9 @@ struct Task {
     lock_asked: Ps,
     lock_taken: Ps,
     woken_early: bool,
+    /// The ticket unlock's read of its lock word is in: the unlock step,
+    /// run again, goes straight to its store.
+    release_read: bool,
     /// The watched line's write count when the spinner's last read was
     /// served: a write after it makes what the read returned stale.
     read_writes: u32,
@@ -241,6 +244,7 @@ impl<'a> Engine<'a> {
                 lock_asked: 0,
                 lock_taken: 0,
                 woken_early: false,
+                release_read: false,
                 read_writes: 0,
                 granted: None,
                 ret: 0,

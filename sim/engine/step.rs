@@ -284,13 +284,21 @@ impl Engine<'_> {
     }
 
     /// spin_unlock: the hold time, the protocol's release, the store.
-    fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
+    fn unlock(&mut self, task: u32, mut now: Ps, lock: LockRef) -> Option<Ps> {
+        let reads = self.locks.release_reads_word();
+        if reads {
+            now = self.read_before_release(task, now, lock.word)?;
+        }
         // The release is a plain store (smp_store_release): the store
         // buffer's order is the release order. The lock is free once the
         // directory serves the store (a store that waits at the line holds
         // it until its grant), not before.
         let release = Carries::Lock(Publishes::Release { id: lock.id, task });
-        let stored = self.store(task, now, lock.word, release, Redo::Step)?;
+        let Some(stored) = self.store(task, now, lock.word, release, Redo::Step) else {
+            // The step runs again for its store alone: the read is in.
+            self.tasks[task as usize].release_read = reads;
+            return None;
+        };
         if self.window.counts(now) {
             let held = now.saturating_sub(self.tasks[task as usize].lock_taken);
             self.metrics.locks.hold_ps += held;
@@ -299,6 +307,29 @@ impl Engine<'_> {
             }
         }
         self.go_on(task, stored.at, stored.at_once)
+    }
+
+    /// The release's read of the lock word, which the store's value needs
+    /// (the ticket lock's next ticket to serve is the word's head plus
+    /// one); it needs no earlier load's value, so it issues at once. The time the
+    /// store may go at in this event; None when the task's next event is
+    /// the read's end (the unlock step runs again then, for its store) or
+    /// the read waits and is made again.
+    fn read_before_release(&mut self, task: u32, now: Ps, word: Mem) -> Option<Ps> {
+        if std::mem::take(&mut self.tasks[task as usize].release_read) {
+            return Some(now);
+        }
+        let Some(out) = self.request(task, now, word, AccessKind::Read) else {
+            return self.park(task, Redo::Step);
+        };
+        if self.in_own_cache(now, out) {
+            return Some(out.done);
+        }
+        let t = &mut self.tasks[task as usize];
+        t.release_read = true;
+        t.pc -= 1;
+        self.queue.push(out.done, task);
+        None
     }
 
     /// A user-space atomic, acting on its word when the word's line serves

@@ -209,6 +209,17 @@ impl Locks {
         }
     }
 
+    /// Whether spin_unlock reads the lock word before its store: the
+    /// ticket lock's store of the next ticket to serve is the word's head
+    /// plus one, read first (x86's `add` to the head in memory,
+    /// arch/x86/include/asm/spinlock.h 2.6.25-4.1; the generic lock's
+    /// atomic_read then smp_store_release, include/asm-generic/
+    /// ticket_spinlock.h). The queued lock's release stores a zero to its
+    /// locked byte and reads nothing.
+    pub fn release_reads_word(&self) -> bool {
+        self.kind == LockKind::Ticket
+    }
+
     /// Starts loading a lock's state into the host's cache.
     #[inline]
     pub fn prefetch(&self, id: u32) {
