@@ -133,7 +133,7 @@ impl Engine<'_> {
             }
             Step::Access(mem, kind) => self.in_program_order(task, now, mem, kind, Order::Full),
             // Ordered as the lock protocols' acquire and relaxed atomics are.
-            Step::RelaxedRmw(mem) => {
+            Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) => {
                 self.in_program_order(task, now, mem, AccessKind::Rmw, Order::Acquire)
             }
             Step::Atomic => match self.atomics[task as usize] {
@@ -536,9 +536,10 @@ impl Engine<'_> {
     fn prefetch(&self, script: &[Step]) {
         for step in script {
             match *step {
-                Step::Access(mem, _) | Step::RelaxedRmw(mem) | Step::Load(mem) => {
-                    self.dir.prefetch(mem.line)
-                }
+                Step::Access(mem, _)
+                | Step::RelaxedRmw(mem)
+                | Step::AcquireRmw(mem)
+                | Step::Load(mem) => self.dir.prefetch(mem.line),
                 Step::Lock(lock) => {
                     self.dir.prefetch(lock.word.line);
                     self.locks.prefetch(lock.id);

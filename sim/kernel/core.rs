@@ -651,7 +651,9 @@ impl FutexSystem {
         rmw(at(PAGE_REFCOUNT), s);
         let locks_page = pins == SharedKeyPins::LockPageAndRefs;
         if locks_page {
-            rmw(at(PAGE_FLAGS), s);
+            // trylock_page's test_and_set_bit_lock is an acquire; unlock_page's
+            // clear_bit_unlock is followed by smp_mb__after_atomic: fully ordered.
+            s.extend(at(PAGE_FLAGS).map(Step::AcquireRmw));
         }
         if pins != SharedKeyPins::PageOnly {
             rmw(Some(self.pinned_object(task, kind)), s);

@@ -182,7 +182,15 @@ fn shared_keys_pin_the_page_and_the_mm_as_each_era_did() {
     let page_ref = "rmw page->_refcount";
     let mm = "rmw mm->mm_count";
     let v2_6_29 = [
-        &[page_ref, "rmw page->flags", mm, "rmw page->flags", page_ref][..],
+        // lock_page's test_and_set_bit_lock is an acquire; unlock_page's
+        // clear_bit_unlock then smp_mb__after_atomic is fully ordered.
+        &[
+            page_ref,
+            "acquire-rmw page->flags",
+            mm,
+            "rmw page->flags",
+            page_ref,
+        ][..],
         &LOCKED_COMPARE,
         &[mm],
     ]

@@ -63,6 +63,10 @@ pub enum Step {
     /// as `Access(_, Rmw)` does; on a weakly ordered core it waits neither
     /// for the stores nor for the loads before it.
     RelaxedRmw(Mem),
+    /// An acquire RMW (lock_page's test_and_set_bit_lock): it orders what
+    /// comes after it, not what came before. Timed as `RelaxedRmw`: the
+    /// next step waits for it in either case.
+    AcquireRmw(Mem),
     /// A load nothing waits for yet: it issues, up to the core's
     /// outstanding misses, and the script goes on. The next dependent
     /// access, `Join`, lock or the op's end waits for it.

@@ -174,13 +174,14 @@ pub fn blocks(s: &Script) -> bool {
 
 /// The accesses and lock steps of a script, in order, each as its kind and
 /// the field it touches: what the era tests compare with the kernel source.
-/// An RMW that orders nothing is a `relaxed-rmw`.
+/// An RMW that orders nothing is a `relaxed-rmw`, an acquire one an `acquire-rmw`.
 pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
     s.iter()
         .filter_map(|step| {
             let (m, kind) = match *step {
                 Step::Access(m, kind) => (m, format!("{kind:?}").to_lowercase()),
                 Step::RelaxedRmw(m) => (m, "relaxed-rmw".into()),
+                Step::AcquireRmw(m) => (m, "acquire-rmw".into()),
                 // A load issued to overlap with what follows is a read all the same.
                 Step::Load(m) => (m, "read".into()),
                 Step::Lock(_) => return Some("lock".into()),
