@@ -1,7 +1,8 @@
 //! Simulator speed: events and simulated futex ops per wall second for perf
 //! bench futex hash with aligned-3.14 buckets, at 64, 512 and 4096 CPUs.
 //! Each sample is a whole `simulate`: set-up, the bucket-load analysis of
-//! every key, the event loop and the record. The 4096-CPU run simulates
+//! every key (on a thread beside the event loop), the event loop and the
+//! record. The 4096-CPU run simulates
 //! 200 us, long enough that the event loop's steady state dominates its
 //! set-up (4M keys analysed, 80 MB of directory and locks laid out); the
 //! line printed before each group gives the engine's own rate (directory

@@ -23,6 +23,28 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use std::time::Instant;
 
+/// Runs `analysis` on a thread of its own while `run` runs on this one,
+/// and returns what both give; where no thread can start, the analysis
+/// runs here first. Neither waits for the other, so the answer is the same
+/// either way.
+fn beside<A: Send, R>(analysis: impl Fn() -> A + Sync, run: impl FnOnce() -> R) -> (A, R) {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("futexsim-layout".into())
+            .spawn_scoped(scope, &analysis);
+        match thread {
+            Ok(thread) => {
+                let ran = run();
+                match thread.join() {
+                    Ok(analysed) => (analysed, ran),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            Err(_) => (analysis(), run()),
+        }
+    })
+}
+
 /// Lines listed in a record's c2c table.
 pub const TOP_LINES: usize = 10;
 
@@ -107,6 +129,9 @@ pub enum ScenarioError {
     /// The machine is one the layout analysis of the run's keys cannot take.
     #[error("machine: {0}")]
     Platform(#[from] PlatformError),
+    /// The layout analysis of the run's keys would refuse them.
+    #[error("{0}")]
+    Layout(#[from] layout::LayoutError),
 }
 
 /// A scenario laid out in memory, ready for the engine.
@@ -124,8 +149,11 @@ impl Scenario {
     pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
         let prepared = self.prepare(machine)?;
         // The load record analyses the run's own keys on this machine.
-        if prepared.setup.keys.is_some() {
-            machine.platform().validate()?;
+        if let Some(words) = &prepared.setup.keys {
+            let platform = machine.platform();
+            platform.validate()?;
+            let set_slots = self.workload.workload().set_slots();
+            layout::check_set(&self.design, &platform, words, set_slots)?;
         }
         Ok(())
     }
@@ -226,18 +254,20 @@ impl Scenario {
                 Vec::new()
             },
         };
-        // The keys this run's tasks use, straight from its set-up.
-        let load = match &setup.keys {
-            Some(words) => Some(LoadRecord::from_layout(
-                &layout::analyze_set(
-                    &self.design,
-                    &machine.platform(),
-                    words,
-                    self.workload.workload().set_slots(),
-                )
-                .map_err(|e| e.to_string())?,
-            )),
-            None => None,
+        // The keys this run's tasks use, straight from its set-up: the
+        // analysis of their buckets runs beside the event loop, once
+        // everything it could refuse has been checked.
+        let platform = machine.platform();
+        let set_slots = self.workload.workload().set_slots();
+        if let Some(words) = &setup.keys {
+            layout::check_set(&self.design, &platform, words, set_slots)
+                .map_err(|e| e.to_string())?;
+        }
+        let keys = &setup.keys;
+        let analysis = || {
+            keys.as_ref()
+                .map(|words| layout::analyze_set(&self.design, &platform, words, set_slots))
+                .transpose()
         };
         let infos: Vec<TaskInfo> = setup
             .tasks
@@ -274,17 +304,22 @@ impl Scenario {
         let started = Instant::now();
         let task_cpus: Vec<u32> = setup.tasks.iter().map(|t| t.cpu).collect();
         let layout = SchedLayout::new(&machine, &mut memory, &task_cpus);
-        let mut out = Engine::new(
-            &machine,
-            &memory,
-            futex,
-            setup.tasks,
-            lock,
-            self.window,
-            layout,
-        )
-        .run();
+        let (load, mut out) = beside(analysis, || {
+            Engine::new(
+                &machine,
+                &memory,
+                futex,
+                setup.tasks,
+                lock,
+                self.window,
+                layout,
+            )
+            .run()
+        });
         let wall_s = started.elapsed().as_secs_f64();
+        let load = load
+            .map_err(|e| e.to_string())?
+            .map(|report| LoadRecord::from_layout(&report));
         if let Some(t) = out.stalled_at {
             return Err(format!(
                 "stopped at {} ns of simulated time: {} events there without time advancing \

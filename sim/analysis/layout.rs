@@ -486,16 +486,7 @@ pub fn analyze_set(
             keys: words.count(),
         });
     }
-    // Each process starts on node 0: placement does not change which
-    // bucket or line a key lands on.
-    let processes: Vec<ProcessInfo> = words
-        .threads
-        .iter()
-        .map(|&threads| ProcessInfo {
-            set_slots,
-            ..ProcessInfo::new(threads, 0)
-        })
-        .collect();
+    let processes = set_processes(words, set_slots);
     analyze_placed(design, platform, &processes, words.count(), |counter| {
         words
             .for_each_key(design.word_size, platform.page_size, |k| counter.add(k))
@@ -504,6 +495,61 @@ pub fn analyze_set(
                 error,
             })
     })
+}
+
+/// Everything `analyze_set` could refuse, found without counting a key:
+/// too many keys, a key the kernel would refuse (`FutexWords::check_keys`)
+/// or one of a process not there, and the platform, the design and its
+/// tables here. A run asks this first, so that its analysis can go on
+/// beside the event loop with nothing left to refuse after it.
+pub fn check_set(
+    design: &TableDesign,
+    platform: &Platform,
+    words: &FutexWords,
+    set_slots: Option<SetSlots>,
+) -> Result<(), LayoutError> {
+    if words.count() > MAX_KEYS {
+        return Err(LayoutError::TooManyKeys {
+            keys: words.count(),
+        });
+    }
+    let processes = words.threads.len();
+    if let Some(a) = words
+        .arrays
+        .iter()
+        .find(|a| a.process as usize >= processes)
+    {
+        return Err(LayoutError::StrayKey {
+            process: a.process,
+            processes,
+        });
+    }
+    words
+        .check_keys(design.word_size, platform.page_size)
+        .map_err(|error| LayoutError::Key {
+            design: design.name.clone(),
+            error,
+        })?;
+    tables(
+        design,
+        platform,
+        &set_processes(words, set_slots),
+        words.count(),
+    )
+    .map(|_| ())
+}
+
+/// The processes of a workload's words, each starting on node 0:
+/// placement does not change which bucket or line a key lands on.
+fn set_processes(words: &FutexWords, set_slots: Option<SetSlots>) -> Vec<ProcessInfo> {
+    words
+        .threads
+        .iter()
+        .map(|&threads| ProcessInfo {
+            set_slots,
+            ..ProcessInfo::new(threads, 0)
+        })
+        .collect()
 }
 
 /// The layout of any set of keys, each naming one of `processes`.
@@ -519,15 +565,14 @@ pub fn analyze_keys(
     })
 }
 
-/// The layout of `key_count` keys, which `place` hands to the counter one
-/// at a time.
-fn analyze_placed(
+/// The tables `design` sizes for `processes` and `key_count` keys on
+/// `platform`, all the analysis can count.
+fn tables(
     design: &TableDesign,
     platform: &Platform,
     processes: &[ProcessInfo],
     key_count: u64,
-    place: impl FnOnce(&mut KeyCounter) -> Result<(), LayoutError>,
-) -> Result<LayoutReport, LayoutError> {
+) -> Result<FutexHash, LayoutError> {
     platform.validate()?;
     let design_error = |error: DesignError| LayoutError::Design {
         design: design.name.clone(),
@@ -555,7 +600,19 @@ fn analyze_placed(
             slots: all_slots,
         });
     }
+    Ok(hash)
+}
 
+/// The layout of `key_count` keys, which `place` hands to the counter one
+/// at a time.
+fn analyze_placed(
+    design: &TableDesign,
+    platform: &Platform,
+    processes: &[ProcessInfo],
+    key_count: u64,
+    place: impl FnOnce(&mut KeyCounter) -> Result<(), LayoutError>,
+) -> Result<LayoutReport, LayoutError> {
+    let hash = tables(design, platform, processes, key_count)?;
     let mut counter = KeyCounter::new(&hash, processes.len());
     place(&mut counter)?;
     let loads = counter.finish()?;

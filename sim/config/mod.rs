@@ -12,6 +12,7 @@ mod tree;
 
 pub use source::ConfigError;
 
+use crate::analysis::layout::LayoutError;
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
 use crate::machine::{presets, Machine, MachineSpec};
@@ -555,6 +556,10 @@ fn resolve_point(
         point.scenario(design, 0).check(&m).map_err(|e| match e {
             ScenarioError::Workload(w) => workload_error(src, &here, &point.workload, w),
             ScenarioError::Platform(p) => here.locate(src, &["machine".into()], p.to_string()),
+            // Too many keys, or keys of a process not there: the workload's.
+            ScenarioError::Layout(
+                e @ (LayoutError::TooManyKeys { .. } | LayoutError::StrayKey { .. }),
+            ) => here.locate(src, &["workload".into(), "name".into()], e.to_string()),
             table => here.locate(src, &["table".into(), i.to_string()], table.to_string()),
         })?;
     }
