@@ -311,10 +311,10 @@ impl Engine<'_> {
 
     /// The release's read of the lock word, which the store's value needs
     /// (the ticket lock's next ticket to serve is the word's head plus
-    /// one); it needs no earlier load's value, so it issues at once. The time the
-    /// store may go at in this event; None when the task's next event is
-    /// the read's end (the unlock step runs again then, for its store) or
-    /// the read waits and is made again.
+    /// one); it needs no earlier load's value, so it issues at once. The
+    /// time the store may go at in this event; None when the task's next
+    /// event is the read's end (the unlock step runs again then, for its
+    /// store) or the read waits at its line and is made again.
     fn read_before_release(&mut self, task: u32, now: Ps, word: Mem) -> Option<Ps> {
         if std::mem::take(&mut self.tasks[task as usize].release_read) {
             return Some(now);
