@@ -481,11 +481,7 @@ pub fn analyze_set(
     words: &FutexWords,
     set_slots: Option<SetSlots>,
 ) -> Result<LayoutReport, LayoutError> {
-    if words.count() > MAX_KEYS {
-        return Err(LayoutError::TooManyKeys {
-            keys: words.count(),
-        });
-    }
+    keys_fit(words)?;
     let processes = set_processes(words, set_slots);
     analyze_placed(design, platform, &processes, words.count(), |counter| {
         words
@@ -508,11 +504,7 @@ pub fn check_set(
     words: &FutexWords,
     set_slots: Option<SetSlots>,
 ) -> Result<(), LayoutError> {
-    if words.count() > MAX_KEYS {
-        return Err(LayoutError::TooManyKeys {
-            keys: words.count(),
-        });
-    }
+    keys_fit(words)?;
     let processes = words.threads.len();
     if let Some(a) = words
         .arrays
@@ -537,6 +529,15 @@ pub fn check_set(
         words.count(),
     )
     .map(|_| ())
+}
+
+/// Whether the analysis takes this many keys.
+fn keys_fit(words: &FutexWords) -> Result<(), LayoutError> {
+    let keys = words.count();
+    if keys > MAX_KEYS {
+        return Err(LayoutError::TooManyKeys { keys });
+    }
+    Ok(())
 }
 
 /// The processes of a workload's words, each starting on node 0:

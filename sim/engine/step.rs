@@ -325,11 +325,8 @@ impl Engine<'_> {
         if self.in_own_cache(now, out) {
             return Some(out.done);
         }
-        let t = &mut self.tasks[task as usize];
-        t.release_read = true;
-        t.pc -= 1;
-        self.queue.push(out.done, task);
-        None
+        self.tasks[task as usize].release_read = true;
+        self.again_at(task, out.done)
     }
 
     /// A user-space atomic, acting on its word when the word's line serves
