@@ -118,8 +118,11 @@ impl Engine<'_> {
     }
 
     /// Runs one step at `now`: the time the task goes on at in this event,
-    /// or None when its next event is scheduled (or it waits).
-    #[inline]
+    /// or None when its next event is scheduled (or it waits). Always
+    /// inlined into its one caller, the step loop: as a call, its prologue
+    /// and epilogue ran once a step, not once an event (3.5% of the 64-CPU
+    /// benchmark's instructions).
+    #[inline(always)]
     fn run_step(&mut self, task: u32, now: Ps, step: Step) -> Option<Ps> {
         match step {
             Step::Compute(c) => {
