@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-mod common;
+use crate::common;
 
 use common::{futexsim, perf_hash_sweep, run_sweep, Scratch};
 use futexsim::campaign::Shard;

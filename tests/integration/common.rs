@@ -24,7 +24,6 @@ impl Drop for Scratch {
 }
 
 /// Runs the futexsim binary to completion.
-#[allow(dead_code)] // not every test binary that shares this module runs it this way
 pub fn futexsim(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_futexsim"))
         .args(args)
@@ -35,7 +34,6 @@ pub fn futexsim(args: &[&str]) -> Output {
 impl Scratch {
     /// A scratch directory holding `text` as `file`, and that file's path:
     /// how the tests that drive `futexsim run` start from a config.
-    #[allow(dead_code)] // not every test binary that shares this module writes a config
     pub fn holding(name: &str, file: &str, text: &str) -> (Scratch, PathBuf) {
         let s = Scratch::new(name);
         let path = s.0.join(file);
@@ -45,7 +43,6 @@ impl Scratch {
 }
 
 /// `futexsim run CONFIG --out OUT EXTRA...` to completion.
-#[allow(dead_code)] // not every test binary that shares this module runs a sweep
 pub fn run_sweep(config: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "run",
@@ -62,7 +59,6 @@ pub fn run_sweep(config: &Path, out: &Path, extra: &[&str]) -> Output {
 /// and the CPU counts `cpus` (a TOML array), with `run` as the body of its
 /// `[run]` section. One text, so that every such test runs the same kind
 /// of sweep and a change to the config format is made once.
-#[allow(dead_code)] // not every test binary that shares this module runs a sweep
 pub fn perf_hash_sweep(run: &str, tables: &[&str], cpus: &str) -> String {
     let tables: String = tables
         .iter()
@@ -88,7 +84,6 @@ cpus = {cpus}
 
 /// The `.toml` files of `dir` (under the crate's root), in name order: how
 /// the tests kept as a folder of inputs find them.
-#[allow(dead_code)] // not every test binary that shares this module reads a folder of inputs
 pub fn toml_files(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut paths: Vec<PathBuf> = fs::read_dir(&dir)

@@ -8,7 +8,7 @@ use futexsim::machine::{MachineSpec, RemoteSpec};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use common::{futexsim, Scratch};
 

@@ -2,12 +2,12 @@
 //! an answer or a usage error (exit 0, 1 or 2), never a panic or a signal.
 //! FUTEXSIM_FUZZ_CASES raises the case count, and FUTEXSIM_FUZZ_SECONDS
 //! repeats batches of cases for that long, for long runs:
-//! `FUTEXSIM_FUZZ_CASES=2000 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test fuzz_hash_args -- --nocapture`.
+//! `FUTEXSIM_FUZZ_CASES=2000 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test integration fuzz_hash_args:: -- --nocapture`.
 
 use proptest::prelude::*;
 use std::process::Command;
 
-mod fuzzing;
+use crate::fuzzing;
 
 /// Subcommands, flags and values of `futexsim hash`, with near-misses.
 const TOKENS: [&str; 48] = [

@@ -4,7 +4,7 @@
 
 use std::fs;
 
-mod common;
+use crate::common;
 
 use common::{futexsim, perf_hash_sweep, Scratch};
 

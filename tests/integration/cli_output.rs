@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Output;
 
-mod common;
+use crate::common;
 
 use common::{futexsim, Scratch};
 

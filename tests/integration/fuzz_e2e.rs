@@ -10,7 +10,7 @@
 //! CI runs a few cases, then every input that ever failed
 //! (tests/e2e_regressions/). For long runs, FUTEXSIM_E2E_SECONDS keeps
 //! generating cases for that long and FUTEXSIM_E2E_SEED picks where to start:
-//! `FUTEXSIM_E2E_SECONDS=1800 cargo test --release --test fuzz_e2e -- --nocapture`.
+//! `FUTEXSIM_E2E_SECONDS=1800 cargo test --release --test integration fuzz_e2e:: -- --nocapture`.
 //! A failing case is written under the target directory, to be kept as a
 //! regression file; one that fails only by taking minutes is kept as
 //! `*.toml.slow`, outside CI's replay.
@@ -27,7 +27,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use toml::{Table, Value};
 
-mod common;
+use crate::common;
 
 use common::Scratch;
 

@@ -3,12 +3,12 @@
 //! is either a config that resolves to itself or one error on one line,
 //! never a panic. FUTEXSIM_FUZZ_CASES raises the case count, and FUTEXSIM_FUZZ_SECONDS
 //! repeats batches of cases for that long, for long runs:
-//! `FUTEXSIM_FUZZ_CASES=500 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test fuzz_config -- --nocapture`.
+//! `FUTEXSIM_FUZZ_CASES=500 FUTEXSIM_FUZZ_SECONDS=600 cargo test --release --test integration fuzz_config:: -- --nocapture`.
 
 use futexsim::config::{Config, DEFAULT_TOML};
 use proptest::prelude::*;
 
-mod fuzzing;
+use crate::fuzzing;
 
 /// Values a user might write, right and wrong.
 const VALUES: [&str; 36] = [

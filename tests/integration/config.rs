@@ -139,7 +139,7 @@ fn every_shipped_config_parses() {
 
 #[test]
 fn the_example_in_the_config_reference_parses() {
-    let doc = include_str!("../docs/config.md");
+    let doc = include_str!("../../docs/config.md");
     let example = doc
         .split("```toml\n")
         .nth(1)
@@ -208,7 +208,7 @@ preset = "v5.7"
 fn a_preset_path_names_a_profile_file_beside_the_config() {
     let dir = std::env::temp_dir().join(format!("futexsim-profile-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("machines")).unwrap();
-    let shipped = include_str!("../configs/machines/arm64-8.toml");
+    let shipped = include_str!("../../configs/machines/arm64-8.toml");
     std::fs::write(dir.join("machines/box.toml"), shipped).unwrap();
     let text = SMALL
         .replace(

@@ -4,7 +4,7 @@
 use futexsim::config::Config;
 use std::fs;
 
-mod common;
+use crate::common;
 
 use common::{futexsim, Scratch};
 
