@@ -6,7 +6,8 @@
 //! 200 us, long enough that the event loop's steady state dominates its
 //! set-up (4M keys analysed, 80 MB of directory and locks laid out); the
 //! line printed before each group gives the engine's own rate (directory
-//! set-up and event loop).
+//! set-up and event loop) and the process's peak resident memory in that
+//! run (the target at 4096 CPUs x 1024 futexes: under 1 GiB).
 //!
 //! Beside each engine figure at 64 and 4096 CPUs runs the floor it is
 //! judged against: a std binary heap's pop of the earliest of N pending
@@ -16,6 +17,7 @@
 //! reports (targets 0.40 at 64 CPUs, 0.14 at 4096), both from one sitting.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use futexsim::campaign::{peak_rss_bytes, reset_peak_rss};
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::scenario::Scenario;
@@ -58,13 +60,15 @@ fn engine(c: &mut Criterion) {
             });
         }
         let s = scenario(name, threads, duration_us);
+        reset_peak_rss();
         let (record, speed) = s.simulate().unwrap();
         eprintln!(
-            "{threads} CPUs: {} events, {} ops per run; the engine alone (directory set-up and event loop): {:.1} M events/s, {:.2} M simulated ops/s",
+            "{threads} CPUs: {} events, {} ops per run; the engine alone (directory set-up and event loop): {:.1} M events/s, {:.2} M simulated ops/s; the process's peak resident memory in the run: {:.1} MiB",
             record.events,
             record.ops,
             speed.events_per_sec / 1e6,
-            speed.sim_ops_per_sec / 1e6
+            speed.sim_ops_per_sec / 1e6,
+            peak_rss_bytes() as f64 / f64::from(1 << 20)
         );
         group.throughput(Throughput::Elements(record.events));
         group.bench_function(format!("{threads}_cpus_events"), |b| {
