@@ -15,6 +15,9 @@
 //! (64, 4096), each delay uniform in [1, 10000]. The engine's events per
 //! second over the floor's is the speed ratio benches/performance.md
 //! reports (targets 0.40 at 64 CPUs, 0.14 at 4096), both from one sitting.
+//! The host's load moves the two apart, so the bench also prints the ratio
+//! over seven pairs of a floor sample and a whole run, each pair back to
+//! back: their median, least and greatest.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futexsim::campaign::{peak_rss_bytes, reset_peak_rss};
@@ -26,6 +29,7 @@ use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
+use std::time::Instant;
 
 /// `duration_us` simulated microseconds counted after a warm-up of a fifth of that.
 fn scenario(machine_name: &str, threads: u32, duration_us: u64) -> Scenario {
@@ -52,10 +56,10 @@ fn engine(c: &mut Criterion) {
         ("uv-512", 512, 200, None),
         ("uv-4096", 4096, 200, Some(4096)),
     ] {
-        if let Some(pending) = floor_pending {
-            let mut heap = Floor::new(pending);
+        let mut floor = floor_pending.map(Floor::new);
+        if let Some(heap) = floor.as_mut() {
             group.throughput(Throughput::Elements(FLOOR_EVENTS));
-            group.bench_function(format!("floor_binary_heap_{pending}_pending"), |b| {
+            group.bench_function(format!("floor_binary_heap_{}_pending", heap.pending), |b| {
                 b.iter(|| heap.run(FLOOR_EVENTS))
             });
         }
@@ -74,8 +78,40 @@ fn engine(c: &mut Criterion) {
         group.bench_function(format!("{threads}_cpus_events"), |b| {
             b.iter(|| s.simulate().unwrap())
         });
+        if let Some(heap) = floor.as_mut() {
+            let ratios = interleaved_ratios(&s, record.events, heap);
+            eprintln!(
+                "{threads} CPUs over the floor at {} pending, {PAIRS} interleaved pairs: median {:.3} [{:.3}, {:.3}]",
+                heap.pending,
+                ratios[PAIRS / 2],
+                ratios[0],
+                ratios[PAIRS - 1]
+            );
+        }
     }
     group.finish();
+}
+
+/// Engine-floor pairs run one after the other, so that both sides of each
+/// ratio see the same moment of the host's load.
+const PAIRS: usize = 7;
+
+/// The engine's events per second over the floor's, for PAIRS pairs of a
+/// floor sample then a whole `simulate`, in increasing order.
+fn interleaved_ratios(s: &Scenario, events: u64, floor: &mut Floor) -> Vec<f64> {
+    let rate = |count: u64, since: Instant| count as f64 / since.elapsed().as_secs_f64();
+    let mut ratios: Vec<f64> = (0..PAIRS)
+        .map(|_| {
+            let started = Instant::now();
+            floor.run(FLOOR_EVENTS);
+            let floor_rate = rate(FLOOR_EVENTS, started);
+            let started = Instant::now();
+            black_box(s.simulate().unwrap());
+            rate(events, started) / floor_rate
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios
 }
 
 /// Events a floor sample pops and pushes: about as long as a 64-CPU
@@ -109,6 +145,7 @@ impl PartialOrd for FloorEvent {
 /// push; its delays come from a xorshift generator, a few instructions an
 /// event, so the heap's work is what is timed.
 struct Floor {
+    pending: usize,
     heap: BinaryHeap<FloorEvent>,
     state: u64,
     seq: u32,
@@ -117,6 +154,7 @@ struct Floor {
 impl Floor {
     fn new(pending: usize) -> Floor {
         let mut floor = Floor {
+            pending,
             heap: BinaryHeap::with_capacity(pending + 1),
             state: 0x9e37_79b9_7f4a_7c15 ^ pending as u64,
             seq: 0,
