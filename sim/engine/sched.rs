@@ -284,10 +284,7 @@ impl Sched {
     }
 
     fn rq_lock(&self, cpu: u32) -> LockRef {
-        LockRef {
-            id: self.lock_base + cpu,
-            word: self.layout.runqueues[cpu as usize],
-        }
+        LockRef::new(self.lock_base + cpu, self.layout.runqueues[cpu as usize])
     }
 
     /// Whether a CPU runs nothing (available_idle_cpu: its rq->curr is the
@@ -417,7 +414,7 @@ impl Engine<'_> {
             .chain(reads)
             .chain([
                 Step::Lock(rq_lock),
-                Step::Access(rq_lock.word, AccessKind::Write),
+                Step::Access(rq_lock.word(), AccessKind::Write),
                 Step::Access(state, AccessKind::Write),
                 Step::Activate(wakee),
                 Step::Unlock(rq_lock),

@@ -80,7 +80,7 @@ impl Engine<'_> {
     /// line when it is busy, and the protocol decides at the grant.
     fn move_on(&mut self, task: u32, now: Ps, wait: LockWait) -> Option<Ps> {
         let lock = wait.lock();
-        let line = lock.word.line;
+        let line = lock.word().line;
         if self.tasks[task as usize].granted != Some(line)
             && self.locks.moves_by_atomic(wait, task)
             && self.atomic_waits(task, now, line)
@@ -137,7 +137,7 @@ impl Engine<'_> {
             Spin::Lock(wait) => {
                 let lock = wait.lock();
                 // A read of the lock word that showed it free follows its release.
-                if self.locks.watched(wait, task) == lock.word {
+                if self.locks.watched(wait, task) == lock.word() {
                     self.count_stale_read(task, lock);
                 }
                 self.tasks[task as usize].wait = Wait::Running;

@@ -274,11 +274,11 @@ impl Engine<'_> {
     /// spin_lock: the lock's protocol says what its first atomic does.
     fn lock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
         let t = &mut self.tasks[task as usize];
-        if t.granted != Some(lock.word.line) {
+        if t.granted != Some(lock.word().line) {
             t.lock_asked = now;
             // The atomic acts on the word as its line serves it: one that
             // waits for its grant asks the protocol then, not now.
-            if self.atomic_waits(task, now, lock.word.line) {
+            if self.atomic_waits(task, now, lock.word().line) {
                 return self.park(task, Redo::Step);
             }
         }
@@ -290,14 +290,14 @@ impl Engine<'_> {
     fn unlock(&mut self, task: u32, mut now: Ps, lock: LockRef) -> Option<Ps> {
         let reads = self.locks.release_reads_word();
         if reads {
-            now = self.read_before_release(task, now, lock.word)?;
+            now = self.read_before_release(task, now, lock.word())?;
         }
         // The release is a plain store (smp_store_release): the store
         // buffer's order is the release order. The lock is free once the
         // directory serves the store (a store that waits at the line holds
         // it until its grant), not before.
         let release = Carries::Lock(Publishes::Release { id: lock.id, task });
-        let Some(stored) = self.store(task, now, lock.word, release, Redo::Step) else {
+        let Some(stored) = self.store(task, now, lock.word(), release, Redo::Step) else {
             // The step runs again for its store alone: the read is in.
             self.tasks[task as usize].release_read = reads;
             return None;
@@ -541,7 +541,7 @@ impl Engine<'_> {
                 | Step::AcquireRmw(mem)
                 | Step::Load(mem) => self.dir.prefetch(mem.line),
                 Step::Lock(lock) => {
-                    self.dir.prefetch(lock.word.line);
+                    self.dir.prefetch(lock.word().line);
                     self.locks.prefetch(lock.id);
                 }
                 _ => {}
@@ -551,10 +551,7 @@ impl Engine<'_> {
 
     /// A workload's lock, numbered among the tables' locks.
     fn workload_lock(&self, lock: LockRef) -> LockRef {
-        LockRef {
-            id: self.workload_lock_base + lock.id,
-            word: lock.word,
-        }
+        LockRef::new(self.workload_lock_base + lock.id, lock.word())
     }
 }
 

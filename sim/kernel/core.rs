@@ -13,7 +13,7 @@ use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::Ps;
-use crate::memory::{Arena, Home, Mem, MemoryMap, RegionId};
+use crate::memory::{Arena, Home, LineId, Mem, MemoryMap, RegionId};
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,51 @@ pub(super) struct InFlight {
     /// none), resolved once: the op's steps name them again and again, and
     /// resolving one walks the table and its region.
     pub(super) lock: LockRef,
-    pub(super) waiters: Option<Mem>,
+    /// `waiters` as its two halves, the line NO_FIELD where there is none:
+    /// as an `Option<Mem>` it would take the op in flight past 128 bytes,
+    /// the most the host copies inline, not through a call to memcpy.
+    waiters_addr: u64,
+    waiters_line: LineId,
+}
+
+/// The line of a bucket field the design does not have.
+const NO_FIELD: LineId = LineId::MAX;
+
+impl InFlight {
+    pub(super) fn new(
+        op: FutexOp,
+        key: FutexKey,
+        bucket: Bucket,
+        lock: LockRef,
+        waiters: Option<Mem>,
+    ) -> InFlight {
+        let mut f = InFlight {
+            op,
+            key,
+            bucket,
+            lock,
+            waiters_addr: 0,
+            waiters_line: NO_FIELD,
+        };
+        f.set_waiters(waiters);
+        f
+    }
+
+    /// The bucket's `waiters` field, where the design has one.
+    #[inline]
+    pub(super) fn waiters(&self) -> Option<Mem> {
+        (self.waiters_line != NO_FIELD).then_some(Mem {
+            addr: self.waiters_addr,
+            line: self.waiters_line,
+        })
+    }
+
+    pub(super) fn set_waiters(&mut self, waiters: Option<Mem>) {
+        (self.waiters_addr, self.waiters_line) = match waiters {
+            Some(w) => (w.addr, w.line),
+            None => (0, NO_FIELD),
+        };
+    }
 }
 
 /// A held PI futex (pi.rs): its owner, and the `futex_pi_state` the first
@@ -393,7 +437,7 @@ impl FutexSystem {
     pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
         self.waiters_arrived(f.lock);
         let unlock = Step::Unlock(f.lock);
-        let dec = f.waiters.map(waiters_dec_step);
+        let dec = f.waiters().map(waiters_dec_step);
         if self.hash.design.path.waiters_dec_before_unlock {
             s.extend(dec);
             s.push(unlock);
@@ -429,19 +473,16 @@ impl FutexSystem {
                 let word = self
                     .field(memory, bucket, FieldName::Lock)
                     .expect("validated designs have a lock");
-                return LockRef {
-                    id: self.outgrown_lock_base(process, generation) + bucket.index,
+                return LockRef::new(
+                    self.outgrown_lock_base(process, generation) + bucket.index,
                     word,
-                };
+                );
             }
         };
         let word = self
             .field(memory, bucket, FieldName::Lock)
             .expect("validated designs have a lock");
-        LockRef {
-            id: self.lock_base[slot] + bucket.index,
-            word,
-        }
+        LockRef::new(self.lock_base[slot] + bucket.index, word)
     }
 
     /// A byte of the header of process `process`'s private table `table`

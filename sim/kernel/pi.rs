@@ -24,7 +24,7 @@ pub const EPERM: i64 = -1;
 impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
     pub(super) fn begin_lock_pi(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
-        self.waiters_inc(f.lock, f.waiters, s);
+        self.waiters_inc(f.lock, f.waiters(), s);
         read_word_locked(f, uaddr, Decision::LockPiAtomic, s);
     }
 
@@ -45,7 +45,7 @@ impl FutexSystem {
         s: &mut Script,
     ) -> i64 {
         let lock = f.lock;
-        let waiters = f.waiters;
+        let waiters = f.waiters();
         s.push(Step::Access(uaddr, AccessKind::Rmw));
         let cache = self.pi_state_cache[task as usize];
         let Some(state) = self.pi.get_mut(&f.key) else {

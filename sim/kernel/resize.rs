@@ -144,13 +144,13 @@ impl FutexSystem {
                 Home::Node(node),
             );
             let line = memory.line_in(region, addr);
-            let mutex = LockRef {
-                id: next_lock,
-                word: Mem {
+            let mutex = LockRef::new(
+                next_lock,
+                Mem {
                     addr: addr + MM_HASH_LOCK,
                     line,
                 },
-            };
+            );
             next_lock += 1;
             growths.push(Some(ProcessGrowth {
                 in_use: None,
@@ -542,7 +542,7 @@ impl FutexSystem {
                 if let Some(f) = self.in_flight[w.task as usize].as_mut() {
                     f.bucket = to;
                     f.lock = to_lock;
-                    f.waiters = to_waiters;
+                    f.set_waiters(to_waiters);
                 }
                 moved += 1;
             }
@@ -602,7 +602,7 @@ mod tests {
 
     fn mutex_steps(s: &Script) -> usize {
         s.iter()
-            .filter(|step| matches!(step, Step::Lock(l) | Step::Unlock(l) if l.word.addr % 64 == MM_HASH_LOCK))
+            .filter(|step| matches!(step, Step::Lock(l) | Step::Unlock(l) if l.word().addr % 64 == MM_HASH_LOCK))
             .count()
     }
 

@@ -3,13 +3,36 @@
 //! the engine prices and orders them (timing).
 
 use crate::coherence::AccessKind;
-use crate::memory::Mem;
+use crate::memory::{LineId, Mem};
 
-/// A spinlock: a dense id for its logical state, and its lock word.
+/// A spinlock: a dense id for its logical state, and its lock word. The
+/// word is kept as its two halves, not as a `Mem`, so that the id fills
+/// what would be a `Mem`'s padding: a step naming a lock, the largest
+/// kind, stays 24 bytes, and an op's script a third fewer host lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LockRef {
     pub id: u32,
-    pub word: Mem,
+    line: LineId,
+    addr: u64,
+}
+
+impl LockRef {
+    pub const fn new(id: u32, word: Mem) -> LockRef {
+        LockRef {
+            id,
+            line: word.line,
+            addr: word.addr,
+        }
+    }
+
+    /// The lock word.
+    #[inline]
+    pub const fn word(self) -> Mem {
+        Mem {
+            addr: self.addr,
+            line: self.line,
+        }
+    }
 }
 
 /// Work that touches no shared memory, priced by the machine profile.

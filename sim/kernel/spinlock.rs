@@ -241,7 +241,7 @@ impl Locks {
     pub fn watched(&self, wait: LockWait, task: u32) -> Mem {
         match wait {
             LockWait::Queued { .. } | LockWait::AwaitNext { .. } => self.mcs_nodes[task as usize],
-            _ => wait.lock().word,
+            _ => wait.lock().word(),
         }
     }
 
@@ -270,7 +270,7 @@ impl Locks {
             }
         };
         Next::Do {
-            mem: lock.word,
+            mem: lock.word(),
             kind: AccessKind::Rmw,
             order: self.first_atomic_order(),
             publishes: Publishes::Nothing,
@@ -335,7 +335,7 @@ impl Locks {
                     // fetch_set_pending: the one waiter before any queue.
                     s.pending = task;
                     return Next::Do {
-                        mem: lock.word,
+                        mem: lock.word(),
                         kind: AccessKind::Rmw,
                         order: Order::Acquire,
                         publishes: Publishes::Nothing,
@@ -352,7 +352,7 @@ impl Locks {
                     After::Move(LockWait::Link { lock, prev })
                 };
                 Next::Do {
-                    mem: lock.word,
+                    mem: lock.word(),
                     kind: AccessKind::Rmw,
                     order: Order::Full,
                     publishes: Publishes::Nothing,
@@ -365,7 +365,7 @@ impl Locks {
                 s.pending = NONE;
                 s.holder = task;
                 Next::Do {
-                    mem: lock.word,
+                    mem: lock.word(),
                     kind: AccessKind::Write,
                     order: Order::Posted,
                     publishes: Publishes::Nothing,
@@ -402,7 +402,7 @@ impl Locks {
                     // The last in the queue: a cmpxchg clears the tail as it locks.
                     s.tail = NONE;
                     return Next::Do {
-                        mem: lock.word,
+                        mem: lock.word(),
                         kind: AccessKind::Rmw,
                         order: Order::Acquire,
                         publishes: Publishes::Nothing,
@@ -411,7 +411,7 @@ impl Locks {
                 }
                 // set_locked: a store of the locked byte; then hand the queue on.
                 Next::Do {
-                    mem: lock.word,
+                    mem: lock.word(),
                     kind: AccessKind::Write,
                     order: Order::Posted,
                     publishes: Publishes::Nothing,
@@ -471,10 +471,7 @@ mod tests {
         }
     }
 
-    const LOCK: LockRef = LockRef {
-        id: 0,
-        word: Mem { addr: 0, line: 0 },
-    };
+    const LOCK: LockRef = LockRef::new(0, Mem { addr: 0, line: 0 });
 
     /// Tasks 0..8, task n's MCS node at 64 * (n + 1).
     fn locks(kind: LockKind) -> Locks {
@@ -483,7 +480,7 @@ mod tests {
 
     fn on_word(kind: AccessKind, order: Order, after: After) -> Next {
         Next::Do {
-            mem: LOCK.word,
+            mem: LOCK.word(),
             kind,
             order,
             publishes: Publishes::Nothing,
@@ -521,7 +518,7 @@ mod tests {
         // Every ticket waiter watches the lock word.
         assert_eq!(
             (l.watched(first, 1), l.watched(second, 2)),
-            (LOCK.word, LOCK.word)
+            (LOCK.word(), LOCK.word())
         );
         assert!(!l.sees_turn(first, 1));
         l.release(0, 0, 1);
@@ -589,8 +586,8 @@ mod tests {
         );
         l.publish(linked, 4);
         // The pending waiter and the head watch the lock word, 4 its own node.
-        assert_eq!(l.watched(pending, 2), LOCK.word);
-        assert_eq!(l.watched(head, 3), LOCK.word);
+        assert_eq!(l.watched(pending, 2), LOCK.word());
+        assert_eq!(l.watched(head, 3), LOCK.word());
         assert_eq!(l.watched(queued, 4), node_of(4));
         assert!(!l.sees_turn(pending, 2) && !l.sees_turn(head, 3));
         // The release lets the pending waiter in with a plain store.

@@ -15,13 +15,13 @@ impl FutexSystem {
         self.now = now;
         let (uaddr, kind) = op.uaddr();
         let (key, bucket) = self.enter(memory, task, uaddr, kind, s);
-        let f = InFlight {
+        let f = InFlight::new(
             op,
             key,
             bucket,
-            lock: self.lock_of(memory, bucket),
-            waiters: self.field(memory, bucket, FieldName::Waiters),
-        };
+            self.lock_of(memory, bucket),
+            self.field(memory, bucket, FieldName::Waiters),
+        );
         self.in_flight[task as usize] = Some(f);
         match op {
             FutexOp::Wait { uaddr, .. } => self.begin_wait(&f, uaddr, s),

@@ -11,7 +11,7 @@ use crate::memory::{Mem, MemoryMap};
 impl FutexSystem {
     pub(super) fn begin_wait(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
         // hb_waiters_inc: an atomic with a full barrier, before the lock.
-        self.waiters_inc(f.lock, f.waiters, s);
+        self.waiters_inc(f.lock, f.waiters(), s);
         s.push(Step::Lock(f.lock));
         // The compare needs the word, but the queueing stores after it do
         // not wait for it: they commit behind it, the unlock included.
@@ -20,7 +20,7 @@ impl FutexSystem {
     }
 
     pub(super) fn begin_wake(&self, f: &InFlight, s: &mut Script) {
-        match f.waiters {
+        match f.waiters() {
             // 3.14+: a barrier and a read of `waiters`; no lock if nobody waits.
             Some(w) => {
                 s.push(Step::Access(w, AccessKind::Read));

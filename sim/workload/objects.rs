@@ -68,10 +68,7 @@ impl Objects {
     /// A spinlock whose word lives inside an object allocated elsewhere.
     pub fn lock_at(&mut self, name: &str, word: Mem) -> LockRef {
         self.lock_names.push(name.to_string());
-        LockRef {
-            id: self.lock_names.len() as u32 - 1,
-            word,
-        }
+        LockRef::new(self.lock_names.len() as u32 - 1, word)
     }
 
     /// The lock names, by id, for the run's record.

@@ -491,10 +491,7 @@ fn run_lock_loops(
     window: RunWindow,
 ) -> Outcome {
     let programs = |word: &dyn Fn(u64) -> Mem| {
-        let lock = LockRef {
-            id: 0,
-            word: word(0),
-        };
+        let lock = LockRef::new(0, word(0));
         (0..cpus.len() as u64)
             .map(|t| {
                 Box::new(LockLoop {
@@ -621,10 +618,7 @@ fn hold_ps(m: &Machine, lock: LockKind, waiter: bool) -> u64 {
     };
     let cpus: &[u32] = if waiter { &[0, 1] } else { &[0] };
     let programs = |word: &dyn Fn(u64) -> Mem| {
-        let lock = LockRef {
-            id: 0,
-            word: word(0),
-        };
+        let lock = LockRef::new(0, word(0));
         let mut programs = vec![script([
             Op::SpinLock(lock),
             Op::Compute(1000 * NS),
@@ -788,11 +782,11 @@ fn a_queued_lock_on_a_weakly_ordered_core_does_not_wait_for_the_stores_before_it
         };
         let programs = |word: &dyn Fn(u64) -> Mem| {
             let (shared, lock) = (word(0), word(256));
-            let lock = LockRef { id: 0, word: lock };
+            let lock = LockRef::new(0, lock);
             vec![
                 Box::new(Script(
                     [
-                        Op::Access(lock.word, AccessKind::Write),
+                        Op::Access(lock.word(), AccessKind::Write),
                         Op::Sleep(1000 * NS),
                         Op::Access(shared, AccessKind::Write),
                         Op::Clock,
