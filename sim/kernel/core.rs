@@ -99,6 +99,9 @@ pub(super) struct InFlight {
 /// The line of a bucket field the design does not have.
 const NO_FIELD: LineId = LineId::MAX;
 
+// Copied at every decision: the build fails if it outgrows an inline copy.
+const _: () = assert!(std::mem::size_of::<Option<InFlight>>() <= 128);
+
 impl InFlight {
     pub(super) fn new(
         op: FutexOp,

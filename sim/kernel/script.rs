@@ -97,7 +97,7 @@ pub enum Step {
     /// Waits for the loads in flight: what follows needs their values.
     Join,
     /// The op's user-space atomic on a word whose value matters (the
-    /// engine keeps which, so that a step stays 32 bytes). It acts on the
+    /// engine keeps which, so that a step stays 24 bytes). It acts on the
     /// word when the word's line serves it, not when it is issued: a load
     /// returns the value then, a locked RMW changes it then (after the
     /// store buffer drains), and a plain store's value is the word's once
@@ -122,3 +122,7 @@ pub enum Step {
 }
 
 pub type Script = Vec<Step>;
+
+// Every step an op's script holds is read again by the engine, a host line
+// for every few: the build fails if a variant grows a step past 24 bytes.
+const _: () = assert!(std::mem::size_of::<Step>() == 24);
