@@ -40,7 +40,7 @@ impl FutexSystem {
         &mut self,
         memory: &MemoryMap,
         task: u32,
-        f: InFlight,
+        f: &InFlight,
         uaddr: Mem,
         s: &mut Script,
     ) -> i64 {
@@ -56,7 +56,7 @@ impl FutexSystem {
                     object: None,
                 },
             );
-            self.unlock_and_drop_waiter(&f, s);
+            self.unlock_and_drop_waiter(f, s);
             return 0;
         };
         // attach_to_pi_owner initialises the waiter's cached pi_state;
@@ -91,7 +91,7 @@ impl FutexSystem {
     pub(super) fn unlock_pi_hand_over(
         &mut self,
         task: u32,
-        f: InFlight,
+        f: &InFlight,
         uaddr: Mem,
         s: &mut Script,
     ) -> i64 {

@@ -50,20 +50,20 @@ impl FutexSystem {
         let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
         let ret = match (decision, f.op) {
             (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {
-                Some(self.wait_compare(memory, task, f, val, s))
+                Some(self.wait_compare(memory, task, &f, val, s))
             }
-            (Decision::WakeCheckWaiters, FutexOp::Wake { .. }) => self.wake_check_waiters(f, s),
+            (Decision::WakeCheckWaiters, FutexOp::Wake { .. }) => self.wake_check_waiters(&f, s),
             (Decision::WakeWalk, FutexOp::Wake { nr, .. }) => {
-                Some(self.wake_walk(memory, f, nr, s))
+                Some(self.wake_walk(memory, &f, nr, s))
             }
             (Decision::RequeueWalk, op @ FutexOp::CmpRequeue { .. }) => {
                 Some(self.requeue_walk(memory, task, op, s))
             }
             (Decision::LockPiAtomic, FutexOp::LockPi { uaddr, .. }) => {
-                Some(self.lock_pi_atomic(memory, task, f, uaddr, s))
+                Some(self.lock_pi_atomic(memory, task, &f, uaddr, s))
             }
             (Decision::UnlockPiHandOver, FutexOp::UnlockPi { uaddr, .. }) => {
-                Some(self.unlock_pi_hand_over(task, f, uaddr, s))
+                Some(self.unlock_pi_hand_over(task, &f, uaddr, s))
             }
             (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
         };

@@ -39,13 +39,13 @@ impl FutexSystem {
         &mut self,
         memory: &MemoryMap,
         task: u32,
-        f: InFlight,
+        f: &InFlight,
         val: u32,
         s: &mut Script,
     ) -> i64 {
         let lock = f.lock;
         if self.value_of(&f.key) != val {
-            self.unlock_and_drop_waiter(&f, s);
+            self.unlock_and_drop_waiter(f, s);
             return EAGAIN;
         }
         self.queue(memory, task, f.bucket, f.key, s);
@@ -61,7 +61,7 @@ impl FutexSystem {
     /// the op goes on to that decision). `waiters` counts a task from its
     /// increment before the lock, so a waker sees one that has not queued
     /// yet, or is about to give up, and takes the lock for nothing.
-    pub(super) fn wake_check_waiters(&self, f: InFlight, s: &mut Script) -> Option<i64> {
+    pub(super) fn wake_check_waiters(&self, f: &InFlight, s: &mut Script) -> Option<i64> {
         if self.waiters_pending(f.bucket, f.lock) {
             s.push(Step::Lock(f.lock));
             s.push(Step::Decide(Decision::WakeWalk));
@@ -75,7 +75,7 @@ impl FutexSystem {
     pub(super) fn wake_walk(
         &mut self,
         memory: &MemoryMap,
-        f: InFlight,
+        f: &InFlight,
         nr: u32,
         s: &mut Script,
     ) -> i64 {
