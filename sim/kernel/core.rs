@@ -133,7 +133,10 @@ impl InFlight {
 
     pub(super) fn set_waiters(&mut self, waiters: Option<Mem>) {
         (self.waiters_addr, self.waiters_line) = match waiters {
-            Some(w) => (w.addr, w.line),
+            Some(w) => {
+                debug_assert_ne!(w.line, NO_FIELD, "a line id the memory map never makes");
+                (w.addr, w.line)
+            }
             None => (0, NO_FIELD),
         };
     }

@@ -8,7 +8,7 @@ use crate::memory::{LineId, Mem};
 /// A spinlock: a dense id for its logical state, and its lock word. The
 /// word is kept as its two halves, not as a `Mem`, so that the id fills
 /// what would be a `Mem`'s padding: a step naming a lock, the largest
-/// kind, stays 24 bytes, and an op's script a third fewer host lines.
+/// kind, stays 24 bytes, and an op's script a quarter fewer host lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LockRef {
     pub id: u32,
