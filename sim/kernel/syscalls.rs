@@ -47,7 +47,9 @@ impl FutexSystem {
             self.hash_published(process);
             return;
         }
-        let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
+        let f = *self.in_flight[task as usize]
+            .as_ref()
+            .expect("a decision belongs to an op in flight");
         let ret = match (decision, f.op) {
             (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {
                 Some(self.wait_compare(memory, task, &f, val, s))
