@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod expr;
 pub mod footprint;
+pub mod freed_memory;
 pub mod hash;
 pub mod host;
 pub mod huge_pages;
