@@ -49,8 +49,6 @@ fn scenario(machine_name: &str, threads: u32, duration_us: u64) -> Scenario {
 }
 
 fn engine(c: &mut Criterion) {
-    // As the futexsim binary does: each run's arrays are the next one's.
-    futexsim::freed_memory::keep_for_the_next_run();
     let mut group = c.benchmark_group("perf_hash_aligned_3_14");
     group.sample_size(10);
     for (name, threads, duration_us, floor_pending) in [

@@ -28,8 +28,6 @@ fn records(campaign: &Campaign) -> Vec<RunRecord> {
 }
 
 fn bench(c: &mut Criterion) {
-    // As the futexsim binary does: each run's arrays are the next one's.
-    futexsim::freed_memory::keep_for_the_next_run();
     let config = Config::load(Path::new("benches/configs/sweep-32.toml"), &[]).unwrap();
     let dir = std::env::temp_dir().join(format!("futexsim-sweep-bench-{}", std::process::id()));
     let (campaign, _lock) = Campaign::open(&dir, config, true).unwrap();

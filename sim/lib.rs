@@ -10,7 +10,6 @@ pub mod config;
 pub mod engine;
 pub mod expr;
 pub mod footprint;
-pub mod freed_memory;
 pub mod hash;
 pub mod host;
 pub mod huge_pages;

@@ -48,7 +48,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    futexsim::freed_memory::keep_for_the_next_run();
     let mut out = std::io::stdout().lock();
     let command = Cli::parse()
         .command
