@@ -110,16 +110,15 @@ impl InFlight {
         lock: LockRef,
         waiters: Option<Mem>,
     ) -> InFlight {
-        let mut f = InFlight {
+        let (waiters_addr, waiters_line) = halves(waiters);
+        InFlight {
             op,
             key,
             bucket,
             lock,
-            waiters_addr: 0,
-            waiters_line: NO_FIELD,
-        };
-        f.set_waiters(waiters);
-        f
+            waiters_addr,
+            waiters_line,
+        }
     }
 
     /// The bucket's `waiters` field, where the design has one.
@@ -132,13 +131,18 @@ impl InFlight {
     }
 
     pub(super) fn set_waiters(&mut self, waiters: Option<Mem>) {
-        (self.waiters_addr, self.waiters_line) = match waiters {
-            Some(w) => {
-                debug_assert_ne!(w.line, NO_FIELD, "a line id the memory map never makes");
-                (w.addr, w.line)
-            }
-            None => (0, NO_FIELD),
-        };
+        (self.waiters_addr, self.waiters_line) = halves(waiters);
+    }
+}
+
+/// A field's address and line, the line NO_FIELD where there is none.
+fn halves(field: Option<Mem>) -> (u64, LineId) {
+    match field {
+        Some(m) => {
+            debug_assert_ne!(m.line, NO_FIELD, "a line id the memory map never makes");
+            (m.addr, m.line)
+        }
+        None => (0, NO_FIELD),
     }
 }
 
@@ -393,6 +397,15 @@ impl FutexSystem {
                 .copied()
                 .unwrap_or_else(|| self.cpu_nodes[self.tasks[task as usize].cpu as usize]),
         })
+    }
+
+    /// The op `task` has in flight, copied once from its entry: moving it
+    /// out of the `Option` copies it twice, the second copy reading across
+    /// the first one's stores, which the host cannot forward.
+    pub(super) fn op_in_flight(&self, task: u32) -> InFlight {
+        *self.in_flight[task as usize]
+            .as_ref()
+            .expect("begin set the op in flight")
     }
 
     /// `waiters` of a bucket as the kernel counts it: the queued futex_qs

@@ -15,7 +15,7 @@ impl FutexSystem {
     /// After the first word's key and hash: the second word's, then both
     /// bucket locks, then the compare.
     pub(super) fn begin_requeue(&mut self, memory: &MemoryMap, task: u32, s: &mut Script) {
-        let f = self.in_flight[task as usize].expect("begin set the op in flight");
+        let f = self.op_in_flight(task);
         let FutexOp::CmpRequeue {
             uaddr,
             uaddr2,
@@ -68,7 +68,7 @@ impl FutexSystem {
         else {
             unreachable!("requeue_walk runs for FUTEX_CMP_REQUEUE")
         };
-        let f = self.in_flight[task as usize].expect("a decision belongs to an op in flight");
+        let f = self.op_in_flight(task);
         let (key1, hb1) = (f.key, f.bucket);
         let (key2, hb2) = self.locate(task, uaddr2.addr, kind);
         if self.value_of(&key1) != cmpval {

@@ -47,9 +47,7 @@ impl FutexSystem {
             self.hash_published(process);
             return;
         }
-        let f = *self.in_flight[task as usize]
-            .as_ref()
-            .expect("a decision belongs to an op in flight");
+        let f = self.op_in_flight(task);
         let ret = match (decision, f.op) {
             (Decision::WaitCompare, FutexOp::Wait { val, .. }) => {
                 Some(self.wait_compare(memory, task, &f, val, s))
