@@ -399,7 +399,7 @@ impl Engine<'_> {
         let rq_lock = s.rq_lock(target);
         let reads: Vec<Step> = read
             .into_iter()
-            .map(|c| Step::Access(s.layout.runqueues[c as usize], AccessKind::Read))
+            .map(|c| Step::access(s.layout.runqueues[c as usize], AccessKind::Read))
             .collect();
         self.tasks[wakee as usize].on_cpu.wake_cpu = target;
         let t = &mut self.tasks[waker as usize];
@@ -407,18 +407,18 @@ impl Engine<'_> {
         t.script.splice(
             at..at,
             [
-                Step::Access(pi_lock, AccessKind::Rmw),
-                Step::Access(state, AccessKind::Read),
+                Step::access(pi_lock, AccessKind::Rmw),
+                Step::access(state, AccessKind::Read),
             ]
             .into_iter()
             .chain(reads)
             .chain([
                 Step::Lock(rq_lock),
-                Step::Access(rq_lock.word(), AccessKind::Write),
-                Step::Access(state, AccessKind::Write),
+                Step::access(rq_lock.word(), AccessKind::Write),
+                Step::access(state, AccessKind::Write),
                 Step::Activate(wakee),
                 Step::Unlock(rq_lock),
-                Step::Access(pi_lock, AccessKind::Write),
+                Step::access(pi_lock, AccessKind::Write),
             ]),
         );
     }

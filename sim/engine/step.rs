@@ -68,7 +68,7 @@ impl Engine<'_> {
                 self.sleep(task, now, ps);
                 return false;
             }
-            Op::Access(mem, kind) => t.script.extend([Step::Access(mem, kind), Step::OpDone]),
+            Op::Access(mem, kind) => t.script.extend([Step::access(mem, kind), Step::OpDone]),
             Op::Atomic(word, op) | Op::RelaxedAtomic(word, op) => {
                 t.script.extend([Step::Atomic, Step::OpDone]);
                 let relaxed = matches!(next, Op::RelaxedAtomic(..));
@@ -129,12 +129,12 @@ impl Engine<'_> {
                 self.compute(task, now, c);
                 None
             }
-            Step::Access(mem, AccessKind::Write) => {
+            Step::Access(a) if a.kind == AccessKind::Write => {
                 let plain = Carries::Lock(Publishes::Nothing);
-                let stored = self.store(task, now, mem, plain, Redo::Step)?;
+                let stored = self.store(task, now, a.mem(), plain, Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
-            Step::Access(mem, kind) => self.in_program_order(task, now, mem, kind, Order::Full),
+            Step::Access(a) => self.in_program_order(task, now, a.mem(), a.kind, Order::Full),
             // Ordered as the lock protocols' acquire and relaxed atomics are.
             Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) => {
                 self.in_program_order(task, now, mem, AccessKind::Rmw, Order::Acquire)
@@ -536,10 +536,10 @@ impl Engine<'_> {
     fn prefetch(&self, script: &[Step]) {
         for step in script {
             match *step {
-                Step::Access(mem, _)
-                | Step::RelaxedRmw(mem)
-                | Step::AcquireRmw(mem)
-                | Step::Load(mem) => self.dir.prefetch(mem.line),
+                Step::Access(a) => self.dir.prefetch(a.mem().line),
+                Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) | Step::Load(mem) => {
+                    self.dir.prefetch(mem.line)
+                }
                 Step::Lock(lock) => {
                     self.dir.prefetch(lock.word().line);
                     self.locks.prefetch(lock.id);

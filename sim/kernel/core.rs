@@ -421,7 +421,7 @@ impl FutexSystem {
 /// futex_hb_waiters_inc's RMW of a bucket's `waiters`: atomic_inc then
 /// smp_mb__after_atomic, fully ordered on every core.
 pub(super) fn waiters_inc_step(waiters: Mem) -> Step {
-    Step::Access(waiters, AccessKind::Rmw)
+    Step::access(waiters, AccessKind::Rmw)
 }
 
 /// futex_hb_waiters_dec's: a bare atomic_dec, which orders nothing.
@@ -571,7 +571,7 @@ impl FutexSystem {
         };
         let header = |offset| self.header_in(memory, process, bucket.table, offset);
         let read = |m: Option<Mem>, s: &mut Script| {
-            s.extend(m.map(|m| Step::Access(m, AccessKind::Read)));
+            s.extend(m.map(|m| Step::access(m, AccessKind::Read)));
         };
         if ph.immutable_flag {
             read(header(HEADER_IMMUTABLE), s);
@@ -586,7 +586,7 @@ impl FutexSystem {
                 // atomic_add_negative_release, whose earlier stores drain first.
                 s.extend(header(HEADER_REF).map(|m| match reference {
                     Reference::Get => Step::RelaxedRmw(m),
-                    Reference::Put => Step::Access(m, AccessKind::Rmw),
+                    Reference::Put => Step::access(m, AccessKind::Rmw),
                 }));
             }
             RefcountMode::PerCpu => {
@@ -598,7 +598,7 @@ impl FutexSystem {
                 // atomic_long_inc_not_zero and dropped by
                 // atomic_long_dec_and_test, both fully ordered.
                 s.push(match self.atomic_reference(process) {
-                    Some(atomic) => Step::Access(atomic, AccessKind::Rmw),
+                    Some(atomic) => Step::access(atomic, AccessKind::Rmw),
                     None => Step::RelaxedRmw(self.percpu_ref(memory, task)),
                 });
             }
@@ -617,7 +617,7 @@ impl FutexSystem {
             .is_some_and(|p| p.lookup == PrivateLookup::BucketPriv);
         if through_bucket {
             if let Some(p) = self.field(memory, bucket, FieldName::Priv) {
-                s.push(Step::Access(p, AccessKind::Read));
+                s.push(Step::access(p, AccessKind::Read));
             }
         }
     }
@@ -707,7 +707,7 @@ impl FutexSystem {
             })
         };
         let rmw =
-            |m: Option<Mem>, s: &mut Script| s.extend(m.map(|m| Step::Access(m, AccessKind::Rmw)));
+            |m: Option<Mem>, s: &mut Script| s.extend(m.map(|m| Step::access(m, AccessKind::Rmw)));
         rmw(at(PAGE_REFCOUNT), s);
         let locks_page = pins == SharedKeyPins::LockPageAndRefs;
         if locks_page {
@@ -751,11 +751,11 @@ impl FutexSystem {
                 addr: uaddr.addr + 4,
                 line: uaddr.line,
             };
-            s.push(Step::Access(node_word, AccessKind::Read));
+            s.push(Step::access(node_word, AccessKind::Read));
             if node == FutexNode::NoNode && !self.numa_nodes.contains_key(&key) {
                 let cpu_node = self.cpu_nodes[self.tasks[task as usize].cpu as usize];
                 self.numa_nodes.insert(key, cpu_node);
-                s.push(Step::Access(node_word, AccessKind::Write));
+                s.push(Step::access(node_word, AccessKind::Write));
             }
         }
         s.push(Step::Compute(Cost::Jhash2));
@@ -765,7 +765,7 @@ impl FutexSystem {
         if key.is_private() && kind == KeyKind::Private && !self.before_first_table(process) {
             s.extend(
                 self.header_in(memory, process, bucket.table, HEADER_MASK)
-                    .map(|m| Step::Access(m, AccessKind::Read)),
+                    .map(|m| Step::access(m, AccessKind::Read)),
             );
         }
         // futex_hash: `fph = hb->priv`, to take the reference.
@@ -786,12 +786,12 @@ impl FutexSystem {
         let tail = chain.last().map(|w| w.task);
         chain.push(Waiter { task, key });
         if let Some(c) = self.field(memory, bucket, FieldName::Chain) {
-            s.push(Step::Access(c, AccessKind::Write));
+            s.push(Step::access(c, AccessKind::Write));
         }
         if let Some(t) = tail {
-            s.push(Step::Access(self.futex_q[t as usize], AccessKind::Write));
+            s.push(Step::access(self.futex_q[t as usize], AccessKind::Write));
         }
-        s.push(Step::Access(self.futex_q[task as usize], AccessKind::Write));
+        s.push(Step::access(self.futex_q[task as usize], AccessKind::Write));
     }
 
     /// Walks a bucket's chain under its lock and unqueues up to `nr` waiters
@@ -814,14 +814,14 @@ impl FutexSystem {
         let mut i = 0;
         while i < chain.len() && (woken.len() as u32) < nr {
             let w = chain[i];
-            s.push(Step::Access(
+            s.push(Step::access(
                 self.futex_q[w.task as usize],
                 AccessKind::Read,
             ));
             if w.key == *key {
                 chain.remove(i);
                 if let Some(c) = chain_field {
-                    s.push(Step::Access(c, AccessKind::Write));
+                    s.push(Step::access(c, AccessKind::Write));
                 }
                 // __futex_unqueue.
                 s.extend(waiters.map(waiters_dec_step));
@@ -852,7 +852,7 @@ impl FutexSystem {
             let keys = 1 + u32::from(matches!(f.op, FutexOp::CmpRequeue { .. }));
             if !f.key.is_private() {
                 for _ in 0..keys {
-                    s.push(Step::Access(
+                    s.push(Step::access(
                         self.pinned_object(task, kind),
                         AccessKind::Rmw,
                     ));

@@ -46,7 +46,7 @@ impl FutexSystem {
     ) -> i64 {
         let lock = f.lock;
         let waiters = f.waiters();
-        s.push(Step::Access(uaddr, AccessKind::Rmw));
+        s.push(Step::access(uaddr, AccessKind::Rmw));
         let cache = self.pi_state_cache[task as usize];
         let Some(state) = self.pi.get_mut(&f.key) else {
             self.pi.insert(
@@ -66,18 +66,18 @@ impl FutexSystem {
             None => (cache, AccessKind::Write),
         };
         state.object = Some(object);
-        s.push(Step::Access(object, attach));
+        s.push(Step::access(object, attach));
         self.queue(memory, task, f.bucket, f.key, s);
         self.waiters_arrived(f.lock);
         // rt_mutex_start_proxy_lock: the rt_mutex's wait_lock and waiter tree.
-        s.push(Step::Access(object, AccessKind::Rmw));
+        s.push(Step::access(object, AccessKind::Rmw));
         s.push(Step::Unlock(lock));
         s.push(Step::Compute(Cost::Schedule));
         s.push(Step::Block);
         // Woken as the owner: relock the bucket and leave its chain.
         s.push(Step::Lock(lock));
         if let Some(c) = self.field(memory, f.bucket, FieldName::Chain) {
-            s.push(Step::Access(c, AccessKind::Write));
+            s.push(Step::access(c, AccessKind::Write));
         }
         // futex_unqueue_pi.
         s.extend(waiters.map(waiters_dec_step));
@@ -103,18 +103,18 @@ impl FutexSystem {
         }
         let Some(next) = self.top_waiter(f.bucket, &f.key, s) else {
             self.pi.remove(&f.key);
-            s.push(Step::Access(uaddr, AccessKind::Rmw));
+            s.push(Step::access(uaddr, AccessKind::Rmw));
             s.push(Step::Unlock(lock));
             return 0;
         };
         let state = self.pi.get_mut(&f.key).expect("checked above");
         state.owner = next;
         let object = state.object.expect("a waiter attached a pi_state");
-        s.push(Step::Access(object, AccessKind::Rmw));
+        s.push(Step::access(object, AccessKind::Rmw));
         s.push(Step::Unlock(lock));
         // wake_futex_pi: the new owner's TID | FUTEX_WAITERS, then the rt_mutex.
-        s.push(Step::Access(uaddr, AccessKind::Rmw));
-        s.push(Step::Access(object, AccessKind::Write));
+        s.push(Step::access(uaddr, AccessKind::Rmw));
+        s.push(Step::access(object, AccessKind::Write));
         s.push(Step::Wake(next));
         0
     }
@@ -125,7 +125,7 @@ impl FutexSystem {
         let chain = self.chains.get_mut(&bucket)?;
         let futex_q = &self.futex_q;
         let top = chain.iter().position(|w| {
-            s.push(Step::Access(futex_q[w.task as usize], AccessKind::Read));
+            s.push(Step::access(futex_q[w.task as usize], AccessKind::Read));
             w.key == *key
         })?;
         Some(chain.remove(top).task)
@@ -136,7 +136,7 @@ impl FutexSystem {
 /// user word, and decide under the lock what the word says to do.
 fn read_word_locked(f: &InFlight, uaddr: Mem, then: Decision, s: &mut Script) {
     s.push(Step::Lock(f.lock));
-    s.push(Step::Access(uaddr, AccessKind::Read));
+    s.push(Step::access(uaddr, AccessKind::Read));
     s.push(Step::Decide(then));
 }
 

@@ -33,7 +33,7 @@ impl FutexSystem {
         for lock in self.double_lock_order(f.bucket, hb2) {
             s.push(Step::Lock(self.lock_of(memory, lock)));
         }
-        s.push(Step::Access(uaddr, AccessKind::Read));
+        s.push(Step::access(uaddr, AccessKind::Read));
         s.push(Step::Decide(Decision::RequeueWalk));
     }
 
@@ -124,7 +124,7 @@ impl FutexSystem {
             let mut i = 0;
             while i < chain.len() && (moved.len() as u32) < nr {
                 let w = chain[i];
-                s.push(Step::Access(
+                s.push(Step::access(
                     self.futex_q[w.task as usize],
                     AccessKind::Read,
                 ));
@@ -133,7 +133,7 @@ impl FutexSystem {
                 } else if hb1 == hb2 {
                     // Same chain: only the key changes.
                     chain[i].key = key2;
-                    s.push(Step::Access(
+                    s.push(Step::access(
                         self.futex_q[w.task as usize],
                         AccessKind::Write,
                     ));
@@ -143,10 +143,10 @@ impl FutexSystem {
                     chain.remove(i);
                     moved.push(w.task);
                     // futex_hb_waiters_dec(hb1), futex_hb_waiters_inc(hb2).
-                    s.extend(chain1.map(|m| Step::Access(m, AccessKind::Write)));
+                    s.extend(chain1.map(|m| Step::access(m, AccessKind::Write)));
                     s.extend(waiters1.map(waiters_dec_step));
                     s.extend(waiters2.map(waiters_inc_step));
-                    s.extend(chain2.map(|m| Step::Access(m, AccessKind::Write)));
+                    s.extend(chain2.map(|m| Step::access(m, AccessKind::Write)));
                 }
             }
         }
@@ -154,14 +154,14 @@ impl FutexSystem {
             for &task in &moved {
                 let chain = self.chains.entry(hb2).or_default();
                 if let Some(tail) = chain.last() {
-                    s.push(Step::Access(
+                    s.push(Step::access(
                         self.futex_q[tail.task as usize],
                         AccessKind::Write,
                     ));
                 }
                 chain.push(Waiter { task, key: key2 });
                 // The moved futex_q gets its new key and lock pointer.
-                s.push(Step::Access(self.futex_q[task as usize], AccessKind::Write));
+                s.push(Step::access(self.futex_q[task as usize], AccessKind::Write));
             }
         }
         moved.len()

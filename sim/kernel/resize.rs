@@ -355,7 +355,7 @@ impl FutexSystem {
                     // rcuref_put of the initial reference: dead at once
                     // where no op holds one.
                     RefcountMode::Shared => {
-                        s.extend(header_ref.map(|m| Step::Access(m, AccessKind::Rmw)));
+                        s.extend(header_ref.map(|m| Step::access(m, AccessKind::Rmw)));
                         Pending {
                             generation,
                             atomic_from: now,
@@ -435,7 +435,7 @@ impl FutexSystem {
         let mut addr = start - start % line_size;
         while addr < end {
             let at = addr.max(start);
-            s.push(Step::Access(
+            s.push(Step::access(
                 Mem {
                     addr: at,
                     line: memory.line_in(t.region, at),
@@ -453,7 +453,7 @@ impl FutexSystem {
                 FieldName::Lock,
             ] {
                 if let Some(m) = self.field(memory, bucket, field) {
-                    s.push(Step::Access(m, AccessKind::Write));
+                    s.push(Step::access(m, AccessKind::Write));
                 }
             }
         }
@@ -489,10 +489,10 @@ impl FutexSystem {
         if self.refcount_mode() == RefcountMode::PerCpu {
             s.extend(
                 self.header_in(memory, process, new, HEADER_REF)
-                    .map(|m| Step::Access(m, AccessKind::Write)),
+                    .map(|m| Step::access(m, AccessKind::Write)),
             );
         }
-        s.push(Step::Access(mm_phash, AccessKind::Write));
+        s.push(Step::access(mm_phash, AccessKind::Write));
         s.push(Step::Decide(Decision::HashPublished(process)));
     }
 
@@ -510,8 +510,8 @@ impl FutexSystem {
             let from_waiters = self.field(memory, from, FieldName::Waiters);
             for w in waiters {
                 // plist_del and futex_hb_waiters_dec on the old bucket.
-                s.extend(from_chain.map(|c| Step::Access(c, AccessKind::Write)));
-                s.push(Step::Access(
+                s.extend(from_chain.map(|c| Step::access(c, AccessKind::Write)));
+                s.push(Step::access(
                     self.futex_q[w.task as usize],
                     AccessKind::Write,
                 ));
@@ -529,12 +529,12 @@ impl FutexSystem {
                 chain.push(w);
                 s.extend(
                     self.field(memory, to, FieldName::Chain)
-                        .map(|c| Step::Access(c, AccessKind::Write)),
+                        .map(|c| Step::access(c, AccessKind::Write)),
                 );
                 if let Some(t) = tail {
-                    s.push(Step::Access(self.futex_q[t as usize], AccessKind::Write));
+                    s.push(Step::access(self.futex_q[t as usize], AccessKind::Write));
                 }
-                s.push(Step::Access(
+                s.push(Step::access(
                     self.futex_q[w.task as usize],
                     AccessKind::Write,
                 ));
@@ -783,7 +783,7 @@ mod tests {
         k.now = 10_000;
         k.create(4);
         let atomic = |k: &Kernel, s: &Script| {
-            s.iter().any(|st| matches!(st, Step::Access(m, AccessKind::Rmw) if m.addr % 64 == MM_ATOMIC && m.line == k.sys.growth_of(0).unwrap().mm_line.line))
+            s.iter().any(|st| matches!(st, Step::Access(a) if a.kind == AccessKind::Rmw && a.mem().addr % 64 == MM_ATOMIC && a.mem().line == k.sys.growth_of(0).unwrap().mm_line.line))
         };
         k.now = 500_000;
         let s = failing_wait(&mut k, 1, 0);

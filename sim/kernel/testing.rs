@@ -179,7 +179,7 @@ pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
     s.iter()
         .filter_map(|step| {
             let (m, kind) = match *step {
-                Step::Access(m, kind) => (m, format!("{kind:?}").to_lowercase()),
+                Step::Access(a) => (a.mem(), format!("{:?}", a.kind).to_lowercase()),
                 Step::RelaxedRmw(m) => (m, "relaxed-rmw".into()),
                 Step::AcquireRmw(m) => (m, "acquire-rmw".into()),
                 // A load issued to overlap with what follows is a read all the same.

@@ -23,7 +23,7 @@ impl FutexSystem {
         match f.waiters() {
             // 3.14+: a barrier and a read of `waiters`; no lock if nobody waits.
             Some(w) => {
-                s.push(Step::Access(w, AccessKind::Read));
+                s.push(Step::access(w, AccessKind::Read));
                 s.push(Step::Decide(Decision::WakeCheckWaiters));
             }
             None => {
