@@ -17,7 +17,9 @@
 //! reports (targets 0.40 at 64 CPUs, 0.14 at 4096), both from one sitting.
 //! The host's load moves the two apart, so the bench also prints the ratio
 //! over seven pairs of a floor sample and a whole run, each pair back to
-//! back: their median, least and greatest.
+//! back: their median, least and greatest. The bench profile builds with
+//! fat LTO and one codegen unit, as the stand-alone floor benchmark builds
+//! its heap, so that this floor runs as fast as that one.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futexsim::campaign::{peak_rss_bytes, reset_peak_rss};
