@@ -176,10 +176,8 @@ pub struct FutexSystem {
     /// first waiter of a PI futex attaches it.
     pub(super) pi_state_cache: Vec<Mem>,
     /// Tasks between their `waiters` increment and queueing (or giving up),
-    /// per bucket, indexed by the bucket's dense lock id: with the chain,
-    /// what the bucket's `waiters` counts. Every futex_wait counts here
-    /// twice, so an index, not a hash lookup.
-    in_transit: Vec<u32>,
+    /// per bucket: with the chain, what the bucket's `waiters` counts.
+    in_transit: InTransit,
     /// The node a FUTEX2_NUMA word holds once the kernel wrote the current
     /// node into a FUTEX_NO_NODE word.
     numa_nodes: WordMap<FutexKey, u32>,
@@ -311,7 +309,7 @@ impl FutexSystem {
             percpu,
             pi: WordMap::default(),
             pi_state_cache,
-            in_transit: Vec::new(),
+            in_transit: InTransit::default(),
             numa_nodes: WordMap::default(),
             pins,
             cpu_nodes: cpu_nodes.to_vec(),
@@ -411,10 +409,71 @@ impl FutexSystem {
     /// `waiters` of a bucket as the kernel counts it: the queued futex_qs
     /// and the tasks on their way in.
     pub(super) fn waiters_pending(&self, bucket: Bucket, lock: LockRef) -> bool {
-        self.in_transit
-            .get(lock.id as usize)
-            .is_some_and(|&n| n > 0)
-            || self.chains.get(&bucket).is_some_and(|c| !c.is_empty())
+        self.in_transit.any(lock.id) || self.chains.get(&bucket).is_some_and(|c| !c.is_empty())
+    }
+}
+
+/// The tasks in transit on each bucket, by the bucket's dense lock id: a
+/// byte each, so that the counts stay in the host's caches (a million
+/// buckets at 4096 CPUs take 1 MiB, not 4), and what a byte cannot hold
+/// counted apart. Every futex_wait counts here twice: an index, not a hash
+/// lookup, for all but the tasks past the 255th on their way into one
+/// bucket.
+#[derive(Default)]
+struct InTransit {
+    counts: Vec<u8>,
+    /// Each count past a full byte, less the byte's 255.
+    beyond: WordMap<u32, u32>,
+}
+
+impl InTransit {
+    #[inline]
+    fn inc(&mut self, id: u32) {
+        let at = id as usize;
+        if at >= self.counts.len() {
+            // Locks a resize added since: the counts grow with them.
+            self.counts.resize(at + 1, 0);
+        }
+        match self.counts[at] {
+            u8::MAX => self.inc_beyond(id),
+            n => self.counts[at] = n + 1,
+        }
+    }
+
+    /// One fewer, where there is one.
+    #[inline]
+    fn dec(&mut self, id: u32) {
+        let at = id as usize;
+        let Some(&n) = self.counts.get(at) else {
+            return;
+        };
+        // Only a full byte has a count beyond it: that goes first.
+        if n == u8::MAX && self.dec_beyond(id) {
+            return;
+        }
+        self.counts[at] = n.saturating_sub(1);
+    }
+
+    #[cold]
+    fn inc_beyond(&mut self, id: u32) {
+        *self.beyond.entry(id).or_default() += 1;
+    }
+
+    /// False where the full byte is the whole count.
+    #[cold]
+    fn dec_beyond(&mut self, id: u32) -> bool {
+        let Some(more) = self.beyond.get_mut(&id) else {
+            return false;
+        };
+        *more -= 1;
+        if *more == 0 {
+            self.beyond.remove(&id);
+        }
+        true
+    }
+
+    fn any(&self, id: u32) -> bool {
+        self.counts.get(id as usize).is_some_and(|&n| n > 0)
     }
 }
 
@@ -434,21 +493,14 @@ impl FutexSystem {
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
     /// `waiters` is the bucket's field, where the design has it.
     pub(super) fn waiters_inc(&mut self, lock: LockRef, waiters: Option<Mem>, s: &mut Script) {
-        let at = lock.id as usize;
-        if at >= self.in_transit.len() {
-            // Locks a resize added since: the count grows with them.
-            self.in_transit.resize(at + 1, 0);
-        }
-        self.in_transit[at] += 1;
+        self.in_transit.inc(lock.id);
         s.extend(waiters.map(waiters_inc_step));
     }
 
     /// The task that incremented `waiters` has queued, or dropped the count
     /// again (its RMW scripted by the caller).
     pub(super) fn waiters_arrived(&mut self, lock: LockRef) {
-        if let Some(n) = self.in_transit.get_mut(lock.id as usize) {
-            *n = n.saturating_sub(1);
-        }
+        self.in_transit.dec(lock.id);
     }
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
@@ -1037,5 +1089,33 @@ impl FutexSystem {
             }
         }
         format!("{addr:#x}")
+    }
+}
+
+#[cfg(test)]
+mod in_transit_tests {
+    use super::InTransit;
+
+    /// A bucket's count goes past what a byte holds and back, exactly: it
+    /// is pending until the last of its tasks has arrived, and another
+    /// bucket's count does not move with it.
+    #[test]
+    fn counts_past_a_byte_and_back_exactly() {
+        let mut t = InTransit::default();
+        for _ in 0..600 {
+            t.inc(7);
+        }
+        t.inc(3);
+        for arrived in 0..600 {
+            assert!(t.any(7), "{arrived} of 600 arrived");
+            t.dec(7);
+        }
+        assert!(!t.any(7));
+        assert!(t.any(3));
+        // An arrival with nobody counted leaves the count at zero.
+        t.dec(7);
+        assert!(!t.any(7));
+        t.inc(7);
+        assert!(t.any(7));
     }
 }
