@@ -166,6 +166,11 @@ impl Arena {
         Arena { next: start }
     }
 
+    /// The first address the next allocation may take.
+    pub fn next_free(&self) -> u64 {
+        self.next
+    }
+
     /// An address congruent to `offset` modulo `align`.
     pub fn alloc(&mut self, len: u64, align: u64, offset: u64) -> u64 {
         let page = 1u64 << PAGE_SHIFT;

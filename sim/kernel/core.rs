@@ -6,13 +6,14 @@
 //! are in syscalls.rs (dispatch), waitwake.rs, requeue.rs and pi.rs, which
 //! build on this file alone.
 
-use super::futex_hash::{Bucket, FutexHash, TableSel};
+use super::futex_hash::{Bucket, FutexHash, TableInstance, TableSel, KERNEL_STACKS};
 use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
 use super::script::{Cost, LockRef, Script, Step};
 use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
+use crate::analysis::population::MAX_TASKS;
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
-use crate::machine::Ps;
+use crate::machine::{Ps, MAX_NODES};
 use crate::memory::{Arena, Home, LineId, Mem, MemoryMap, RegionId};
 
 /// A futex syscall as a workload issues it.
@@ -155,12 +156,21 @@ pub(super) struct PiState {
     pub(super) object: Option<Mem>,
 }
 
+/// Dense lock id of each table's bucket 0, laid out global instances
+/// first, then each process's private hash: looked up, not counted, at
+/// every op.
+struct LockBases {
+    global: Vec<u32>,
+    /// Per process; None where it has no private hash.
+    private: Vec<Option<u32>>,
+}
+
 pub struct FutexSystem {
     pub hash: FutexHash,
     tasks: Vec<TaskInfo>,
     mms: Vec<u64>,
     /// Dense lock id of each table's bucket 0: global instances, then private ones.
-    lock_base: Vec<u32>,
+    lock_base: LockBases,
     lock_count: u32,
     pub(super) chains: WordMap<Bucket, Vec<Waiter>>,
     /// User words that are not zero, by the futex key that names them.
@@ -224,13 +234,17 @@ const KEY_OBJECTS: u64 = 0xffff_a000_0000_0000;
 
 const PERCPU_STRIDE: u64 = 256;
 const PERCPU_REF_OFFSET: u64 = 128;
-const KERNEL_STACKS: u64 = 0xffff_c900_4000_0000;
 const PERCPU_AREA: u64 = 0xffff_8882_0000_0000;
 /// kmalloc-128 objects (a `futex_pi_state` is about 100 bytes), one slab
-/// area per node because each task allocates its cache on its own node.
+/// area per node because each task allocates its cache on its own node:
+/// the nodes' areas one after another, a page apart, in the 4 GiB below
+/// the next area of the direct map the simulator lays out
+/// (workload::will_it_scale's process stack pages). A fixed stride per node
+/// ran into that area from the fifth node on.
 const PI_STATE_SLABS: u64 = 0xffff_8883_0000_0000;
 const PI_STATE_BYTES: u64 = 128;
-const PI_STATE_NODE_STRIDE: u64 = 1 << 30;
+// Every task's object and two pages a node fit in the 4 GiB.
+const _: () = assert!(MAX_TASKS as u64 * PI_STATE_BYTES + MAX_NODES as u64 * 2 * 4096 < 1 << 32);
 
 impl FutexSystem {
     /// Adds each task's kernel stack, each CPU's per-CPU area and the
@@ -244,12 +258,20 @@ impl FutexSystem {
         page_size: u64,
         memory: &mut MemoryMap,
     ) -> FutexSystem {
-        let mut lock_base = Vec::new();
         let mut next = 0u32;
-        for t in hash.global.iter().chain(hash.private.iter().flatten()) {
-            lock_base.push(next);
+        let mut base_of = |t: &TableInstance| {
+            let base = next;
             next += t.slots as u32;
-        }
+            base
+        };
+        let lock_base = LockBases {
+            global: hash.global.iter().map(&mut base_of).collect(),
+            private: hash
+                .private
+                .iter()
+                .map(|t| t.as_ref().map(&mut base_of))
+                .collect(),
+        };
         let mut stacks = Arena::new(KERNEL_STACKS);
         let futex_q = tasks
             .iter()
@@ -532,28 +554,19 @@ impl FutexSystem {
     }
 
     pub(super) fn lock_of(&self, memory: &MemoryMap, bucket: Bucket) -> LockRef {
-        let slot = match bucket.table {
-            TableSel::Global(n) => n as usize,
-            TableSel::Private(p) => {
-                self.hash.global.len() + self.hash.private[..p as usize].iter().flatten().count()
-            }
+        let base = match bucket.table {
+            TableSel::Global(n) => self.lock_base.global[n as usize],
+            TableSel::Private(p) => self.lock_base.private[p as usize]
+                .expect("a bucket of a private hash the process has"),
             TableSel::Outgrown {
                 process,
                 generation,
-            } => {
-                let word = self
-                    .field(memory, bucket, FieldName::Lock)
-                    .expect("validated designs have a lock");
-                return LockRef::new(
-                    self.outgrown_lock_base(process, generation) + bucket.index,
-                    word,
-                );
-            }
+            } => self.outgrown_lock_base(process, generation),
         };
         let word = self
             .field(memory, bucket, FieldName::Lock)
             .expect("validated designs have a lock");
-        LockRef::new(self.lock_base[slot] + bucket.index, word)
+        LockRef::new(base + bucket.index, word)
     }
 
     /// A byte of the header of process `process`'s private table `table`
@@ -935,12 +948,13 @@ fn pi_state_objects(tasks: &[TaskInfo], cpu_nodes: &[u32], memory: &mut MemoryMa
             (node, slot)
         })
         .collect();
+    let mut slabs = Arena::new(PI_STATE_SLABS);
     let regions: Vec<Option<(RegionId, u64)>> = per_node
         .iter()
         .enumerate()
         .map(|(node, &count)| {
             (count > 0).then(|| {
-                let base = PI_STATE_SLABS + node as u64 * PI_STATE_NODE_STRIDE;
+                let base = slabs.alloc(count * PI_STATE_BYTES, 1, 0);
                 let region = memory.add(
                     format!("node {node} futex_pi_state cache"),
                     base,
@@ -1117,5 +1131,40 @@ mod in_transit_tests {
         assert!(!t.any(7));
         t.inc(7);
         assert!(t.any(7));
+    }
+}
+
+#[cfg(test)]
+mod pi_state_tests {
+    use super::{pi_state_objects, TaskInfo, PI_STATE_SLABS};
+    use crate::machine::MAX_NODES;
+    use crate::memory::MemoryMap;
+
+    /// With a task on every node Linux supports, each node's cached
+    /// `futex_pi_state` objects stay in the 4 GiB the layout gives them,
+    /// and no two nodes' objects share a page.
+    #[test]
+    fn every_node_s_slab_stays_in_its_area() {
+        let cpu_nodes: Vec<u32> = (0..MAX_NODES).flat_map(|n| [n, n]).collect();
+        let tasks: Vec<TaskInfo> = (0..cpu_nodes.len() as u32)
+            .map(|cpu| TaskInfo { process: 0, cpu })
+            .collect();
+        let mut memory = MemoryMap::new(64);
+        let objects = pi_state_objects(&tasks, &cpu_nodes, &mut memory);
+        assert_eq!(objects.len(), tasks.len());
+        let mut pages: Vec<(u64, u32)> = Vec::new();
+        for (object, task) in objects.iter().zip(&tasks) {
+            assert!(
+                (PI_STATE_SLABS..PI_STATE_SLABS + (1 << 32)).contains(&object.addr),
+                "{:#x}",
+                object.addr
+            );
+            pages.push((object.addr >> 12, cpu_nodes[task.cpu as usize]));
+        }
+        pages.sort_unstable();
+        pages.dedup();
+        for pair in pages.windows(2) {
+            assert!(pair[0].0 != pair[1].0, "nodes {pair:?} share a page");
+        }
     }
 }

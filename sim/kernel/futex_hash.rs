@@ -201,8 +201,9 @@ pub struct FutexHash {
 }
 
 /// The most bytes all of a design's tables may take together: far beyond
-/// any kernel's (2^24 slots of 64-byte buckets), and well inside the
-/// kernel address areas they are placed in.
+/// any kernel's (2^24 slots of 64-byte buckets), and as much as the
+/// vmalloc area futexsim gives them holds (`build` checks that they fit
+/// there with the pages between them).
 pub const MAX_TABLE_BYTES: u64 = 1 << 30;
 
 /// Counts `bytes` more of tables, refusing a design whose tables overflow
@@ -218,9 +219,12 @@ fn add_table_bytes(total: &mut u64, bytes: u64) -> Result<(), DesignError> {
     Ok(())
 }
 
-/// Kernel virtual address areas: static .bss, and the vmalloc/direct map.
+/// Kernel virtual address areas: static .bss, and the vmalloc/direct map,
+/// where the tables end below the kernel stacks (kernel::core lays those
+/// out from KERNEL_STACKS on).
 const KERNEL_STATIC: u64 = 0xffff_ffff_8260_0000;
 const KERNEL_DYNAMIC: u64 = 0xffff_c900_0000_0000;
+pub(super) const KERNEL_STACKS: u64 = 0xffff_c900_4000_0000;
 
 impl FutexHash {
     /// Sizes and places every table instance, adding each to `memory`.
@@ -373,6 +377,16 @@ impl FutexHash {
                 ));
             }
             outgrown.push(tables);
+        }
+        // Laid out a page apart, tables within the byte limit can still
+        // run into the kernel stacks: one table per node on a large machine.
+        let area = KERNEL_STACKS - KERNEL_DYNAMIC;
+        let laid_out = dynamic.next_free() - KERNEL_DYNAMIC;
+        if laid_out > area {
+            return Err(DesignError::TooLarge {
+                bytes: laid_out,
+                limit: area,
+            });
         }
         Ok(FutexHash {
             design: design.clone(),
