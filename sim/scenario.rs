@@ -172,6 +172,7 @@ impl Scenario {
                 .map(|t| t.slots)
                 .sum(),
             queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),
+            tasks: prepared.setup.tasks.len() as u64,
         })
     }
 

@@ -49,8 +49,7 @@ use crate::task::{Affinity, TaskSpec};
 use std::collections::{HashMap, VecDeque};
 
 /// Per-CPU runqueues, in a range of the direct map no other kernel object
-/// of the model reaches (the PI-state slabs take 1 GiB per node): one page
-/// apart, so no two share a line.
+/// of the model reaches: one page apart, so no two share a line.
 const RUNQUEUES: u64 = 0xffff_8a00_0000_0000;
 /// task_structs, from the task_struct slab: 16 KiB apart (a task_struct is
 /// 9-10 KiB on x86-64).
@@ -93,18 +92,23 @@ impl SchedLayout {
         for (task, &cpu) in task_cpus.iter().enumerate() {
             let base = TASK_STRUCTS + task as u64 * TASK_STRUCT_STRIDE;
             let home = Home::Node(machine.node_of(cpu));
-            let region = memory.add(
-                format!("task {task} task_struct"),
-                base,
-                PI_LOCK_OFFSET + 8,
-                home,
-            );
-            let mem = |offset: u64| Mem {
-                addr: base + offset,
-                line: memory.line_in(region, base + offset),
+            let name = format!("task {task} task_struct");
+            // Only the lines the model touches, each a directory entry: the
+            // first 128 bytes (`__state`'s line and the one the adjacent-line
+            // prefetcher pairs it with), and `pi_lock`.
+            let mut field = |offset: u64, len: u64| {
+                let region = memory.add(name.clone(), base + offset, len, home);
+                Mem {
+                    addr: base + offset,
+                    line: memory.line_in(region, base + offset),
+                }
             };
-            states.push(mem(STATE_OFFSET));
-            pi_locks.push(mem(PI_LOCK_OFFSET));
+            let first_lines = field(0, 128);
+            states.push(Mem {
+                addr: base + STATE_OFFSET,
+                ..first_lines
+            });
+            pi_locks.push(field(PI_LOCK_OFFSET, 8));
         }
         SchedLayout {
             runqueues,

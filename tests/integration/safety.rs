@@ -377,6 +377,21 @@ fn the_memory_estimate_covers_every_run_that_will_start() {
         bytes > 64 * 1_000_000 * 32,
         "{bytes} bytes for 64 million queued steps"
     );
+
+    // Tasks count: perf wake-parallel's 32768 blocked threads and as many
+    // wakers on 8 CPUs took 2.69 KiB a task, measured, and were once
+    // estimated at the 9 MiB of a run with a few.
+    let many = small_sweep()
+        .replace(
+            "name = \"perf-hash\"\nfutexes = 32",
+            "name = \"perf-wake-parallel\"\nthreads = 32768",
+        )
+        .replace("cpus = [2, 8]", "cpus = [8]");
+    let config = Config::parse("many.toml", "many", &many, &[]).unwrap();
+    let campaign = Campaign::plan(&s.0.join("m"), config, false).unwrap();
+    let todo = campaign.missing(Shard::ALL, false).unwrap();
+    let (_, bytes) = campaign.largest_run(&todo).unwrap().unwrap();
+    assert!(bytes > 65536 * 2690, "{bytes} bytes for 65536 tasks");
 }
 
 #[test]
