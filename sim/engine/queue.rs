@@ -45,12 +45,12 @@ impl EventQueue {
     /// The task of the earliest pending event, without taking it.
     #[inline]
     pub fn peek_task(&self) -> Option<u32> {
-        let pending = self.heap.as_slice();
-        let Reverse(key) = if self.top_taken {
+        let Reverse(key) = match (self.top_taken, self.heap.as_slice()) {
             // The earliest after the top is one of the top's two children.
-            pending.get(1..)?.iter().take(2).max()?
-        } else {
-            pending.first()?
+            (true, [_, a, b, ..]) => a.max(b),
+            (true, [_, a]) => a,
+            (false, [top, ..]) => top,
+            _ => return None,
         };
         Some(task_of(*key))
     }
