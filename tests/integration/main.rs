@@ -20,6 +20,7 @@ mod fuzzing;
 mod hash_form;
 mod hash_vectors;
 mod interrupt;
+mod layouts;
 mod limits;
 mod machine_import;
 mod native_perf_format;
