@@ -59,6 +59,7 @@ const TASK_STRUCT_STRIDE: u64 = 16 << 10;
 /// `pi_lock` in a line of its own further in.
 const STATE_OFFSET: u64 = 24;
 const PI_LOCK_OFFSET: u64 = 2_304;
+const FIRST_BYTES: u64 = 128;
 
 /// The first event id of the CPUs' ticks: CPU c's tick is this plus c,
 /// above every task's id and below the warm-up's.
@@ -95,20 +96,27 @@ impl SchedLayout {
             let name = format!("task {task} task_struct");
             // Only the lines the model touches, each a directory entry: the
             // first 128 bytes (`__state`'s line and the one the adjacent-line
-            // prefetcher pairs it with), and `pi_lock`.
-            let mut field = |offset: u64, len: u64| {
-                let region = memory.add(name.clone(), base + offset, len, home);
-                Mem {
-                    addr: base + offset,
-                    line: memory.line_in(region, base + offset),
-                }
+            // prefetcher pairs it with), and `pi_lock`'s, unless one line
+            // of the machine's holds both.
+            let line = memory.line_size();
+            let apart = PI_LOCK_OFFSET / line > (FIRST_BYTES - 1) / line;
+            let first_len = if apart {
+                FIRST_BYTES
+            } else {
+                PI_LOCK_OFFSET + 8
             };
-            let first_lines = field(0, 128);
-            states.push(Mem {
-                addr: base + STATE_OFFSET,
-                ..first_lines
-            });
-            pi_locks.push(field(PI_LOCK_OFFSET, 8));
+            let first = memory.add(name.clone(), base, first_len, home);
+            let pi_lock = if apart {
+                memory.add(name, base + PI_LOCK_OFFSET, 8, home)
+            } else {
+                first
+            };
+            let mem = |region, offset: u64| Mem {
+                addr: base + offset,
+                line: memory.line_in(region, base + offset),
+            };
+            states.push(mem(first, STATE_OFFSET));
+            pi_locks.push(mem(pi_lock, PI_LOCK_OFFSET));
         }
         SchedLayout {
             runqueues,

@@ -31,12 +31,21 @@ const WORKLOADS: [&str; 12] = [
 #[test]
 fn every_machine_lays_out_every_workload() {
     let mut failures = Vec::new();
-    for name in presets::names() {
+    // Each machine as shipped, and two with the shortest and longest lines
+    // a profile may give (objects that share a line then share a region).
+    let lines = presets::names()
+        .map(|name| (name, None))
+        .chain([("icx-2s", Some(8)), ("uv-512", Some(4096))]);
+    for (name, line) in lines {
+        let mut spec_of_machine = machine(name).unwrap();
+        if let Some(line) = line {
+            spec_of_machine.coherence.line = line;
+        }
         for workload in WORKLOADS {
             let spec: WorkloadSpec = toml::from_str(workload).unwrap();
             for design in ["numa-6.16", "private-6.17"] {
                 let scenario = Scenario {
-                    machine: machine(name).unwrap(),
+                    machine: spec_of_machine.clone(),
                     design: table(design).unwrap(),
                     workload: spec.clone(),
                     window: RunWindow {
@@ -50,8 +59,12 @@ fn every_machine_lays_out_every_workload() {
                 }));
                 match ran {
                     Ok(Ok(())) => {}
-                    Ok(Err(e)) => failures.push(format!("{name}, {design}, {workload:?}: {e}")),
-                    Err(_) => failures.push(format!("{name}, {design}, {workload:?}: panicked")),
+                    Ok(Err(e)) => {
+                        failures.push(format!("{name} {line:?}, {design}, {workload:?}: {e}"))
+                    }
+                    Err(_) => {
+                        failures.push(format!("{name} {line:?}, {design}, {workload:?}: panicked"))
+                    }
                 }
             }
         }
