@@ -68,10 +68,27 @@ impl MemoryMap {
         1 << self.line_shift
     }
 
+    /// Whether a region at `base` of `len` bytes would share no line with
+    /// the regions laid out so far.
+    pub fn is_free(&self, base: u64, len: u64) -> bool {
+        let (first, last) = self.line_span(base, len);
+        self.spans
+            .range(..=last)
+            .next_back()
+            .is_none_or(|(_, &end)| end < first)
+    }
+
+    fn line_span(&self, base: u64, len: u64) -> (u64, u64) {
+        (
+            base >> self.line_shift,
+            (base + len.max(1) - 1) >> self.line_shift,
+        )
+    }
+
     /// Adds a region; the caller keeps regions from sharing a line.
     pub fn add(&mut self, name: impl Into<String>, base: u64, len: u64, home: Home) -> RegionId {
-        let first = base >> self.line_shift;
-        let last = (base + len.max(1) - 1) >> self.line_shift;
+        let free = self.is_free(base, len);
+        let (first, last) = self.line_span(base, len);
         let region = Region {
             name: name.into(),
             base,
@@ -80,9 +97,8 @@ impl MemoryMap {
             first_line: self.lines,
             lines: (last - first + 1) as u32,
         };
-        let before = self.spans.range(..=last).next_back();
         assert!(
-            before.is_none_or(|(_, &end)| end < first),
+            free,
             "region '{}' shares a line with another region",
             region.name
         );

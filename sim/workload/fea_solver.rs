@@ -143,8 +143,8 @@ impl Workload for FeaSolver {
         let mut task_process = Vec::new();
         for p in 0..self.processes {
             let first_cpu = p * self.threads_per_process;
-            let heap = user_memory::heap_start(rng);
             let bytes = u64::from(self.mutexes) * MUTEX_BYTES + BARRIER_BYTES;
+            let heap = user_memory::heap_start(memory, bytes, rng);
             let region = memory.add(
                 format!("process {p} solver locks"),
                 heap,

@@ -488,6 +488,14 @@ impl Workload for ProgramSpec {
                 "program: memory must be from 4 bytes to {MAX_MEMORY}"
             ).into());
         }
+        let heaps = if self.shared { 1 } else { u64::from(self.processes) };
+        if heaps * (self.memory + 2 * 4096) > user_memory::HEAP_SPACE / 4 {
+            return Err(format!(
+                "program: {heaps} processes x {} bytes of memory is more than the {} bytes of heap addresses futexsim draws them from",
+                self.memory,
+                user_memory::HEAP_SPACE / 4
+            ).into());
+        }
         for t in &self.tables {
             if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
                 return Err(format!(
@@ -580,7 +588,8 @@ impl Workload for ProgramSpec {
                     let base = if self.shared {
                         user_memory::first_mmap(self.memory, rng)
                     } else {
-                        user_memory::heap_start(rng)
+                        // The memory, and its barrier on the page after it.
+                        user_memory::heap_start(memory, self.memory + 4096 + 16, rng)
                     };
                     let first = (0..self.threads)
                         .find(|&t| self.shared || self.process_of(t) == p)

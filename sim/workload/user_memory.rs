@@ -8,6 +8,7 @@
 //! bases, slab pages) from the caller's generator, so a seed fixes them all,
 //! and derives everything else from how the allocators lay memory out.
 
+use crate::memory::MemoryMap;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -92,6 +93,9 @@ fn chunk_size(bytes: u64) -> u64 {
 /// Every 4-KiB page in the 28 bits of page number that the kernel randomizes
 /// below a 0x..XX_XXXX_X000 base: 0x55XX_XXXX_X000 for a PIE program and its
 /// brk heap, 0x7fXX_XXXX_X000 for the mmap base.
+/// The bytes a randomized base is drawn from.
+pub const HEAP_SPACE: u64 = (1 << 28) * PAGE;
+
 fn randomized_base(high_byte: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
     (high_byte << 40) + rng.gen_range(0..1u64 << 28) * PAGE
 }
@@ -176,9 +180,21 @@ pub fn perf_static_word(rng: &mut Xoshiro256PlusPlus) -> u64 {
 }
 
 /// The first user chunk of a fresh process's brk heap: a randomized page
-/// after the program, past the tcache chunk glibc allocates first.
-pub fn heap_start(rng: &mut Xoshiro256PlusPlus) -> u64 {
-    randomized_base(0x55, rng) + TCACHE_CHUNK + CHUNK_HEADER
+/// after the program, past the tcache chunk glibc allocates first. Each
+/// process randomizes its own, so two may draw the same page; the model
+/// keeps every process's lines in one address space, so a process whose
+/// `len` bytes there would share a line with memory already laid out
+/// draws again. Where no two draws meet, the heaps are the independent
+/// draws they always were. Callers keep their processes' heaps to a
+/// quarter of the 1 TiB drawn from ([`HEAP_SPACE`]), so a draw is free
+/// three times in four or more.
+pub fn heap_start(memory: &MemoryMap, len: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
+    loop {
+        let start = randomized_base(0x55, rng) + TCACHE_CHUNK + CHUNK_HEADER;
+        if memory.is_free(start, len) {
+            return start;
+        }
+    }
 }
 
 /// A fresh mmap of a process with nothing mapped below its randomized mmap base yet.
