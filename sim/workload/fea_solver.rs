@@ -128,6 +128,11 @@ impl Workload for FeaSolver {
             "fea-solver: sections_per_step",
             self.sections_per_step.into(),
         )?;
+        user_memory::check_heaps(
+            "fea-solver",
+            self.processes.into(),
+            u64::from(self.mutexes) * MUTEX_BYTES + BARRIER_BYTES,
+        )?;
         super::within_a_second("fea-solver: step_ns", self.step_ns)?;
         super::within_a_second("fea-solver: section_ns", self.section_ns)
     }

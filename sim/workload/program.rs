@@ -489,13 +489,7 @@ impl Workload for ProgramSpec {
             ).into());
         }
         let heaps = if self.shared { 1 } else { u64::from(self.processes) };
-        if heaps * (self.memory + 2 * 4096) > user_memory::HEAP_SPACE / 4 {
-            return Err(format!(
-                "program: {heaps} processes x {} bytes of memory is more than the {} bytes of heap addresses futexsim draws them from",
-                self.memory,
-                user_memory::HEAP_SPACE / 4
-            ).into());
-        }
+        user_memory::check_heaps("program", heaps, self.memory)?;
         for t in &self.tables {
             if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
                 return Err(format!(

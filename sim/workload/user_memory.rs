@@ -8,6 +8,7 @@
 //! bases, slab pages) from the caller's generator, so a seed fixes them all,
 //! and derives everything else from how the allocators lay memory out.
 
+use super::WorkloadError;
 use crate::memory::MemoryMap;
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -94,7 +95,20 @@ fn chunk_size(bytes: u64) -> u64 {
 /// below a 0x..XX_XXXX_X000 base: 0x55XX_XXXX_X000 for a PIE program and its
 /// brk heap, 0x7fXX_XXXX_X000 for the mmap base.
 /// The bytes a randomized base is drawn from.
-pub const HEAP_SPACE: u64 = (1 << 28) * PAGE;
+const HEAP_SPACE: u64 = (1 << 28) * PAGE;
+
+/// Refuses `heaps` process heaps of `bytes` each that would take more than
+/// a quarter of the addresses [`heap_start`] draws them from.
+pub fn check_heaps(what: &str, heaps: u64, bytes: u64) -> Result<(), WorkloadError> {
+    let limit = HEAP_SPACE / 4;
+    if heaps.saturating_mul(bytes.saturating_add(2 * PAGE)) > limit {
+        return Err(format!(
+            "{what}: {heaps} processes x {bytes} bytes of memory is more than the {limit} bytes of heap addresses futexsim draws them from"
+        )
+        .into());
+    }
+    Ok(())
+}
 
 fn randomized_base(high_byte: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
     (high_byte << 40) + rng.gen_range(0..1u64 << 28) * PAGE
@@ -186,7 +200,7 @@ pub fn perf_static_word(rng: &mut Xoshiro256PlusPlus) -> u64 {
 /// `len` bytes there would share a line with memory already laid out
 /// draws again. Where no two draws meet, the heaps are the independent
 /// draws they always were. Callers keep their processes' heaps to a
-/// quarter of the 1 TiB drawn from ([`HEAP_SPACE`]), so a draw is free
+/// quarter of the 1 TiB drawn from ([`check_heaps`]), so a draw is free
 /// three times in four or more.
 pub fn heap_start(memory: &MemoryMap, len: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
     loop {
