@@ -169,7 +169,6 @@ pub struct FutexSystem {
     pub hash: FutexHash,
     tasks: Vec<TaskInfo>,
     mms: Vec<u64>,
-    /// Dense lock id of each table's bucket 0: global instances, then private ones.
     lock_base: LockBases,
     lock_count: u32,
     pub(super) chains: WordMap<Bucket, Vec<Waiter>>,

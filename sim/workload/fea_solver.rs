@@ -100,6 +100,13 @@ impl Body for Thread {
     }
 }
 
+impl FeaSolver {
+    /// A process's heap: its mutexes, then its barrier.
+    fn heap_bytes(&self) -> u64 {
+        u64::from(self.mutexes) * MUTEX_BYTES + BARRIER_BYTES
+    }
+}
+
 impl Workload for FeaSolver {
     fn label(&self) -> String {
         format!(
@@ -128,11 +135,7 @@ impl Workload for FeaSolver {
             "fea-solver: sections_per_step",
             self.sections_per_step.into(),
         )?;
-        user_memory::check_heaps(
-            "fea-solver",
-            self.processes.into(),
-            u64::from(self.mutexes) * MUTEX_BYTES + BARRIER_BYTES,
-        )?;
+        user_memory::check_heaps("fea-solver", self.processes.into(), self.heap_bytes())?;
         super::within_a_second("fea-solver: step_ns", self.step_ns)?;
         super::within_a_second("fea-solver: section_ns", self.section_ns)
     }
@@ -148,7 +151,7 @@ impl Workload for FeaSolver {
         let mut task_process = Vec::new();
         for p in 0..self.processes {
             let first_cpu = p * self.threads_per_process;
-            let bytes = u64::from(self.mutexes) * MUTEX_BYTES + BARRIER_BYTES;
+            let bytes = self.heap_bytes();
             let heap = user_memory::heap_start(memory, bytes, rng);
             let region = memory.add(
                 format!("process {p} solver locks"),

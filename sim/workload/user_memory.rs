@@ -91,16 +91,13 @@ fn chunk_size(bytes: u64) -> u64 {
         .max(MIN_CHUNK)
 }
 
-/// Every 4-KiB page in the 28 bits of page number that the kernel randomizes
-/// below a 0x..XX_XXXX_X000 base: 0x55XX_XXXX_X000 for a PIE program and its
-/// brk heap, 0x7fXX_XXXX_X000 for the mmap base.
-/// The bytes a randomized base is drawn from.
-const HEAP_SPACE: u64 = (1 << 28) * PAGE;
+/// The pages a randomized base is drawn from: 28 bits of page number.
+const RANDOMIZED_PAGES: u64 = 1 << 28;
 
 /// Refuses `heaps` process heaps of `bytes` each that would take more than
 /// a quarter of the addresses [`heap_start`] draws them from.
 pub fn check_heaps(what: &str, heaps: u64, bytes: u64) -> Result<(), WorkloadError> {
-    let limit = HEAP_SPACE / 4;
+    let limit = RANDOMIZED_PAGES * PAGE / 4;
     if heaps.saturating_mul(bytes.saturating_add(2 * PAGE)) > limit {
         return Err(format!(
             "{what}: {heaps} processes x {bytes} bytes of memory is more than the {limit} bytes of heap addresses futexsim draws them from"
@@ -110,8 +107,11 @@ pub fn check_heaps(what: &str, heaps: u64, bytes: u64) -> Result<(), WorkloadErr
     Ok(())
 }
 
+/// Every 4-KiB page in the 28 bits of page number that the kernel randomizes
+/// below a 0x..XX_XXXX_X000 base: 0x55XX_XXXX_X000 for a PIE program and its
+/// brk heap, 0x7fXX_XXXX_X000 for the mmap base.
 fn randomized_base(high_byte: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
-    (high_byte << 40) + rng.gen_range(0..1u64 << 28) * PAGE
+    (high_byte << 40) + rng.gen_range(0..RANDOMIZED_PAGES) * PAGE
 }
 
 /// The kernel's top-down mmap placement: with nothing unmapped in between,
