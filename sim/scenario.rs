@@ -173,6 +173,13 @@ impl Scenario {
                 .sum(),
             queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),
             tasks: prepared.setup.tasks.len() as u64,
+            cpus: machine.cpus().into(),
+            program_bytes: prepared
+                .setup
+                .tasks
+                .iter()
+                .map(|t| t.program.held_bytes())
+                .sum(),
         })
     }
 

@@ -112,6 +112,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         )?;
         let _lock = campaign.create(args.overwrite)?;
         let todo = campaign.missing(shard, true)?;
+        futexsim::footprint::release_freed();
         futexsim::campaign::reset_peak_rss();
         let measured = simulate(&campaign, &todo, jobs)?;
         if STOP.load(Ordering::Relaxed) {

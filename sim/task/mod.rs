@@ -116,6 +116,13 @@ pub trait Program: Send {
     fn affinity(&self) -> Affinity {
         Affinity::Pinned
     }
+
+    /// Bytes the program holds on the heap as laid out, before it runs (a
+    /// path written out as ops at once): what a run's memory estimate
+    /// counts for it (crate::footprint).
+    fn held_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// A task's CPU affinity.

@@ -389,6 +389,11 @@ struct Actions {
     stages: Stages,
 }
 
+/// The most actions a page lock's outcome puts back at once: the slot's
+/// lock, onto its list, the PG_waiters bit, the lock's release, the wait
+/// for PG_locked, the lock again.
+const PAGE_LOCK_OUTCOME_ACTIONS: usize = 6;
+
 /// What every task's actions share about the parent's pages.
 #[derive(Clone)]
 struct Pages {
@@ -411,6 +416,11 @@ impl Actions {
                 since: 0,
             },
         }
+    }
+
+    /// The queue's room: at tens of thousands of children, most of a run's memory.
+    fn held_bytes(&self) -> u64 {
+        (self.queue.capacity() * size_of::<(Stage, Action)>()) as u64
     }
 
     fn push(&mut self, stage: Stage, ops: impl IntoIterator<Item = Op>) {
@@ -474,7 +484,8 @@ impl Actions {
         })
     }
 
-    /// A page-lock action returned `old`: what it takes next goes first.
+    /// A page-lock action returned `old`: what it takes next goes first
+    /// (at most PAGE_LOCK_OUTCOME_ACTIONS).
     fn page_returned(&mut self, action: Action, old: u32) {
         let waiters = *self.pages.waiters.lock().expect("one thread runs programs");
         let mut next = Vec::new();
@@ -513,6 +524,7 @@ impl Actions {
             }
             _ => {}
         }
+        debug_assert!(next.len() <= PAGE_LOCK_OUTCOME_ACTIONS);
         let stage = self.stages.current;
         for action in next.into_iter().rev() {
             self.queue.push_front((stage, action));
@@ -557,6 +569,10 @@ impl Program for Child {
 
     fn in_kernel(&self) -> bool {
         self.actions.in_kernel()
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.actions.held_bytes()
     }
 }
 
@@ -718,6 +734,11 @@ fn child_actions(
     a.queue
         .push_back((Stage::ExitNotify, Action::WriteUnlock(s.tasklist_lock)));
     a.push(Stage::Schedule, [Op::Compute(schedule_ps)]);
+    // Tens of thousands of children each hold their queue from the start:
+    // without the room its growth left, it is half the size. A page lock's
+    // outcome puts its actions back at the front while the lock's own
+    // is out: room for those keeps the queue from growing again then.
+    a.queue.shrink_to(a.queue.len() + PAGE_LOCK_OUTCOME_ACTIONS);
     a
 }
 
@@ -767,6 +788,10 @@ impl Program for Parent {
 
     fn in_kernel(&self) -> bool {
         self.actions.in_kernel()
+    }
+
+    fn held_bytes(&self) -> u64 {
+        self.actions.held_bytes() + (self.alive.capacity() * size_of::<usize>()) as u64
     }
 }
 
