@@ -24,8 +24,9 @@ pub struct Footprint {
     /// stack, a task_struct and a cached pi_state, laid out once the run
     /// starts.
     pub tasks: u64,
-    /// The machine's CPUs: each has the engine's store buffer and run
-    /// queue, the machine's row of distances, and its kernel's per-CPU state.
+    /// The machine's CPUs: each has the engine's store buffer and miss
+    /// slots, its run queue, and its rows of the machine's per-CPU tables
+    /// (its kernel objects are lines, counted above).
     pub cpus: u64,
     /// What the tasks' programs hold as laid out (`Program::held_bytes`):
     /// time_exit's children, their whole exit queued.
