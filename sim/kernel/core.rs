@@ -990,11 +990,15 @@ impl KeyObjects {
         memory: &mut MemoryMap,
     ) -> KeyObjects {
         let mut vmemmap = Arena::new(VMEMMAP);
+        // Looked up once a region: a design with a table per process has
+        // as many tables as processes.
+        let mut tables = tables.to_vec();
+        tables.sort_unstable();
         let user: Vec<(usize, u64, u64, Home, String)> = memory
             .regions()
             .iter()
             .enumerate()
-            .filter(|&(i, _)| !tables.contains(&(i as RegionId)))
+            .filter(|&(i, _)| tables.binary_search(&(i as RegionId)).is_err())
             .map(|(i, r)| (i, r.base, r.len, r.home, r.name.clone()))
             .collect();
         let mut struct_pages = vec![None; memory.regions().len()];
@@ -1018,13 +1022,23 @@ impl KeyObjects {
                 line: memory.line_in(region, addr),
             }
         };
-        let mm_count = (0..mms.len() as u32)
-            .map(|p| {
-                let node = tasks
-                    .iter()
-                    .find(|t| t.process == p)
-                    .map_or(0, |t| cpu_nodes[t.cpu as usize]);
-                line(format!("process {p} mm_struct (mm_count)"), node, memory)
+        // Each process's mm on the node of its first task's CPU, found in one
+        // pass over the tasks (a search per process was quadratic in them).
+        let mut mm_nodes: Vec<Option<u32>> = vec![None; mms.len()];
+        for t in tasks {
+            if let Some(node) = mm_nodes.get_mut(t.process as usize) {
+                node.get_or_insert(cpu_nodes[t.cpu as usize]);
+            }
+        }
+        let mm_count = mm_nodes
+            .into_iter()
+            .enumerate()
+            .map(|(p, node)| {
+                line(
+                    format!("process {p} mm_struct (mm_count)"),
+                    node.unwrap_or(0),
+                    memory,
+                )
             })
             .collect();
         let inode_count = line("shared file inode (i_count)".into(), 0, memory);
