@@ -5,7 +5,7 @@
 use crate::analysis::layout;
 use crate::engine::{place_at_fork, Engine, SchedLayout};
 use crate::footprint::Footprint;
-use crate::kernel::core::{FutexSystem, TaskInfo};
+use crate::kernel::core::{first_task_and_count, FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use crate::kernel::resize::InRunCreation;
 use crate::kernel::table::{DesignError, Placement, SizingVars, TableDesign};
@@ -208,25 +208,16 @@ impl Scenario {
             .workload
             .workload()
             .setup(machine, &mut memory, &mut rng);
-        // Each process's first task and task count, in one pass over the
-        // tasks: a scan of every task per process took minutes at a million
-        // time_exit children, each its own process.
-        let mut first_and_count: Vec<(Option<usize>, u64)> = vec![(None, 0); setup.mms.len()];
-        for (t, &p) in setup.task_process.iter().enumerate() {
-            if let Some((first, count)) = first_and_count.get_mut(p as usize) {
-                first.get_or_insert(t);
-                *count += 1;
-            }
-        }
-        let processes: Vec<ProcessInfo> = first_and_count
-            .into_iter()
-            .map(|(first, count)| ProcessInfo {
-                threads: count.max(1),
-                node: machine.node_of(setup.tasks[first.unwrap_or(0)].cpu),
-                set_slots: self.workload.workload().set_slots(),
-                created_in_run: self.workload.workload().create_every_ns().is_some(),
-            })
-            .collect();
+        let processes: Vec<ProcessInfo> =
+            first_task_and_count(setup.task_process.iter().copied(), setup.mms.len())
+                .into_iter()
+                .map(|(first, count)| ProcessInfo {
+                    threads: count.max(1),
+                    node: machine.node_of(setup.tasks[first.unwrap_or(0)].cpu),
+                    set_slots: self.workload.workload().set_slots(),
+                    created_in_run: self.workload.workload().create_every_ns().is_some(),
+                })
+                .collect();
         let vars = SizingVars::new(
             &machine.platform(),
             setup.tasks.len() as u64,

@@ -64,6 +64,23 @@ pub struct TaskInfo {
     pub cpu: u32,
 }
 
+/// Each of `processes` processes' first task and its count of tasks, from
+/// the tasks' processes in one pass: a search of every task per process
+/// was quadratic, minutes at a million single-task processes.
+pub fn first_task_and_count(
+    task_process: impl IntoIterator<Item = u32>,
+    processes: usize,
+) -> Vec<(Option<usize>, u64)> {
+    let mut out = vec![(None, 0); processes];
+    for (t, p) in task_process.into_iter().enumerate() {
+        if let Some((first, count)) = out.get_mut(p as usize) {
+            first.get_or_insert(t);
+            *count += 1;
+        }
+    }
+    out
+}
+
 /// A queued `futex_q`: it lives on the waiter's kernel stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Waiter {
@@ -1022,23 +1039,12 @@ impl KeyObjects {
                 line: memory.line_in(region, addr),
             }
         };
-        // Each process's mm on the node of its first task's CPU, found in one
-        // pass over the tasks (a search per process was quadratic in them).
-        let mut mm_nodes: Vec<Option<u32>> = vec![None; mms.len()];
-        for t in tasks {
-            if let Some(node) = mm_nodes.get_mut(t.process as usize) {
-                node.get_or_insert(cpu_nodes[t.cpu as usize]);
-            }
-        }
-        let mm_count = mm_nodes
+        let mm_count = first_task_and_count(tasks.iter().map(|t| t.process), mms.len())
             .into_iter()
             .enumerate()
-            .map(|(p, node)| {
-                line(
-                    format!("process {p} mm_struct (mm_count)"),
-                    node.unwrap_or(0),
-                    memory,
-                )
+            .map(|(p, (first, _))| {
+                let node = first.map_or(0, |t| cpu_nodes[tasks[t].cpu as usize]);
+                line(format!("process {p} mm_struct (mm_count)"), node, memory)
             })
             .collect();
         let inode_count = line("shared file inode (i_count)".into(), 0, memory);
@@ -1116,6 +1122,19 @@ impl FutexSystem {
             }
         }
         format!("{addr:#x}")
+    }
+}
+
+#[cfg(test)]
+mod first_task_tests {
+    use super::first_task_and_count;
+
+    /// Tasks listed out of process order: each process gets the first of
+    /// its own and their number; a process without tasks gets none.
+    #[test]
+    fn each_process_gets_its_first_task_and_count() {
+        let got = first_task_and_count([2, 0, 2, 2, 0], 4);
+        assert_eq!(got, [(Some(1), 2), (None, 0), (Some(0), 3), (None, 0)]);
     }
 }
 
