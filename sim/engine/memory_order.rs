@@ -444,6 +444,8 @@ impl Engine<'_> {
     /// what it carries is published, and its line's spinners wake then.
     /// A relaxed RMW is performed after the one before it, each taking the
     /// profile's atomic cost, and its line stays in the core until it is.
+    /// Always inlined into the store and the grant that serve a store.
+    #[inline(always)]
     fn committed(&mut self, cpu: u32, store: &HeldStore, done: Ps) {
         let performs = matches!(store.carries, Carries::Atomic { .. });
         let o = &mut self.order[cpu as usize];

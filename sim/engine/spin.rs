@@ -15,7 +15,7 @@ impl Engine<'_> {
     /// The task's event has come: it runs on, or its spin has news.
     pub(super) fn resume(&mut self, task: u32, now: Ps) {
         match self.tasks[task as usize].wait {
-            Wait::Running => self.step(task, now),
+            Wait::Running => self.run_script(task, now),
             Wait::Blocked => unreachable!("a blocked task has no event until it is woken"),
             // The line changed under the spinner: one transfer to see how.
             Wait::Spin(spin) => self.reread(task, now, self.watched(task, spin), spin),

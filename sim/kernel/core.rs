@@ -407,6 +407,11 @@ impl FutexSystem {
         self.values.get(key).copied().unwrap_or(0)
     }
 
+    /// The key of a task's futex word, as get_futex_key makes it. Always
+    /// inlined, as are the other helpers every op's way in calls
+    /// once (the node, the lock, the waiters count): as calls, their
+    /// prologues cost more than their bodies.
+    #[inline(always)]
     pub(super) fn key(&self, task: u32, uaddr: u64, kind: KeyKind) -> FutexKey {
         let mm = self.mms[self.tasks[task as usize].process as usize];
         let page = self.pins.page_size;
@@ -421,6 +426,7 @@ impl FutexSystem {
 
     /// The node a FUTEX2_NUMA key goes to: the word's, or the one the
     /// kernel wrote into a FUTEX_NO_NODE word (None: not FUTEX2_NUMA).
+    #[inline(always)]
     fn numa_node(&self, task: u32, key: &FutexKey, kind: KeyKind) -> Option<u32> {
         let KeyKind::PrivateNuma(node) = kind else {
             return None;
@@ -530,6 +536,7 @@ impl FutexSystem {
     /// futex_hb_waiters_inc before the bucket lock: the task counts as a
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
     /// `waiters` is the bucket's field, where the design has it.
+    #[inline(always)]
     pub(super) fn waiters_inc(&mut self, lock: LockRef, waiters: Option<Mem>, s: &mut Script) {
         self.in_transit.inc(lock.id);
         s.extend(waiters.map(waiters_inc_step));
@@ -537,12 +544,14 @@ impl FutexSystem {
 
     /// The task that incremented `waiters` has queued, or dropped the count
     /// again (its RMW scripted by the caller).
+    #[inline(always)]
     pub(super) fn waiters_arrived(&mut self, lock: LockRef) {
         self.in_transit.dec(lock.id);
     }
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
     /// the lock released, in the era's order.
+    #[inline(always)]
     pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
         self.waiters_arrived(f.lock);
         let unlock = Step::Unlock(f.lock);
@@ -569,6 +578,7 @@ impl FutexSystem {
         })
     }
 
+    #[inline(always)]
     pub(super) fn lock_of(&self, memory: &MemoryMap, bucket: Bucket) -> LockRef {
         let base = match bucket.table {
             TableSel::Global(n) => self.lock_base.global[n as usize],

@@ -493,6 +493,7 @@ impl FutexHash {
         }
     }
 
+    #[inline(always)]
     pub fn instance(&self, table: TableSel) -> &TableInstance {
         match table {
             TableSel::Global(n) => &self.global[n as usize],
