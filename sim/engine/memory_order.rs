@@ -463,7 +463,7 @@ impl Engine<'_> {
     }
 
     /// What a store carries is there for every CPU once it commits.
-    #[inline]
+    #[inline(always)]
     fn publish(&mut self, mem: Mem, carries: Carries) {
         match carries {
             Carries::Lock(Publishes::Nothing) => {}

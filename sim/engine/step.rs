@@ -5,9 +5,9 @@
 
 use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, UserAtomic, Wait, LINE_EVENTS};
-use crate::coherence::{self, AccessKind, Class, LineTurn, Request};
+use crate::coherence::{self, AccessKind, Class, Directory, LineTurn, Request};
 use crate::kernel::script::{Cost, LockRef, Step};
-use crate::kernel::spinlock::{Order, Publishes};
+use crate::kernel::spinlock::{Locks, Order, Publishes};
 use crate::machine::{MemoryModel, Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
 use crate::task::{AtomicOp, Counting, Done, Op};
@@ -55,10 +55,8 @@ impl Engine<'_> {
         let next = t.program.next_op();
         match next {
             Op::Futex(op) => {
-                let mut script = std::mem::take(&mut t.script);
-                self.futex.begin(self.memory, task, now, op, &mut script);
-                self.prefetch(&script);
-                self.tasks[task as usize].script = script;
+                self.futex.begin(self.memory, task, now, op, &mut t.script);
+                prefetch_lines(&self.dir, &self.locks, &t.script);
             }
             Op::Compute(ps) => t.script.extend([Step::Compute(Cost::Ps(ps)), Step::OpDone]),
             Op::WaitEvent(word, until) => {
@@ -115,10 +113,8 @@ impl Engine<'_> {
             }
             Op::Clock => self.timeline.clock_reads[task as usize].push(now),
             Op::ThreadCreated => {
-                let mut script = std::mem::take(&mut t.script);
                 self.futex
-                    .thread_created(self.memory, task, now, &mut script);
-                self.tasks[task as usize].script = script;
+                    .thread_created(self.memory, task, now, &mut t.script);
             }
             Op::Exit => {
                 self.timeline.exits[task as usize] = Some(now);
@@ -174,9 +170,8 @@ impl Engine<'_> {
             },
             Step::Unlock(lock) => self.unlock(task, now, lock),
             Step::Decide(d) => {
-                let mut script = std::mem::take(&mut self.tasks[task as usize].script);
-                self.futex.decide(self.memory, task, now, d, &mut script);
-                self.tasks[task as usize].script = script;
+                let script = &mut self.tasks[task as usize].script;
+                self.futex.decide(self.memory, task, now, d, script);
                 Some(now)
             }
             Step::Block => {
@@ -545,27 +540,29 @@ impl Engine<'_> {
         self.free_watchers.push(index as u32);
     }
 
-    /// Loads the host's cache with the state a script's accesses and locks
-    /// will need: the op's first steps are compute, whole events away.
-    fn prefetch(&self, script: &[Step]) {
-        for step in script {
-            match *step {
-                Step::Access(a) => self.dir.prefetch(a.mem().line),
-                Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) | Step::Load(mem) => {
-                    self.dir.prefetch(mem.line)
-                }
-                Step::Lock(lock) => {
-                    self.dir.prefetch(lock.word().line);
-                    self.locks.prefetch(lock.id);
-                }
-                _ => {}
-            }
-        }
-    }
-
     /// A workload's lock, numbered among the tables' locks.
     fn workload_lock(&self, lock: LockRef) -> LockRef {
         LockRef::new(self.workload_lock_base + lock.id, lock.word())
+    }
+}
+
+/// Loads the host's cache with the state a script's accesses and locks
+/// will need: the op's first steps are compute, whole events away. Of the
+/// engine it takes only what it loads, so that the script can stay in its
+/// task while it runs.
+fn prefetch_lines(dir: &Directory, locks: &Locks, script: &[Step]) {
+    for step in script {
+        match *step {
+            Step::Access(a) => dir.prefetch(a.mem().line),
+            Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) | Step::Load(mem) => {
+                dir.prefetch(mem.line)
+            }
+            Step::Lock(lock) => {
+                dir.prefetch(lock.word().line);
+                locks.prefetch(lock.id);
+            }
+            _ => {}
+        }
     }
 }
 
