@@ -484,6 +484,8 @@ impl Engine<'_> {
     /// miss slot (or waits for the first to free: the time it may issue,
     /// as Err) and completes in the background; false when it waits at its
     /// line for a grant (the task waits with it).
+    // Inlined into `run_step`, which says why.
+    #[inline(always)]
     pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<bool, Ps> {
         let cpu = self.tasks[task as usize].cpu;
         let (slot, free_at) = self.order[cpu as usize].first_free;

@@ -13,6 +13,9 @@ use crate::memory::{LineId, Mem};
 
 impl Engine<'_> {
     /// The task's event has come: it runs on, or its spin has news.
+    /// Always inlined into the event loop, its one caller, with the step
+    /// loop inside it (run_script says why).
+    #[inline(always)]
     pub(super) fn resume(&mut self, task: u32, now: Ps) {
         match self.tasks[task as usize].wait {
             Wait::Running => self.run_script(task, now),
