@@ -513,6 +513,9 @@ impl Engine<'_> {
     /// compute step pays it. A sibling that sleeps, idles or spins (pause
     /// hands the core's execution to the other thread; a spinner waiting
     /// on its line's miss is stalled) does not count as busy.
+    // Inlined into `compute`, its one caller, and so into `run_step`,
+    // which says why.
+    #[inline(always)]
     pub(super) fn compute_end(&mut self, task: u32, now: Ps, work: Ps) -> Ps {
         let cpu = self.tasks[task as usize].cpu as usize;
         let stretch = self.m.smt_stretch_permille;

@@ -335,6 +335,8 @@ impl Engine<'_> {
     /// time the store may go at in this event; None when the task's next
     /// event is the read's end (the unlock step runs again then, for its
     /// store) or the read waits at its line and is made again.
+    // Inlined into `unlock`, its one caller, and so into `run_step`.
+    #[inline(always)]
     fn read_before_release(&mut self, task: u32, now: Ps, word: Mem) -> Option<Ps> {
         if std::mem::take(&mut self.tasks[task as usize].release_read) {
             return Some(now);
