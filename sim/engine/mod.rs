@@ -145,8 +145,9 @@ pub struct Outcome {
     pub resizes: Vec<Option<(u64, ResizesInRun)>>,
 }
 
-/// Events at one simulated instant past which a run counts as stalled:
-/// far more than any run's tasks make at once.
+/// Events at one simulated instant past which a run counts as stalled
+/// (to within the watchdog's look every `progress::EVERY_EVENTS`): far
+/// more than any run's tasks make at once.
 pub const STALL_EVENTS: u64 = 10_000_000;
 
 pub struct Engine<'a> {
@@ -291,20 +292,24 @@ impl<'a> Engine<'a> {
             self.arm_tick(cpu, 0);
         }
         let mut progress = crate::progress::RunProgress::default();
-        let (mut instant, mut at_instant, mut stalled_at) = (0, 0u64, None);
+        let (mut checked_at, mut unmoved, mut stalled_at) = (None, 0u64, None);
         while let Some((now, task)) = self.queue.pop() {
             self.events += 1;
+            // The watchdog looks when the progress does, not at every event:
+            // simulated time only grows, so an instant unchanged since the
+            // last look has held every event between.
             if self.events.is_multiple_of(crate::progress::EVERY_EVENTS) {
                 progress.reached(now, self.window.end());
-            }
-            (at_instant, instant) = if now == instant {
-                (at_instant + 1, now)
-            } else {
-                (0, now)
-            };
-            if at_instant > STALL_EVENTS {
-                stalled_at = Some(now);
-                break;
+                unmoved = if checked_at == Some(now) {
+                    unmoved + crate::progress::EVERY_EVENTS
+                } else {
+                    0
+                };
+                checked_at = Some(now);
+                if unmoved >= STALL_EVENTS {
+                    stalled_at = Some(now);
+                    break;
+                }
             }
             self.prefetch_next_task();
             // Ids in increasing order: tasks, line turns, ticks, the warm-up's end.
