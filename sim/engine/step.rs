@@ -414,6 +414,8 @@ impl Engine<'_> {
     }
 
     /// The task now holds the lock: counts its wait.
+    // Inlined into `lock`'s path, as the step handlers are into `run_step`
+    // (which says why).
     #[inline(always)]
     pub(super) fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
         let t = &mut self.tasks[task as usize];
@@ -495,6 +497,8 @@ impl Engine<'_> {
 
     /// Whether a lock-word atomic the protocol has not yet decided must
     /// wait for its busy line; it then waits there, its turn scheduled.
+    // Inlined into `lock`'s path, as the step handlers are into `run_step`
+    // (which says why).
     #[inline(always)]
     pub(super) fn atomic_waits(&mut self, task: u32, now: Ps, line: LineId) -> bool {
         let cpu = self.tasks[task as usize].cpu;

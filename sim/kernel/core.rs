@@ -426,6 +426,7 @@ impl FutexSystem {
 
     /// The node a FUTEX2_NUMA key goes to: the word's, or the one the
     /// kernel wrote into a FUTEX_NO_NODE word (None: not FUTEX2_NUMA).
+    // Inlined, as `key` is: see there.
     #[inline(always)]
     fn numa_node(&self, task: u32, key: &FutexKey, kind: KeyKind) -> Option<u32> {
         let KeyKind::PrivateNuma(node) = kind else {
@@ -536,6 +537,7 @@ impl FutexSystem {
     /// futex_hb_waiters_inc before the bucket lock: the task counts as a
     /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
     /// `waiters` is the bucket's field, where the design has it.
+    // Inlined, as `key` is: see there.
     #[inline(always)]
     pub(super) fn waiters_inc(&mut self, lock: LockRef, waiters: Option<Mem>, s: &mut Script) {
         self.in_transit.inc(lock.id);
@@ -544,6 +546,7 @@ impl FutexSystem {
 
     /// The task that incremented `waiters` has queued, or dropped the count
     /// again (its RMW scripted by the caller).
+    // Inlined, as `key` is: see there.
     #[inline(always)]
     pub(super) fn waiters_arrived(&mut self, lock: LockRef) {
         self.in_transit.dec(lock.id);
@@ -551,6 +554,7 @@ impl FutexSystem {
 
     /// futex_q_unlock on a path that queued nothing: `waiters` dropped and
     /// the lock released, in the era's order.
+    // Inlined, as `key` is: see there.
     #[inline(always)]
     pub(super) fn unlock_and_drop_waiter(&mut self, f: &InFlight, s: &mut Script) {
         self.waiters_arrived(f.lock);
@@ -578,6 +582,7 @@ impl FutexSystem {
         })
     }
 
+    // Inlined, as `key` is: see there.
     #[inline(always)]
     pub(super) fn lock_of(&self, memory: &MemoryMap, bucket: Bucket) -> LockRef {
         let base = match bucket.table {

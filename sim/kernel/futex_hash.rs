@@ -493,6 +493,7 @@ impl FutexHash {
         }
     }
 
+    // Inlined: every op reaches its table through it, several times an op.
     #[inline(always)]
     pub fn instance(&self, table: TableSel) -> &TableInstance {
         match table {
