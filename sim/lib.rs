@@ -9,6 +9,7 @@ pub mod coherence;
 pub mod config;
 pub mod engine;
 pub mod expr;
+pub mod files;
 pub mod footprint;
 pub mod hash;
 pub mod host;

@@ -20,16 +20,17 @@ mod run_file;
 pub mod shard;
 mod store;
 
-pub use lock::{lock, DirLock, LOCK_FILE};
+pub use lock::{lock, lock_shared, DirLock, LOCK_FILE};
 pub use shard::Shard;
-pub use store::{now_utc, peak_rss_bytes, reset_peak_rss, write_atomic};
+pub use store::{now_utc, peak_rss_bytes, reset_peak_rss};
 
 use crate::config::{Config, ConfigError, PlannedRun};
+use crate::files::{self, FileError};
 use crate::machine::Machine;
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use crate::scenario::Scenario;
-use run_file::{hash64, RunFile};
+use run_file::RunFile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -60,6 +61,8 @@ pub enum CampaignError {
         path: String,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    File(#[from] FileError),
     #[error("{path}: not a futexsim campaign file: {message}")]
     Corrupt { path: String, message: String },
     #[error(transparent)]
@@ -155,15 +158,15 @@ impl Campaign {
     /// working there), checks again under the lock that it may be written,
     /// clears what a killed run left, and records which config and build the
     /// campaign belongs to. The directory stays locked while the lock lives.
+    ///
+    /// The mark comes first, runs/ after: a kill at any step leaves the
+    /// directory as it was, or a campaign (perhaps without runs/ yet), and
+    /// either resumes.
     pub fn create(&self, overwrite: bool) -> Result<DirLock, CampaignError> {
-        fs::create_dir_all(&self.dir).map_err(io_error(&self.dir))?;
-        let held = lock(&self.dir).map_err(io_error(&self.dir))?;
+        files::create_user_dir(&self.dir)?;
+        let held = lock(&self.dir)?;
         check_identity(&self.dir, &self.config, overwrite)?;
-        let runs_dir = self.dir.join(RUNS_DIR);
-        fs::create_dir_all(&runs_dir).map_err(io_error(&runs_dir))?;
-        for d in [self.dir.as_path(), runs_dir.as_path()] {
-            store::remove_temp_files(d).map_err(io_error(d))?;
-        }
+        files::remove_temp_files(&self.dir)?;
         let identity = Identity {
             futexsim_version: VERSION.into(),
             git_commit: COMMIT.into(),
@@ -172,7 +175,12 @@ impl Campaign {
         };
         let path = self.dir.join(CAMPAIGN_FILE);
         let json = serde_json::to_string_pretty(&identity).expect("an identity serializes") + "\n";
-        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
+        // The mark is replaced only when it is one (checked above against
+        // this config, or --overwrite).
+        files::write(&path, json.as_bytes(), &is_identity)?;
+        let runs_dir = self.dir.join(RUNS_DIR);
+        files::create_dir(&runs_dir)?;
+        files::remove_temp_files(&runs_dir)?;
         Ok(held)
     }
 
@@ -198,16 +206,16 @@ impl Campaign {
 
     /// The run file of `run` when it is whole and that run's; else why not
     /// (None when there is no file).
+    /// A FIFO, a device or a file over the cap there is refused.
     fn read_run(&self, run: &Run) -> Result<Result<RunFile, String>, CampaignError> {
-        let path = self.run_path(&run.id);
-        match fs::read_to_string(&path) {
-            Ok(text) => Ok(run_file::decode(&text, &run.id)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Err(String::new())),
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                Ok(Err("it is not text".into()))
-            }
-            Err(e) => Err(io_error(&path)(e)),
-        }
+        read_run_file(&self.run_path(&run.id), &run.id)
+    }
+
+    /// Writes a run's file. The name is the proof: a file in a campaign's
+    /// runs/ named for one of its planned runs is futexsim's, whatever it
+    /// holds now (a damaged one is replaced); a link or a FIFO there is not.
+    fn write_run(&self, id: &str, text: &[u8]) -> Result<(), CampaignError> {
+        Ok(files::write(&self.run_path(id), text, &|_| true)?)
     }
 
     /// The runs of `shard` that have no valid file yet, most expensive first
@@ -336,8 +344,7 @@ impl Campaign {
             finished: now_utc(),
             peak_rss_bytes: peak_rss_bytes(),
         };
-        let path = self.run_path(&run.id);
-        write_atomic(&path, run_file::encode(&file).as_bytes()).map_err(io_error(&path))?;
+        self.write_run(&run.id, run_file::encode(&file).as_bytes())?;
         done(&file.speed, ops);
         Ok(())
     }
@@ -419,10 +426,10 @@ impl Campaign {
             if planned.contains(&name) || !entry.file_type().is_ok_and(|t| t.is_file()) {
                 continue;
             }
-            let ours = fs::read_to_string(entry.path())
-                .is_ok_and(|text| run_file::is_futexsims(&name, &text));
-            if ours {
-                fs::remove_file(entry.path()).map_err(io_error(&entry.path()))?;
+            let ours = |bytes: &[u8]| {
+                std::str::from_utf8(bytes).is_ok_and(|text| run_file::is_futexsims(&name, text))
+            };
+            if files::remove(&entry.path(), files::RUN_FILE, &ours)? {
                 removed += 1;
             }
         }
@@ -472,21 +479,19 @@ impl Campaign {
             if same_file(&from, &to) || self.read_run(run)?.is_ok() {
                 continue;
             }
-            let text = match fs::read_to_string(&from) {
-                Ok(text) => text,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => String::new(),
-                Err(e) => return Err(io_error(&from)(e)),
+            let file = match read_run_file(&from, &run.id)? {
+                Ok(file) => file,
+                Err(why) if why.is_empty() => continue,
+                Err(why) => {
+                    eprintln!(
+                        "futexsim: warning: {} is not run {} ({why}); not merged",
+                        from.display(),
+                        run.describe(&self.config)
+                    );
+                    continue;
+                }
             };
-            if let Err(why) = run_file::decode(&text, &run.id) {
-                eprintln!(
-                    "futexsim: warning: {} is not run {} ({why}); not merged",
-                    from.display(),
-                    run.describe(&self.config)
-                );
-                continue;
-            }
-            write_atomic(&to, text.as_bytes()).map_err(io_error(&to))?;
+            self.write_run(&run.id, run_file::encode(&file).as_bytes())?;
             copied += 1;
         }
         Ok(copied)
@@ -568,7 +573,14 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
         let entry = entry.map_err(io_error(dir))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let kind = entry.file_type().map_err(io_error(dir))?;
-        if name == LOCK_FILE {
+        // What a futexsim killed while it made the campaign leaves: its
+        // lock, the mark's temporary file, an empty runs/.
+        let empty_dir =
+            || kind.is_dir() && fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_none());
+        if name == LOCK_FILE
+            || (files::is_temp_name(&name) && kind.is_file())
+            || (name == RUNS_DIR && empty_dir())
+        {
             continue;
         }
         if !crate::report::is_own_entry(dir, &name, kind) {
@@ -596,16 +608,35 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
 }
 
 fn read_identity(path: &Path) -> Result<Option<Identity>, CampaignError> {
-    match fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| CampaignError::Corrupt {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(path)(e)),
-    }
+    let Some(text) = files::read_text_if_any(path, files::CAMPAIGN)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| CampaignError::Corrupt {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// Whether `bytes` are a campaign's mark, which futexsim alone writes.
+fn is_identity(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Identity>(bytes).is_ok()
+}
+
+/// The run file at `path` when it is whole and run `id`'s; else why not
+/// (an empty reason when there is no file). What is not a regular file, or
+/// is over the cap, is refused.
+fn read_run_file(path: &Path, id: &str) -> Result<Result<RunFile, String>, CampaignError> {
+    let bytes = match files::read(path, files::RUN_FILE) {
+        Ok(bytes) => bytes,
+        Err(e) if e.is_not_found() => return Ok(Err(String::new())),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => run_file::decode(&text, id),
+        Err(_) => Err("it is not text".into()),
+    })
 }
 
 /// "line 12: `futexes = 64` now `futexes = 128`": where two resolved configs part.
@@ -625,7 +656,7 @@ fn first_difference(old: &str, new: &str) -> String {
 pub fn run_id(scenario: &Scenario) -> String {
     let canonical =
         serde_json::to_string(&(VERSION, build(), scenario)).expect("a scenario serializes");
-    hash64(canonical.as_bytes())
+    files::hash_hex(canonical.as_bytes())
 }
 
 /// The build: a hash of the source it was built from and the compiler

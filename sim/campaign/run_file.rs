@@ -6,7 +6,7 @@
 //! The checksum is the last field and covers the text before it, so it is
 //! checked on the bytes as written, independent of how they parse.
 
-use crate::hash::lookup3::hashlittle2;
+use crate::files::hash_hex as hash64;
 use crate::record::{RunRecord, Speed};
 use serde::{Deserialize, Serialize};
 
@@ -53,12 +53,6 @@ pub fn decode(text: &str, id: &str) -> Result<RunFile, String> {
         return Err(format!("it holds run {}", file.id));
     }
     Ok(file)
-}
-
-/// 16 hex digits of lookup3's 64-bit hash.
-pub fn hash64(bytes: &[u8]) -> String {
-    let (c, b) = hashlittle2(bytes, 0, 0);
-    format!("{:016x}", (u64::from(c) << 32) | u64::from(b))
 }
 
 /// Whether a file name is one a run file has: `<16 hex digits>.json`.

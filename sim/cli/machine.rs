@@ -6,8 +6,8 @@
 
 use crate::cli::CliError;
 use clap::{Args, Subcommand};
-use futexsim::campaign::write_atomic;
 use futexsim::config::profile;
+use futexsim::files::{self, TOML_SIGNATURE};
 use futexsim::machine::import::{self, Shape};
 use futexsim::machine::{presets, MachineSpec};
 use std::io::Write;
@@ -64,8 +64,8 @@ pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
     let mut said = Vec::new();
     for path in &args.files {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::Input(format!("{file}: cannot read it: {e}")))?;
+        let text = futexsim::files::read_text(path, futexsim::files::MEASUREMENTS)
+            .map_err(|e| CliError::Input(format!("{file}: cannot read it: {}", e.reason())))?;
         let measurement =
             import::read(&text).map_err(|e| CliError::Input(format!("{file}:{e}")))?;
         said.push(
@@ -113,13 +113,14 @@ pub fn base_profile(base: &str) -> Result<MachineSpec, CliError> {
 pub fn write_profile(spec: &MachineSpec, path: &Path, header: &str) -> Result<(), CliError> {
     let body = toml::to_string(spec)
         .map_err(|e| CliError::Failed(format!("the profile does not serialize: {e}")))?;
-    let text = format!("# {header}\n{body}");
+    let text = TOML_SIGNATURE.sign(&format!("# {header}\n{body}"));
     profile::parse(&path.display().to_string(), &text)
         .map_err(|e| CliError::Input(format!("the measured figures do not make a machine: {e}")))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::Failed(format!("{}: {e}", dir.display())))?;
+        files::create_user_dir(dir)?;
     }
-    write_atomic(path, text.as_bytes())
-        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
+    // Only a profile futexsim wrote, unedited, is replaced.
+    Ok(files::write(path, text.as_bytes(), &|old| {
+        TOML_SIGNATURE.verifies(old)
+    })?)
 }

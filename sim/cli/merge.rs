@@ -33,9 +33,7 @@ pub fn run(args: &MergeArgs) -> Result<(), CliError> {
         )));
     }
     let (set, speed) = merged.results()?.expect("no run is missing");
-    futexsim::report::write(&merged.dir, &set, &speed).map_err(|e| {
-        CliError::Failed(format!("writing the report in {}: {e}", args.out.display()))
-    })?;
+    futexsim::report::write(&merged.dir, &set, &speed)?;
     eprintln!(
         "merged {} shards: {} runs in {}",
         args.shards.len(),

@@ -15,6 +15,7 @@ pub mod validate;
 
 use futexsim::campaign::CampaignError;
 use futexsim::config::ConfigError;
+use futexsim::files::FileError;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -44,15 +45,34 @@ impl CliError {
     }
 }
 
+/// A report directory that cannot be read is the input to fix.
+impl From<futexsim::report::ReadError> for CliError {
+    fn from(e: futexsim::report::ReadError) -> CliError {
+        CliError::Input(e.to_string())
+    }
+}
+
 impl From<ConfigError> for CliError {
     fn from(e: ConfigError) -> CliError {
         CliError::Input(e.to_string())
     }
 }
 
+/// A path futexsim may not read or write is the user's input to fix (2);
+/// a filesystem that fails is a failure at run time (1).
+impl From<FileError> for CliError {
+    fn from(e: FileError) -> CliError {
+        match e {
+            FileError::Refused { .. } => CliError::Input(e.to_string()),
+            FileError::Io { .. } => CliError::Failed(e.to_string()),
+        }
+    }
+}
+
 impl From<CampaignError> for CliError {
     fn from(e: CampaignError) -> CliError {
         match e {
+            CampaignError::File(e) => e.into(),
             CampaignError::ConfigChanged { .. }
             | CampaignError::NotACampaign { .. }
             // A run fails only for what its config asks (a run that stalls).

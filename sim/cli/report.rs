@@ -14,9 +14,10 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let (set, speed) = report::read(&args.dir).map_err(|e| CliError::Input(e.to_string()))?;
-    let _lock = futexsim::campaign::lock(&args.dir)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.dir.display())))?;
+    // Locked before anything is read: a `run` at work in DIR finishes first,
+    // and its results are the ones published again.
+    let _lock = futexsim::campaign::lock(&args.dir)?;
+    let (set, speed) = report::read(&args.dir)?;
     report::write(&args.dir, &set, &speed)?;
     writeln!(out, "{}", args.dir.join(report::REPORT_MD).display())?;
     Ok(())

@@ -304,8 +304,12 @@ struct Measured {
 
 /// Writes the result set and the speed log beside it (the caller holds the lock).
 fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError> {
-    futexsim::report::write(dir, set, speed)
-        .map_err(|e| CliError::Failed(format!("writing the report in {}: {e}", dir.display())))
+    futexsim::report::write(dir, set, speed).map_err(|e| match CliError::from(e) {
+        CliError::Failed(e) => {
+            CliError::Failed(format!("writing the report in {}: {e}", dir.display()))
+        }
+        refused => refused,
+    })
 }
 
 /// One row per point, one column per design: the workload's headline figure

@@ -5,7 +5,7 @@
 
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::campaign::write_atomic;
+use futexsim::files::{self, MARKDOWN_SIGNATURE};
 use futexsim::validate::verdict::short;
 use futexsim::validate::{self, report};
 use std::io::Write;
@@ -49,11 +49,8 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     for o in &outcomes {
         writeln!(out, "{}", report::summary_line(o))?;
     }
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.out.display())))?;
     let path = args.out.join("report.md");
-    write_atomic(&path, report::markdown(&outcomes).as_bytes())
-        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    write_signed(&path, &report::markdown(&outcomes))?;
     writeln!(
         out,
         "{}; report: {}",
@@ -98,8 +95,19 @@ fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
         md.push('\n');
     }
     let path = dir.join("host.md");
-    write_atomic(&path, md.as_bytes())
-        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    write_signed(&path, &md)?;
     writeln!(out, "report: {}", path.display())?;
     Ok(())
+}
+
+/// Writes a Markdown report, signed: one futexsim wrote and nobody edited is
+/// replaced, anything else at the path is refused.
+fn write_signed(path: &std::path::Path, markdown: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        files::create_user_dir(dir)?;
+    }
+    let text = MARKDOWN_SIGNATURE.sign(markdown);
+    Ok(files::write(path, text.as_bytes(), &|old| {
+        MARKDOWN_SIGNATURE.verifies(old)
+    })?)
 }

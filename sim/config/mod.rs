@@ -113,12 +113,13 @@ impl Config {
     /// Loads a config file. `rules` are candidate sizing rules (`--rule`).
     pub fn load(path: &Path, rules: &[String]) -> Result<Config, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            file: file.clone(),
-            line: 0,
-            column: 0,
-            message: format!("cannot read the config: {e}"),
-        })?;
+        let text =
+            crate::files::read_text(path, crate::files::CONFIG).map_err(|e| ConfigError {
+                file: file.clone(),
+                line: 0,
+                column: 0,
+                message: format!("cannot read the config: {}", e.reason()),
+            })?;
         let name = path
             .file_stem()
             .map_or("config".into(), |s| s.to_string_lossy().into_owned());

@@ -2,14 +2,28 @@
 //! from the same records, published into a directory all at once or not at all.
 //!
 //! A report is a generation: a directory `.report-<pid>-<time>` holding every
-//! file, and a manifest of them written first. `.report` is a symbolic link
-//! to the live generation, and the names a reader opens (report.md,
-//! results.json, charts/, ...) are links through it. `write` renders every
-//! file in memory, writes and syncs a new generation, and publishes it by
-//! renaming one new link over `.report`: one atomic swap, so a reader, a
-//! kill or an error at any moment sees the old report whole or the new one
-//! whole. The old generation is then removed, file by file from its
-//! manifest; anything else found in it (a file a user put there) is kept.
+//! file, and a manifest of them (each path with its content's hash) written
+//! first. `.report` is a symbolic link to the live generation, and the names
+//! a reader opens (report.md, results.json, charts/, ...) are links through
+//! it. Publishing goes in this order, so that a failure or a kill at any
+//! step leaves the directory's report as it was or as it is after:
+//!
+//! 1. every file is rendered in memory, then written and synced into a new
+//!    generation, its manifest first;
+//! 2. every name the report will take is looked at, and anything futexsim
+//!    cannot prove its own (a user's file, a link it did not make, a FIFO)
+//!    refuses the publish: the new generation is removed, nothing else was
+//!    touched;
+//! 3. a name the report has never had gets its link: it dangles (or shows
+//!    the old generation's entry) until the swap;
+//! 4. one rename points `.report` at the new generation: the swap, after
+//!    which every linked name shows the new report;
+//! 5. a name holding a plain copy of the old report (a copy made with its
+//!    links dereferenced) becomes a link, each in one rename; a kill before
+//!    all have is finished by the next publish;
+//! 6. the old generation is removed, file by file from its manifest, each
+//!    only when its hash matches; anything else in it stays, named.
+//!
 //! The caller holds the directory's lock ([`crate::campaign::lock`]).
 
 pub mod c2c;
@@ -22,10 +36,10 @@ mod private_hash;
 pub mod summary;
 pub mod usl;
 
+use crate::files::{self, Cap, FileError};
 use crate::results::{ResultSet, SpeedLog};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One rendered file, its path relative to the report directory.
@@ -43,17 +57,14 @@ const FORMATS: [Format; 4] = [charts::files, json::files, csv::files, markdown::
 pub const LIVE: &str = ".report";
 /// What every generation's name starts with (then `<pid>-<nanoseconds>`).
 pub const GENERATION: &str = ".report-";
-/// In a generation: the paths of its files, one a line, written before them.
+/// In a generation: its files, one a line (`path<TAB>hash`), written first.
 pub const MANIFEST: &str = "manifest";
 pub const RESULTS_JSON: &str = "results.json";
 pub const SPEED_JSON: &str = "speed.json";
 pub const REPORT_MD: &str = "report.md";
 
-fn context(what: &str, path: &Path) -> impl FnOnce(std::io::Error) -> std::io::Error {
-    let path = path.display().to_string();
-    let what = what.to_string();
-    move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{what} {path}: {e}"))
-}
+const MANIFEST_CAP: Cap = Cap::new("a report's manifest", 16 << 20);
+const REPORT_FILE_CAP: Cap = Cap::new("a report file", 1 << 30);
 
 /// A name no other writer uses: this process's id and the time.
 fn unique(prefix: &str) -> String {
@@ -63,154 +74,327 @@ fn unique(prefix: &str) -> String {
     format!("{prefix}{}-{nanos}", std::process::id())
 }
 
-pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> std::io::Result<()> {
-    let mut files = Vec::new();
+/// A name `.report` may point at: a generation's, in the same directory.
+fn is_generation_name(target: &Path) -> bool {
+    target
+        .to_str()
+        .is_some_and(|t| t.starts_with(GENERATION) && is_plain_relative(t) && !t.contains('/'))
+}
+
+/// The link futexsim makes for the report entry `entry`.
+fn entry_target(entry: &str) -> PathBuf {
+    Path::new(LIVE).join(entry)
+}
+
+pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), FileError> {
+    let mut rendered = Vec::new();
     for format in FORMATS {
-        files.extend(format(set, speed)?);
+        rendered.extend(format(set, speed).map_err(|source| FileError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?);
     }
-    fs::create_dir_all(dir).map_err(context("creating", dir))?;
+    files::create_user_dir(dir)?;
     remove_dead_generations(dir)?;
     let generation = unique(GENERATION);
     let staged = dir.join(&generation);
-    if let Err(e) = stage(&staged, &files) {
-        // On a full disk, give back what the half-written report took; the
-        // live report is untouched either way.
-        let _ = remove_generation(&staged);
-        return Err(e);
-    }
-    let entries: BTreeSet<&str> = files
+    let entries: BTreeSet<&str> = rendered
         .iter()
         .filter_map(|f| f.path.split('/').next())
         .collect();
-    let old = fs::read_link(dir.join(LIVE)).ok();
-    if let Err(e) = publish(dir, &generation, &entries) {
+    let prepared = stage(&staged, &rendered).and_then(|()| Published::look(dir, &entries));
+    let old = match prepared {
+        Ok(old) => old,
+        Err(e) => {
+            // On a full disk, give back what the half-written report took;
+            // the live report is untouched either way.
+            let _ = remove_generation(&staged);
+            return Err(e);
+        }
+    };
+    let mut made = Vec::new();
+    if let Err(e) = swap(dir, &generation, &entries, &old, &mut made) {
+        for link in made {
+            let _ = files::remove_link(&link, &|t| t.starts_with(LIVE));
+        }
         let _ = remove_generation(&staged);
         return Err(e);
     }
-    // Only a generation's own name: a link edited to point elsewhere names
-    // nothing futexsim wrote.
-    let old = old
-        .and_then(|o| o.to_str().map(str::to_string))
-        .filter(|o| o.starts_with(GENERATION) && is_plain_relative(o) && *o != generation);
-    match old {
-        Some(old) => remove_generation(&dir.join(old)),
-        None => Ok(()),
-    }
-}
-
-/// Makes `generation` the live report: the names a reader opens link
-/// through `.report`, and one rename points `.report` at it.
-fn publish(dir: &Path, generation: &str, entries: &BTreeSet<&str>) -> std::io::Result<()> {
-    for entry in entries {
-        link_entry(dir, entry)?;
-    }
-    let link = dir.join(unique(".report.new-"));
-    std::os::unix::fs::symlink(generation, &link).map_err(context("linking", &link))?;
-    if let Err(e) = fs::rename(&link, dir.join(LIVE)) {
-        let _ = fs::remove_file(&link);
-        return Err(context("publishing", &dir.join(LIVE))(e));
-    }
-    // Make the swap itself durable.
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(context("syncing", dir))
-}
-
-/// Writes every file into the new generation `staged`, its manifest first,
-/// and syncs them.
-fn stage(staged: &Path, files: &[File]) -> std::io::Result<()> {
-    fs::create_dir(staged).map_err(context("creating", staged))?;
-    let manifest: String = files.iter().map(|f| format!("{}\n", f.path)).collect();
-    let mut dirs = BTreeSet::from([staged.to_path_buf()]);
-    for (path, bytes) in std::iter::once((MANIFEST, manifest.as_bytes()))
-        .chain(files.iter().map(|f| (f.path.as_str(), f.bytes.as_slice())))
-    {
-        let path = staged.join(path);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(context("creating", parent))?;
-            dirs.insert(parent.to_path_buf());
+    // The new report is live from here: what is left finishes the move,
+    // and a publish after a kill here finishes it too.
+    for entry in &entries {
+        if old.plain.contains(*entry) {
+            make_link(dir, entry, &old)?;
         }
-        let mut out = fs::File::create_new(&path).map_err(context("writing", &path))?;
-        out.write_all(bytes)
-            .and_then(|()| out.sync_all())
-            .map_err(context("writing", &path))?;
     }
-    for d in dirs {
-        fs::File::open(&d)
-            .and_then(|f| f.sync_all())
-            .map_err(context("syncing", &d))?;
+    for generation in old.generations() {
+        remove_generation(&dir.join(generation))?;
     }
     Ok(())
 }
 
-/// Makes `dir/entry` the link `.report/entry`. A plain file or directory
-/// there is the report of a futexsim that wrote reports in place: its files
-/// are replaced, and a chart directory holding anything but charts is left
-/// alone and refused.
-fn link_entry(dir: &Path, entry: &str) -> std::io::Result<()> {
-    let path = dir.join(entry);
-    let target = Path::new(LIVE).join(entry);
-    match fs::symlink_metadata(&path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            if fs::read_link(&path)? == target {
-                return Ok(());
-            }
-            fs::remove_file(&path).map_err(context("replacing", &path))?;
-        }
-        Ok(m) if m.is_dir() => {
-            for item in fs::read_dir(&path)? {
-                let item = item?.path();
-                if item.extension().is_some_and(|e| e == "svg") && item.is_file() {
-                    fs::remove_file(&item).map_err(context("replacing", &item))?;
-                }
-            }
-            fs::remove_dir(&path).map_err(|e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{} holds files futexsim did not write: move them away and publish again",
-                        path.display()
-                    ),
-                )
-            })?;
-        }
-        Ok(_) => fs::remove_file(&path).map_err(context("replacing", &path))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(context("reading", &path)(e)),
+/// Steps 3 and 4: links for new names, then the swap. `made` collects the
+/// links made, for the caller to remove should the swap fail.
+fn swap(
+    dir: &Path,
+    generation: &str,
+    entries: &BTreeSet<&str>,
+    old: &Published,
+    made: &mut Vec<PathBuf>,
+) -> Result<(), FileError> {
+    for entry in entries
+        .iter()
+        .filter(|e| !old.linked.contains(**e) && !old.plain.contains(**e))
+    {
+        let path = dir.join(entry);
+        files::put_link(&path, &entry_target(entry), &|_| false, &files::nothing)?;
+        made.push(path);
     }
-    std::os::unix::fs::symlink(&target, &path).map_err(context("linking", &path))
+    let live = dir.join(LIVE);
+    if let Some(copy) = &old.copied_live {
+        // A copy of a generation stands where the link goes: it becomes a
+        // generation of its own, removed with the old one.
+        files::rename_dir(&live, &dir.join(copy))?;
+    }
+    let swapped = files::put_link(
+        &live,
+        Path::new(generation),
+        &is_generation_name,
+        &files::nothing,
+    );
+    if let (Err(_), Some(copy)) = (&swapped, &old.copied_live) {
+        let _ = files::rename_dir(&dir.join(copy), &live);
+    }
+    swapped?;
+    files::sync_dir(dir)
 }
 
-/// Removes a generation's files as its manifest lists them, then its
-/// directories once empty. What the manifest does not list stays, named in
-/// a warning.
-fn remove_generation(generation: &Path) -> std::io::Result<()> {
-    let manifest = generation.join(MANIFEST);
-    let listed = match fs::read_to_string(&manifest) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(context("reading", &manifest)(e)),
-    };
-    let mut dirs = BTreeSet::new();
-    for path in listed.lines().filter(|l| is_plain_relative(l)) {
-        let path = generation.join(path);
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(context("removing", &path)(e)),
+/// Step 5: the plain copy at `entry` (a file or a directory of files, each
+/// proven a copy of the old report's) becomes the link.
+fn make_link(dir: &Path, entry: &str, old: &Published) -> Result<(), FileError> {
+    let path = dir.join(entry);
+    if fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+        for item in fs::read_dir(&path).map_err(|source| FileError::Io {
+            path: path.clone(),
+            source,
+        })? {
+            let item = item.map_err(|source| FileError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let rel = format!("{entry}/{}", item.file_name().to_string_lossy());
+            files::remove(&item.path(), REPORT_FILE_CAP, &|b: &[u8]| {
+                old.proves(&rel, b)
+            })?;
         }
+        if !files::remove_empty_dir(&path)? {
+            return Err(FileError::Refused {
+                path,
+                why: "holds files futexsim did not write: move them away and publish again".into(),
+            });
+        }
+    }
+    files::put_link(&path, &entry_target(entry), &|_| false, &|b: &[u8]| {
+        old.proves(entry, b)
+    })
+}
+
+/// What a directory holds of a published report, as step 2 finds it.
+#[derive(Default)]
+struct Published {
+    /// Entries already linked through `.report`.
+    linked: BTreeSet<String>,
+    /// Entries that are plain copies of the old report.
+    plain: BTreeSet<String>,
+    /// The live generation `.report` points at.
+    live: Option<String>,
+    /// A name for the directory standing at `.report` (a dereferenced copy
+    /// of a generation), once it is moved aside.
+    copied_live: Option<String>,
+    /// The old report's files and their hashes (None in a manifest written
+    /// before manifests had hashes), and the directory holding them.
+    manifest: BTreeMap<String, Option<String>>,
+    manifest_dir: PathBuf,
+}
+
+impl Published {
+    /// Step 2: looks at every name the report takes; refuses the first that
+    /// futexsim cannot prove its own.
+    fn look(dir: &Path, entries: &BTreeSet<&str>) -> Result<Published, FileError> {
+        let mut old = Published::default();
+        let live = dir.join(LIVE);
+        match fs::symlink_metadata(&live) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs::read_link(&live).map_err(|source| FileError::Io {
+                    path: live.clone(),
+                    source,
+                })?;
+                if !is_generation_name(&target) {
+                    return Err(FileError::Refused {
+                        path: live,
+                        why: format!("is a link futexsim did not make (to {})", target.display()),
+                    });
+                }
+                old.manifest_dir = dir.join(&target);
+                old.live = target.to_str().map(str::to_string);
+            }
+            Ok(m) if m.is_dir() && m.file_type().is_dir() => {
+                if !live.join(MANIFEST).is_file() {
+                    return Err(FileError::Refused {
+                        path: live,
+                        why: "is a directory futexsim did not write (it has no manifest); move it away"
+                            .into(),
+                    });
+                }
+                old.manifest_dir = live.clone();
+                old.copied_live = Some(unique(GENERATION));
+            }
+            Ok(_) => {
+                return Err(FileError::Refused {
+                    path: live,
+                    why: "is not the link to futexsim's live report; move it away".into(),
+                })
+            }
+            Err(_) => {}
+        }
+        if !old.manifest_dir.as_os_str().is_empty() {
+            old.manifest = read_manifest(&old.manifest_dir)?.unwrap_or_default();
+        }
+        for entry in entries {
+            let path = dir.join(entry);
+            let meta = match fs::symlink_metadata(&path) {
+                Ok(meta) => meta,
+                Err(_) => continue,
+            };
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                if fs::read_link(&path).is_ok_and(|t| t == entry_target(entry)) {
+                    old.linked.insert(entry.to_string());
+                    continue;
+                }
+                return Err(FileError::Refused {
+                    path,
+                    why: "is a link futexsim did not make; move it away".into(),
+                });
+            }
+            let proven = if kind.is_file() {
+                old.proves_file(&path, entry)
+            } else if kind.is_dir() {
+                fs::read_dir(&path).is_ok_and(|items| {
+                    items.filter_map(Result::ok).all(|item| {
+                        let rel = format!("{entry}/{}", item.file_name().to_string_lossy());
+                        old.proves_file(&item.path(), &rel)
+                    })
+                })
+            } else {
+                false
+            };
+            if !proven {
+                return Err(FileError::Refused {
+                    path,
+                    why: "holds what futexsim did not write (it is no copy of this directory's \
+                          report): move it away and publish again"
+                        .into(),
+                });
+            }
+            old.plain.insert(entry.to_string());
+        }
+        Ok(old)
+    }
+
+    /// Whether `bytes` are the old report's file `rel`: its manifest's hash,
+    /// or (a manifest without hashes) the same bytes as the file.
+    fn proves(&self, rel: &str, bytes: &[u8]) -> bool {
+        match self.manifest.get(rel) {
+            Some(Some(hash)) => files::hash_hex(bytes) == *hash,
+            Some(None) => files::read(&self.manifest_dir.join(rel), REPORT_FILE_CAP)
+                .is_ok_and(|theirs| theirs == bytes),
+            None => false,
+        }
+    }
+
+    fn proves_file(&self, path: &Path, rel: &str) -> bool {
+        fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+            && files::read(path, REPORT_FILE_CAP).is_ok_and(|bytes| self.proves(rel, &bytes))
+    }
+
+    /// The generations the new one replaces.
+    fn generations(&self) -> impl Iterator<Item = &String> {
+        self.live.iter().chain(&self.copied_live)
+    }
+}
+
+/// Step 1: writes every file into the new generation `staged`, its manifest
+/// first, and syncs them.
+fn stage(staged: &Path, rendered: &[File]) -> Result<(), FileError> {
+    files::create_dir(staged)?;
+    let manifest: String = rendered
+        .iter()
+        .map(|f| format!("{}\t{}\n", f.path, files::hash_hex(&f.bytes)))
+        .collect();
+    let mut dirs = BTreeSet::from([staged.to_path_buf()]);
+    for (path, bytes) in std::iter::once((MANIFEST, manifest.as_bytes())).chain(
+        rendered
+            .iter()
+            .map(|f| (f.path.as_str(), f.bytes.as_slice())),
+    ) {
+        let path = staged.join(path);
+        if let Some(parent) = path.parent() {
+            if dirs.insert(parent.to_path_buf()) {
+                files::create_dir(parent)?;
+            }
+        }
+        files::create_new(&path, bytes)?;
+    }
+    for d in dirs {
+        files::sync_dir(&d)?;
+    }
+    Ok(())
+}
+
+/// A generation's manifest: each path with its hash (None in a manifest
+/// written before manifests had them); None when there is no manifest.
+fn read_manifest(generation: &Path) -> Result<Option<BTreeMap<String, Option<String>>>, FileError> {
+    let Some(text) = files::read_text_if_any(&generation.join(MANIFEST), MANIFEST_CAP)? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        text.lines()
+            .map(|l| match l.split_once('\t') {
+                Some((path, hash)) => (path.to_string(), Some(hash.to_string())),
+                None => (l.to_string(), None),
+            })
+            .filter(|(path, _)| is_plain_relative(path))
+            .collect(),
+    ))
+}
+
+/// Removes a generation's files as its manifest lists them (each only when
+/// its hash matches), then its directories once empty. What the manifest
+/// does not list, or lists with another hash, stays, named in a warning.
+fn remove_generation(generation: &Path) -> Result<(), FileError> {
+    if !fs::symlink_metadata(generation).is_ok_and(|m| m.file_type().is_dir()) {
+        return Ok(());
+    }
+    let listed = read_manifest(generation)?.unwrap_or_default();
+    let mut dirs = BTreeSet::new();
+    for (path, hash) in &listed {
+        let path = generation.join(path);
+        let ours = |bytes: &[u8]| hash.as_ref().is_none_or(|h| files::hash_hex(bytes) == *h);
+        files::remove(&path, REPORT_FILE_CAP, &ours)?;
         let mut parent = path.parent();
         while let Some(p) = parent.filter(|p| p.starts_with(generation) && *p != generation) {
             dirs.insert(p.to_path_buf());
             parent = p.parent();
         }
     }
-    let _ = fs::remove_file(&manifest);
-    // Deepest first.
+    // The manifest last: until it goes, a kill leaves a generation the
+    // next publish can still remove.
+    files::remove(&generation.join(MANIFEST), MANIFEST_CAP, &|_| true)?;
     for d in dirs.iter().rev() {
-        let _ = fs::remove_dir(d);
+        files::remove_empty_dir(d)?;
     }
-    if fs::remove_dir(generation).is_err() && generation.exists() {
+    if !files::remove_empty_dir(generation)? && generation.exists() {
         eprintln!(
             "futexsim: warning: {} keeps files futexsim did not write; look at them and remove it",
             generation.display()
@@ -228,33 +412,50 @@ fn is_plain_relative(line: &str) -> bool {
 }
 
 /// Whether the entry `name` of `dir`, of file type `kind`, is a published
-/// report's own: the live link, a generation, a link a reader opens through
-/// the live one, or the new link of a writer killed before its swap.
+/// report's own: the live link (or a copy of its generation), a generation,
+/// a link a reader opens through the live one, a link a killed writer was
+/// about to rename, or a plain copy of the report's files.
 pub fn is_own_entry(dir: &Path, name: &str, kind: fs::FileType) -> bool {
-    if name == LIVE || name.starts_with(".report.new-") {
-        kind.is_symlink()
+    if name == LIVE {
+        kind.is_symlink() || (kind.is_dir() && dir.join(LIVE).join(MANIFEST).is_file())
     } else if name.starts_with(GENERATION) {
         kind.is_dir()
-    } else {
+    } else if is_stale_link_name(name) {
         kind.is_symlink()
-            && fs::read_link(dir.join(name)).is_ok_and(|t| t == Path::new(LIVE).join(name))
+    } else if kind.is_symlink() {
+        fs::read_link(dir.join(name)).is_ok_and(|t| t == entry_target(name))
+    } else {
+        Published::look(dir, &BTreeSet::from([name])).is_ok()
     }
+}
+
+/// The name of a link a writer killed before its rename left: the old
+/// `.report.new-*`, or a temporary link of [`files::put_link`].
+fn is_stale_link_name(name: &str) -> bool {
+    name.starts_with(".report.new-") || (name.starts_with('.') && name.contains(".tmp-link-"))
 }
 
 /// Generations and links a killed writer left: none is live, so none holds
 /// anything to keep (but files a user put there, which stay).
-fn remove_dead_generations(dir: &Path) -> std::io::Result<()> {
+fn remove_dead_generations(dir: &Path) -> Result<(), FileError> {
     let live = fs::read_link(dir.join(LIVE)).ok();
-    for entry in fs::read_dir(dir).map_err(context("reading", dir))? {
-        let entry = entry?;
+    let entries = fs::read_dir(dir).map_err(|source| FileError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| FileError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = entry.file_type()?;
-        if name.starts_with(".report.new-") && kind.is_symlink() {
-            fs::remove_file(entry.path()).map_err(context("removing", &entry.path()))?;
-        } else if name.starts_with(GENERATION)
-            && kind.is_dir()
-            && live.as_deref() != Some(Path::new(&name))
-        {
+        // The caller holds the directory's lock: no other writer is at
+        // work here, so every such link is a killed one's.
+        if is_stale_link_name(&name) {
+            files::remove_link(&entry.path(), &|t| {
+                t.starts_with(LIVE) || is_generation_name(t)
+            })?;
+        } else if name.starts_with(GENERATION) && live.as_deref() != Some(Path::new(&name)) {
             remove_generation(&entry.path())?;
         }
     }
@@ -263,11 +464,8 @@ fn remove_dead_generations(dir: &Path) -> std::io::Result<()> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    File(#[from] FileError),
     #[error("{path}: not a futexsim result file: {source}")]
     Json {
         path: PathBuf,
@@ -363,6 +561,13 @@ pub fn incomparable(a: &ResultSet, b: &ResultSet) -> Option<String> {
     })
 }
 
+/// [`read`] under the directory's shared lock: a futexsim writing there
+/// finishes first.
+pub fn read_locked(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
+    let _lock = crate::campaign::lock_shared(dir)?;
+    read(dir)
+}
+
 /// The result set and speed log of a report directory. A missing speed.json
 /// (results copied without it) reads as an empty log.
 pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
@@ -379,10 +584,7 @@ pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
-    let text = fs::read(path).map_err(|source| ReadError::Io {
-        path: path.into(),
-        source,
-    })?;
+    let text = files::read(path, files::RESULTS)?;
     serde_json::from_slice(&text).map_err(|source| ReadError::Json {
         path: path.into(),
         source,

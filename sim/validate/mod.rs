@@ -38,8 +38,8 @@ pub type Suite = (Vec<CaseSpec>, BTreeMap<String, Config>);
 /// Loads a cases file and every config it names, checking all of it
 /// before anything runs.
 pub fn load(path: &Path) -> Result<Suite, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read the cases: {e}", path.display()))?;
+    let text = crate::files::read_text(path, crate::files::CONFIG)
+        .map_err(|e| format!("{}: cannot read the cases: {}", path.display(), e.reason()))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     parse(&path.display().to_string(), &text, |name| {
         Config::load(&dir.join(name), &[]).map_err(|e| e.to_string())
