@@ -120,8 +120,10 @@ pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), FileEr
         let _ = remove_generation(&staged);
         return Err(e);
     }
-    // The new report is live from here: what is left finishes the move,
-    // and a publish after a kill here finishes it too.
+    // The new report is live from here: what is left makes the swap
+    // durable and finishes the move, and a publish after a failure or a
+    // kill here finishes it too.
+    files::sync_dir(dir)?;
     for entry in &entries {
         if old.plain.contains(*entry) {
             make_link(dir, entry, &old)?;
@@ -165,8 +167,7 @@ fn swap(
     if let (Err(_), Some(copy)) = (&swapped, &old.copied_live) {
         let _ = files::rename_dir(&dir.join(copy), &live);
     }
-    swapped?;
-    files::sync_dir(dir)
+    swapped
 }
 
 /// Step 5: the plain copy at `entry` (a file or a directory of files, each

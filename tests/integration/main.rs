@@ -13,6 +13,7 @@ mod common;
 mod config;
 mod engine_checks;
 mod expr_fuzz;
+mod filesystem;
 mod fuzz_config;
 mod fuzz_e2e;
 mod fuzz_hash_args;

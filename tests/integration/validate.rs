@@ -202,7 +202,7 @@ fn the_embedded_suite_is_the_tree_and_every_embedded_config_is_used() {
 }
 
 /// A suite of one passing and one failing closed form, on disk.
-fn two_cases(dir: &Path) -> PathBuf {
+pub(crate) fn two_cases(dir: &Path) -> PathBuf {
     let expected = 1024.0 * 1023.0 / 2.0 / 1024.0;
     let pass = std::fs::read_to_string(cases_file(
         dir,
