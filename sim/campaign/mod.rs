@@ -66,6 +66,10 @@ pub enum CampaignError {
     Config(#[from] ConfigError),
     #[error("{0}")]
     Merge(String),
+    /// A published report's results.json, read to tell which config it is
+    /// of, that is not one futexsim wrote.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReadError),
     #[error("run {id} ({what}): {message}")]
     Run {
         id: String,
@@ -582,10 +586,7 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
     if !published {
         return Ok(None);
     }
-    let (set, _) = crate::report::read(dir).map_err(|e| CampaignError::Corrupt {
-        path: dir.join(crate::report::RESULTS_JSON).display().to_string(),
-        message: e.to_string(),
-    })?;
+    let (set, _) = crate::report::read(dir)?;
     let p = set.provenance;
     Ok(Some(Identity {
         futexsim_version: p.futexsim_version,

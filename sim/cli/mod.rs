@@ -15,6 +15,7 @@ pub mod validate;
 
 use futexsim::campaign::CampaignError;
 use futexsim::config::ConfigError;
+use futexsim::report::ReadError;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -58,6 +59,9 @@ impl From<CampaignError> for CliError {
             // A run fails only for what its config asks (a run that stalls).
             | CampaignError::Run { .. }
             | CampaignError::Config(_)
+            // A file in the directory that is not what futexsim writes.
+            | CampaignError::Corrupt { .. }
+            | CampaignError::Report(ReadError::Json { .. } | ReadError::Inconsistent { .. })
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
             _ => CliError::Failed(e.to_string()),
         }

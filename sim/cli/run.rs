@@ -313,9 +313,11 @@ fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError
 /// it), mean over repetitions, and the ratio to the baseline.
 fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<(), CliError> {
     let first = &set.runs[0].record;
+    // A run file edited with its checksum made anew may lack the figure.
+    let own = |r: &RunRecord| r.extra.first().map_or(f64::NAN, |m| m.value);
     let (what, headline): (String, fn(&RunRecord) -> f64) = match first.extra.first() {
-        Some(m) if m.unit.is_empty() => (m.name.clone(), |r| r.extra[0].value),
-        Some(m) => (format!("{} ({})", m.name, m.unit), |r| r.extra[0].value),
+        Some(m) if m.unit.is_empty() => (m.name.clone(), own),
+        Some(m) => (format!("{} ({})", m.name, m.unit), own),
         None => ("averaged ops/s per thread".into(), |r| {
             r.mean_thread_ops_per_sec
         }),
