@@ -249,3 +249,26 @@ fn jobs_2500_on_a_sweep_of_2600_runs_run_or_are_refused_in_one_line() {
         _ => panic!("{:?}: {stderr}", result.status),
     }
 }
+
+#[test]
+fn native_hash_with_100000_threads_or_4e9_futexes_is_refused_before_a_thread_starts() {
+    for (threads, futexes, named) in [
+        ("100000", "1024", "--threads 100000"),
+        ("1", "4000000000", "--futexes 4000000000"),
+    ] {
+        let args = [
+            "native", "hash", "-t", threads, "-f", futexes, "-r", "1", "-s",
+        ];
+        let result = futexsim_within(&args, 4 * GIB, Duration::from_secs(30));
+        let stderr = refused(&result, &[named, "allows"]);
+        assert!(
+            stderr.contains("RLIMIT") || stderr.contains("MemAvailable"),
+            "names the limit: {stderr}"
+        );
+        assert!(
+            result.stdout.is_empty(),
+            "nothing ran: {}",
+            String::from_utf8_lossy(&result.stdout)
+        );
+    }
+}
