@@ -57,6 +57,67 @@ pub struct RunRecord {
     pub perf_threads: Vec<PerfThreadRecord>,
 }
 
+impl RunRecord {
+    /// Why the record is not one a run gives, naming the field by its path
+    /// under the record (`coherence.hitm_nodes: ...`): what the reports
+    /// index or subtract by. Its numbers are checked apart, as JSON
+    /// (results::from_json).
+    pub fn check(&self) -> Result<(), String> {
+        let nodes = self.nodes as usize;
+        let matrix = &self.coherence.hitm_nodes;
+        if matrix.len() != nodes {
+            return Err(format!(
+                "coherence.hitm_nodes: {} rows, but nodes is {nodes}",
+                matrix.len()
+            ));
+        }
+        if let Some(row) = matrix.iter().position(|r| r.len() != nodes) {
+            return Err(format!(
+                "coherence.hitm_nodes[{row}]: {} columns, but nodes is {nodes}",
+                matrix[row].len()
+            ));
+        }
+        for (i, line) in self.top_lines.iter().enumerate() {
+            // What perf calls Core Load Hit L1 is the loads no other class took.
+            let classes = [
+                line.lcl_hitm,
+                line.rmt_hitm,
+                line.lcl_hit,
+                line.rmt_hit,
+                line.dram_lcl,
+                line.dram_rmt,
+            ]
+            .into_iter()
+            .try_fold(0u64, u64::checked_add);
+            if classes.is_none_or(|c| c > line.loads) {
+                return Err(format!(
+                    "top_lines[{i}].loads: {} is fewer than its HITMs, hits and DRAM loads",
+                    line.loads
+                ));
+            }
+        }
+        if let Some(load) = &self.load {
+            if load.max_load > load.keys {
+                return Err(format!(
+                    "load.max_load: {} is more than its {} keys",
+                    load.max_load, load.keys
+                ));
+            }
+            let measured: Vec<u64> = load.histogram.iter().map(|c| c.load).collect();
+            let expected: Vec<u64> = load.uniform.histogram.iter().map(|c| c.load).collect();
+            for (what, loads) in [("histogram", measured), ("uniform.histogram", expected)] {
+                if let Some((i, l)) = loads.iter().enumerate().find(|&(_, &l)| l > load.keys) {
+                    return Err(format!(
+                        "load.{what}[{i}].load: {l} is more than its {} keys",
+                        load.keys
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One thread of perf bench futex hash: the addresses of its first and
 /// last futex, and the ops it counted in the window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

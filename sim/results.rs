@@ -73,8 +73,114 @@ impl ResultSet {
 
     /// How many sweep points the set covers.
     pub fn points(&self) -> usize {
-        self.runs.iter().map(|r| r.point + 1).max().unwrap_or(0)
+        self.runs
+            .iter()
+            .map(|r| r.point.saturating_add(1))
+            .max()
+            .unwrap_or(0)
     }
+
+    /// Why the set is not one futexsim writes, naming the field: every
+    /// (point, design, repetition) once, points numbered from 0 with one
+    /// label each, designs and the baseline among those named, and each
+    /// record whole (see [`RunRecord::check`]). What every reader of a set
+    /// indexes by is checked here, so a set that passes renders.
+    pub fn check(&self) -> Result<(), String> {
+        if self.runs.is_empty() {
+            return Err("runs: it holds no runs".into());
+        }
+        let mut names = std::collections::BTreeMap::new();
+        for (i, design) in self.designs.iter().enumerate() {
+            // Each design's charts are files named after it.
+            if let Some(other) = names.insert(chart_name(design), i) {
+                return Err(format!(
+                    "designs[{i}]: '{}' is designs[{other}] again, or names the same files",
+                    echo(design)
+                ));
+            }
+        }
+        if !self.designs.contains(&self.baseline) {
+            return Err(format!(
+                "baseline: '{}' is not one of its designs",
+                echo(&self.baseline)
+            ));
+        }
+        // A point runs at least once: n runs hold at most n points. Checked
+        // before anything is sized by the points.
+        let most = self.runs.len();
+        for (i, r) in self.runs.iter().enumerate() {
+            if r.point >= most {
+                return Err(format!(
+                    "runs[{i}].point: {} is out of range: {most} runs hold at most {most} points",
+                    r.point
+                ));
+            }
+            if !self.designs.contains(&r.design) {
+                return Err(format!(
+                    "runs[{i}].design: '{}' is not one of its designs",
+                    echo(&r.design)
+                ));
+            }
+            if r.axis_values.len() != self.axes.len() {
+                return Err(format!(
+                    "runs[{i}].axis_values: {} values for {} axes",
+                    r.axis_values.len(),
+                    self.axes.len()
+                ));
+            }
+            r.record
+                .check()
+                .map_err(|why| format!("runs[{i}].record.{why}"))?;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut labels: Vec<Option<&Vec<String>>> = vec![None; self.points()];
+        for (i, r) in self.runs.iter().enumerate() {
+            if !seen.insert((r.point, r.design.as_str(), r.repetition)) {
+                return Err(format!(
+                    "runs[{i}]: run {} repeats another's point, design and repetition",
+                    echo(&r.id)
+                ));
+            }
+            match labels[r.point] {
+                Some(l) if l != &r.axis_values => {
+                    return Err(format!(
+                        "runs[{i}].axis_values: point {} has two sets of axis values",
+                        r.point
+                    ))
+                }
+                _ => labels[r.point] = Some(&r.axis_values),
+            }
+        }
+        if let Some(point) = labels.iter().position(Option::is_none) {
+            return Err(format!("runs: point {point} has no runs"));
+        }
+        let mut per_point = vec![0usize; labels.len()];
+        for r in &self.runs {
+            per_point[r.point] += 1;
+        }
+        // Each point runs every design, repetitions 0 to n - 1 (n may be swept).
+        for (point, &runs) in per_point.iter().enumerate() {
+            let reps = |design: &str| {
+                (0..)
+                    .take_while(|&r| seen.contains(&(point, design, r)))
+                    .count()
+            };
+            let n = reps(&self.baseline);
+            if n == 0 || self.designs.iter().any(|d| reps(d) != n) || runs != n * self.designs.len()
+            {
+                return Err(format!(
+                    "runs: point {point} lacks runs: every design runs its repetitions there"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a design's chart files are named after (report::charts): names
+/// that differ only in characters a file name leaves out name one file.
+fn chart_name(design: &str) -> String {
+    crate::report::charts::file_part(design)
 }
 
 /// Host-dependent figures of the campaign's runs: kept beside the result set
@@ -111,4 +217,112 @@ pub fn total_speed<'a>(speeds: impl IntoIterator<Item = &'a Speed> + Clone) -> S
         events_per_sec: events as f64 / wall_s.max(1e-9),
         sim_ops_per_sec: sim_ops / wall_s.max(1e-9),
     }
+}
+
+/// The most characters of a value an error message shows of it: a value
+/// edited into a file may be megabytes long.
+pub const ECHO_CHARS: usize = 100;
+
+/// `text` as an error message shows it: its first [`ECHO_CHARS`]
+/// characters, and an ellipsis where it went on.
+pub fn echo(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Fields whose value may be negative, as JSON paths with every array
+/// index written `[]`. No figure futexsim writes is: every number in a
+/// result set, a speed log or a run file is a count, an address, a seed,
+/// a time, or a rate or mean of them. A signed field added to those types
+/// is listed here, or files holding a negative value of it are refused.
+const MAY_BE_NEGATIVE: [&str; 0] = [];
+
+/// A JSON document of a file futexsim wrote (results.json, speed.json, a
+/// run file) read as a `T` and checked field by field: every number
+/// finite and, but for [`MAY_BE_NEGATIVE`], not negative, and every field
+/// of its type. The error names the field by its path
+/// (`runs[3].record.ops_per_sec: -5 is negative`) and shows at most
+/// [`ECHO_CHARS`] characters of a value.
+pub fn from_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    let mut reader = serde_json::Deserializer::from_slice(bytes);
+    let value: serde_json::Value =
+        serde_path_to_error::deserialize(&mut reader).map_err(located)?;
+    reader.end().map_err(|e| echo(&e.to_string()))?;
+    check_numbers(&value, &mut String::new())?;
+    serde_path_to_error::deserialize(value).map_err(located)
+}
+
+/// A deserializer's error after the path of the field it met it at.
+fn located(e: serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    let message = echo(&e.inner().to_string());
+    if path == "." {
+        message
+    } else {
+        format!("{path}: {message}")
+    }
+}
+
+/// Refuses the first number under `value` (at `path`) that is negative
+/// or not finite.
+fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), String> {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => {
+            let shown = || echo(&n.to_string());
+            if n.as_f64().is_some_and(|v| !v.is_finite()) {
+                return Err(format!("{path}: {} is not a finite number", shown()));
+            }
+            let negative = n.as_i64().is_some_and(|v| v < 0)
+                || (!n.is_i64() && !n.is_u64() && n.as_f64().is_some_and(|v| v < 0.0));
+            if negative && !MAY_BE_NEGATIVE.contains(&pattern(path).as_str()) {
+                return Err(format!("{path}: {} is negative", shown()));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                check_numbers(item, path)?;
+                path.truncate(len);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&echo(key));
+                check_numbers(item, path)?;
+                path.truncate(len);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
+    Ok(())
+}
+
+/// A path with its array indices left out: `runs[3].record.ops` as
+/// `runs[].record.ops`.
+fn pattern(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_index = false;
+    for c in path.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push('[');
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            _ if in_index => {}
+            c => out.push(c),
+        }
+    }
+    out
 }

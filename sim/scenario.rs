@@ -4,11 +4,12 @@
 
 use crate::analysis::layout;
 use crate::engine::{place_at_fork, Engine, SchedLayout};
-use crate::footprint::Footprint;
+use crate::footprint::{Footprint, MemoryLimit};
 use crate::kernel::core::{first_task_and_count, FutexSystem, TaskInfo};
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
+use crate::kernel::futex_hash::{SetSlots, MAX_TABLE_BYTES};
 use crate::kernel::resize::InRunCreation;
-use crate::kernel::table::{DesignError, Placement, SizingVars, TableDesign};
+use crate::kernel::table::{eval_slots, DesignError, Placement, SizingVars, TableDesign};
 use crate::machine::{Machine, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
 use crate::record::{
@@ -132,6 +133,13 @@ pub enum ScenarioError {
     /// The layout analysis of the run's keys would refuse them.
     #[error("{0}")]
     Layout(#[from] layout::LayoutError),
+    /// A run of it needs more memory than the process may use.
+    #[error(
+        "one run needs about {need_mib} MiB to lay out, more than the {} MiB {} allows",
+        limit.mib(),
+        limit.what
+    )]
+    Memory { need_mib: u64, limit: MemoryLimit },
 }
 
 /// A scenario laid out in memory, ready for the engine.
@@ -146,7 +154,17 @@ struct Prepared {
 impl Scenario {
     /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
     /// sizing rule that gives no valid table) without running anything.
+    /// A run too large for the memory the process may use is refused
+    /// first, from its estimate: laying it out would take that memory.
     pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
+        self.design
+            .validate()
+            .map_err(|error| ScenarioError::Design {
+                design: self.design.name.clone(),
+                error,
+            })?;
+        check_workload(&self.workload, machine)?;
+        self.check_memory(machine, crate::footprint::process_memory_limit())?;
         let prepared = self.prepare(machine)?;
         // The load record analyses the run's own keys on this machine.
         if let Some(words) = &prepared.setup.keys {
@@ -158,7 +176,48 @@ impl Scenario {
         Ok(())
     }
 
-    /// What a run of it lays out, to estimate its memory before it runs.
+    /// What a run of it lays out, counted from its numbers without laying
+    /// anything out: the workload's size (`Workload::size`) and the tables
+    /// its design's sizing rules give for it. What a run's memory is
+    /// estimated from before it is laid out.
+    pub fn estimate(&self, machine: &Machine) -> Footprint {
+        let workload = self.workload.workload();
+        let size = workload.size(machine);
+        let (locks, table_lines) = table_size(
+            &self.design,
+            machine,
+            &size,
+            workload.set_slots(),
+            workload.create_every_ns().is_some(),
+        );
+        Footprint {
+            lines: size.lines.saturating_add(table_lines),
+            locks,
+            queued_steps: crate::footprint::queued_steps(&self.workload, workload.threads(machine)),
+            tasks: size.tasks,
+            cpus: machine.cpus().into(),
+            program_bytes: size.held_bytes,
+        }
+    }
+
+    /// Refuses a run that would not fit in `limit` even alone: laying it
+    /// out (to check it, or to run it) would take that memory.
+    pub fn check_memory(
+        &self,
+        machine: &Machine,
+        limit: Option<&MemoryLimit>,
+    ) -> Result<(), ScenarioError> {
+        let need = self.estimate(machine).bytes();
+        match limit {
+            Some(limit) if need > limit.bytes => Err(ScenarioError::Memory {
+                need_mib: need.div_ceil(1 << 20),
+                limit: limit.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// What a run of it lays out, as laid out: how the estimate was measured.
     pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
         let prepared = self.prepare(machine).map_err(|e| e.to_string())?;
         let hash = &prepared.hash;
@@ -435,6 +494,64 @@ impl Scenario {
         };
         Ok((record, speed))
     }
+}
+
+/// The bucket locks of `design`'s tables for a workload of `size`, and the
+/// lines their arrays span, from the design's sizing rules: the global
+/// table's instances, each process's private hash (at the size its threads
+/// give it, and as much again for the tables it outgrows where threads
+/// are created in the run). A rule that gives no table counts none: the
+/// check refuses it.
+fn table_size(
+    design: &TableDesign,
+    machine: &Machine,
+    size: &crate::workload::Size,
+    set_slots: Option<SetSlots>,
+    created_in_run: bool,
+) -> (u64, u64) {
+    let vars = SizingVars::new(
+        &machine.platform(),
+        size.tasks,
+        size.processes,
+        size.futexes,
+    );
+    let global = eval_slots(&design.slots, &vars).unwrap_or(0);
+    let instances = match design.placement {
+        Placement::PerNode => u64::from(machine.nodes()),
+        _ => 1,
+    };
+    let mut slots = global.saturating_mul(instances);
+    let mut tables = instances;
+    if let Some(ph) = &design.private {
+        let processes = size.processes.max(1);
+        let threads = size.tasks.div_ceil(processes);
+        let per_process = match set_slots {
+            Some(set) => set.slots,
+            None if threads >= u64::from(ph.min_threads) => {
+                let at = |t| eval_slots(&ph.slots, &vars.for_process(t, global)).unwrap_or(0);
+                let last = if ph.grows {
+                    at(1).max(at(threads))
+                } else {
+                    at(1)
+                };
+                if created_in_run {
+                    last.saturating_mul(2)
+                } else {
+                    last
+                }
+            }
+            None => 0,
+        };
+        slots = slots.saturating_add(processes.saturating_mul(per_process));
+        tables = tables.saturating_add(processes);
+    }
+    // More than this is refused as the tables are laid out.
+    let bucket = u64::from(design.bucket.size).max(1);
+    let slots = slots.min(MAX_TABLE_BYTES / bucket);
+    let lines = (slots * bucket)
+        .div_ceil(machine.line_size())
+        .saturating_add(tables);
+    (slots, lines)
 }
 
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.

@@ -69,6 +69,13 @@ pub enum CampaignError {
     Config(#[from] ConfigError),
     #[error("{0}")]
     Merge(String),
+    /// The threads the runs are simulated on could not start.
+    #[error("{0}")]
+    Threads(String),
+    /// A published report's results.json, read to tell which config it is
+    /// of, that is not one futexsim wrote.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReadError),
     #[error("run {id} ({what}): {message}")]
     Run {
         id: String,
@@ -246,8 +253,11 @@ impl Campaign {
     }
 
     /// The run of `todo` estimated to take the most memory, with its
-    /// estimate. Repetitions differ only in their seed, so each (point,
-    /// design) is estimated once, from whichever of its runs is in `todo`.
+    /// estimate, counted from each scenario's numbers: nothing is laid out
+    /// (`Scenario::estimate`), so a run too large for the host is refused
+    /// before it takes the memory. Repetitions differ only in their seed,
+    /// so each (point, design) is estimated once, from whichever of its
+    /// runs is in `todo`.
     pub fn largest_run<'a>(
         &self,
         todo: &[&'a Run],
@@ -260,21 +270,19 @@ impl Campaign {
             .filter(|r| seen.insert((r.plan.point, r.plan.design)))
         {
             let scenario = &run.plan.scenario;
-            let machine = match machines.get(&run.plan.point) {
-                Some(m) => Ok(m.clone()),
-                None => Machine::new(scenario.machine.clone()).map_err(|e| e.to_string()),
+            let machine = match machines.entry(run.plan.point) {
+                std::collections::btree_map::Entry::Occupied(m) => m.into_mut(),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    let machine =
+                        Machine::new(scenario.machine.clone()).map_err(|e| CampaignError::Run {
+                            id: run.id.clone(),
+                            what: run.describe(&self.config),
+                            message: e.to_string(),
+                        })?;
+                    slot.insert(machine)
+                }
             };
-            if let Ok(m) = &machine {
-                machines.insert(run.plan.point, m.clone());
-            }
-            let bytes = machine
-                .and_then(|m| scenario.footprint(&m))
-                .map_err(|message| CampaignError::Run {
-                    id: run.id.clone(),
-                    what: run.describe(&self.config),
-                    message,
-                })?
-                .bytes();
+            let bytes = scenario.estimate(machine).bytes();
             if largest.is_none_or(|(_, most)| bytes > most) {
                 largest = Some((run, bytes));
             }
@@ -293,10 +301,15 @@ impl Campaign {
         done: &(dyn Fn(&Speed, u64) + Sync),
     ) -> Result<(), CampaignError> {
         // No more threads than runs: `--jobs 100000` on 12 runs starts 12.
+        let threads = jobs.clamp(1, todo.len().max(1));
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs.clamp(1, todo.len().max(1)))
+            .num_threads(threads)
             .build()
-            .expect("a thread pool of a positive size builds");
+            .map_err(|e| {
+                CampaignError::Threads(format!(
+                    "starting {threads} threads to simulate on failed ({e}); lower --jobs"
+                ))
+            })?;
         let first_error = Mutex::new(None);
         // Each worker takes the next run in `todo`'s order (costliest first,
         // see `missing`), so the longest runs start first and the last to
@@ -594,10 +607,7 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
     if !published {
         return Ok(None);
     }
-    let (set, _) = crate::report::read(dir).map_err(|e| CampaignError::Corrupt {
-        path: dir.join(crate::report::RESULTS_JSON).display().to_string(),
-        message: e.to_string(),
-    })?;
+    let (set, _) = crate::report::read(dir)?;
     let p = set.provenance;
     Ok(Some(Identity {
         futexsim_version: p.futexsim_version,

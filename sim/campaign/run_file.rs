@@ -47,11 +47,16 @@ pub fn decode(text: &str, id: &str) -> Result<RunFile, String> {
     if sum != hash64(body.as_bytes()) {
         return Err("its checksum does not match its content".into());
     }
-    let file: RunFile =
-        serde_json::from_str(text).map_err(|e| format!("it does not parse: {e}"))?;
+    // Checked field by field: a file edited with its checksum made anew is
+    // still refused for a value no run gives.
+    let file: RunFile = crate::results::from_json(text.as_bytes())
+        .map_err(|why| format!("it does not parse: {why}"))?;
     if file.id != id {
-        return Err(format!("it holds run {}", file.id));
+        return Err(format!("it holds run {}", crate::results::echo(&file.id)));
     }
+    file.record
+        .check()
+        .map_err(|why| format!("it does not hold a run's record: record.{why}"))?;
     Ok(file)
 }
 

@@ -26,7 +26,7 @@ pub struct C2cArgs {
 }
 
 pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let (set, _) = report::read_locked(&args.dir).map_err(|e| CliError::Input(e.to_string()))?;
+    let (set, _) = report::read_locked(&args.dir)?;
     let cells = summary::cells(&set);
     let point = match &args.point {
         Some(wanted) => {

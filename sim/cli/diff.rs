@@ -46,7 +46,7 @@ const HEADLINE: [(&str, Better, Figure); 5] = [
 ];
 
 pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
-    let read = |dir: &PathBuf| report::read_locked(dir).map_err(|e| CliError::Input(e.to_string()));
+    let read = |dir: &PathBuf| report::read_locked(dir).map_err(CliError::from);
     let (a, _) = read(&args.a)?;
     let (b, _) = read(&args.b)?;
     if let Some(why) = report::incomparable(&a, &b) {

@@ -16,6 +16,7 @@ pub mod validate;
 use futexsim::campaign::CampaignError;
 use futexsim::config::ConfigError;
 use futexsim::files::FileError;
+use futexsim::report::ReadError;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -45,10 +46,13 @@ impl CliError {
     }
 }
 
-/// A report directory that cannot be read is the input to fix.
-impl From<futexsim::report::ReadError> for CliError {
-    fn from(e: futexsim::report::ReadError) -> CliError {
-        CliError::Input(e.to_string())
+/// A report directory that does not hold a result set is the input to fix.
+impl From<ReadError> for CliError {
+    fn from(e: ReadError) -> CliError {
+        match e {
+            ReadError::File(e) => e.into(),
+            _ => CliError::Input(e.to_string()),
+        }
     }
 }
 
@@ -73,11 +77,14 @@ impl From<CampaignError> for CliError {
     fn from(e: CampaignError) -> CliError {
         match e {
             CampaignError::File(e) => e.into(),
+            CampaignError::Report(e) => e.into(),
             CampaignError::ConfigChanged { .. }
             | CampaignError::NotACampaign { .. }
             // A run fails only for what its config asks (a run that stalls).
             | CampaignError::Run { .. }
             | CampaignError::Config(_)
+            // A file in the directory that is not what futexsim writes.
+            | CampaignError::Corrupt { .. }
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
             _ => CliError::Failed(e.to_string()),
         }

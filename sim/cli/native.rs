@@ -4,6 +4,7 @@
 
 use crate::cli::CliError;
 use clap::{Args, Subcommand};
+use futexsim::footprint::{memory_limit, thread_limit};
 use futexsim::host::native::{
     hashing_line, lock_all_memory, request_hash_buckets, HashBench, HashFigures,
 };
@@ -58,15 +59,25 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
             options.runtime
         )));
     }
+    let threads = options
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let bench = HashBench {
+        threads,
+        futexes: options.futexes,
+        shared: options.shared,
+        duration: Duration::from_secs(options.runtime.into()),
+    };
+    // Before anything starts or changes: threads and memory for them.
+    bench
+        .check(memory_limit().as_ref(), thread_limit().as_ref())
+        .map_err(CliError::Input)?;
     if options.mlockall {
         lock_all_memory().map_err(CliError::Failed)?;
     }
     if let Some(buckets) = options.buckets {
         request_hash_buckets(buckets).map_err(CliError::Failed)?;
     }
-    let threads = options
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     writeln!(
         out,
         "Run summary [PID {}]: {threads} threads, each operating on {} [{}] futexes for {} secs.\n",
@@ -76,14 +87,7 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
         options.runtime
     )?;
     out.flush()?;
-    let figures = HashBench {
-        threads,
-        futexes: options.futexes,
-        shared: options.shared,
-        duration: Duration::from_secs(options.runtime.into()),
-    }
-    .run()
-    .map_err(CliError::Input)?;
+    let figures = bench.run().map_err(CliError::Failed)?;
     print_figures(&figures, options.silent, out)?;
     let hashing = hashing_line(options.buckets).map_err(CliError::Failed)?;
     writeln!(out, "{hashing}")?;

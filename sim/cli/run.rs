@@ -202,8 +202,20 @@ fn campaign_dirs(
     Ok(dirs)
 }
 
-/// Refuses a sweep whose runs at once would need more memory than the host
-/// has available, unless forced. Returns the largest run's estimate.
+/// Stack a job's threads may take: the pool's thread that runs it and the
+/// one that analyses its keys beside it (scenario.rs), each with the
+/// default 2 MiB.
+const STACK_BYTES_PER_JOB: u64 = 2 * (2 << 20);
+
+/// Threads a job starts: see [`STACK_BYTES_PER_JOB`].
+const THREADS_PER_JOB: u64 = 2;
+
+/// Refuses a sweep whose runs at once would need more memory than the
+/// process may use (the least of MemAvailable, RLIMIT_AS and its cgroup's
+/// limit), their threads' stacks counted, unless forced; and one whose
+/// runs at once would start more threads than the process may (--force
+/// does not start them). Returns the largest run's estimate, counted from
+/// each scenario's numbers, none laid out.
 fn check_memory(
     campaign: &Campaign,
     todo: &[&Run],
@@ -214,15 +226,29 @@ fn check_memory(
         return Ok(0);
     };
     let at_once = jobs.min(todo.len()) as u64;
-    let need = bytes.saturating_mul(at_once);
-    match futexsim::footprint::available_bytes() {
-        Some(available) if need > available && !force => Err(CliError::Input(format!(
-            "the largest run ({}) needs about {} MiB; {at_once} at once need {} MiB, more than the \
-             {} MiB this machine has available: lower --jobs, shrink the sweep, or pass --force",
+    if let Some(limit) = futexsim::footprint::thread_limit() {
+        let threads = at_once.saturating_mul(THREADS_PER_JOB);
+        if threads > limit.count {
+            return Err(CliError::Input(format!(
+                "{at_once} runs at once start {threads} threads, more than the {} {} allows: \
+                 lower --jobs",
+                limit.count, limit.what
+            )));
+        }
+    }
+    let need = bytes
+        .saturating_add(STACK_BYTES_PER_JOB)
+        .saturating_mul(at_once);
+    match futexsim::footprint::memory_limit() {
+        Some(limit) if need > limit.bytes && !force => Err(CliError::Input(format!(
+            "the largest run ({}) needs about {} MiB; {at_once} at once need {} MiB with their \
+             threads' stacks, more than the {} MiB {} allows: lower --jobs, shrink the sweep, or \
+             pass --force",
             run.describe(&campaign.config),
             mib(bytes),
             mib(need),
-            mib(available)
+            limit.mib(),
+            limit.what
         ))),
         _ => Ok(bytes),
     }
@@ -317,9 +343,11 @@ fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError
 /// it), mean over repetitions, and the ratio to the baseline.
 fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<(), CliError> {
     let first = &set.runs[0].record;
+    // A run file edited with its checksum made anew may lack the figure.
+    let own = |r: &RunRecord| r.extra.first().map_or(f64::NAN, |m| m.value);
     let (what, headline): (String, fn(&RunRecord) -> f64) = match first.extra.first() {
-        Some(m) if m.unit.is_empty() => (m.name.clone(), |r| r.extra[0].value),
-        Some(m) => (format!("{} ({})", m.name, m.unit), |r| r.extra[0].value),
+        Some(m) if m.unit.is_empty() => (m.name.clone(), own),
+        Some(m) => (format!("{} ({})", m.name, m.unit), own),
         None => ("averaged ops/s per thread".into(), |r| {
             r.mean_thread_ops_per_sec
         }),

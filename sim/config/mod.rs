@@ -557,6 +557,12 @@ fn resolve_point(
         point.scenario(design, 0).check(&m).map_err(|e| match e {
             ScenarioError::Workload(w) => workload_error(src, &here, &point.workload, w),
             ScenarioError::Platform(p) => here.locate(src, &["machine".into()], p.to_string()),
+            // What the workload lays out, on the tables this design gives it.
+            e @ ScenarioError::Memory { .. } => here.locate(
+                src,
+                &["workload".into(), "name".into()],
+                format!("table '{}': {e}", design.name),
+            ),
             // Too many keys, or keys of a process not there: the workload's.
             ScenarioError::Layout(
                 e @ (LayoutError::TooManyKeys { .. } | LayoutError::StrayKey { .. }),

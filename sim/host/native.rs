@@ -7,9 +7,10 @@
 //! whole seconds elapsed.
 
 use super::sys::{futex_hash_slots, futex_wait, online_cpus, pin_to, set_futex_hash_slots};
+use crate::footprint::{MemoryLimit, ThreadLimit};
 use crate::perf_stat::{rel_stddev_pct, Stats};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -65,54 +66,233 @@ impl HashFigures {
 /// The value perf passes; the words are zero, so every wait fails.
 const NEVER: u32 = 1234;
 
+/// Each bench thread's stack: the loop needs little, and a stack of known
+/// size is what the memory check counts.
+pub const THREAD_STACK: u64 = 256 << 10;
+
+/// Where the bench threads wait until all have their futexes: the clock
+/// runs from before they start, so none begins its loop before the last is
+/// ready; or, where one could not start, they all give up.
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+struct GateState {
+    ready: usize,
+    open: Option<bool>,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            state: Mutex::new(GateState {
+                ready: 0,
+                open: None,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A thread is ready; waits until the gate opens (true) or the bench
+    /// is called off (false).
+    fn arrive(&self) -> bool {
+        let mut state = self.lock();
+        state.ready += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(go) = state.open {
+                return go;
+            }
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Waits until `threads` are ready or the bench is called off; true
+    /// when all are ready.
+    fn all_ready(&self, threads: usize) -> bool {
+        let mut state = self.lock();
+        loop {
+            match state.open {
+                Some(false) => return false,
+                _ if state.ready >= threads => return true,
+                _ => {}
+            }
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Lets every thread go (true) or calls the bench off (false).
+    fn open(&self, go: bool) {
+        let mut state = self.lock();
+        if state.open.is_none() {
+            state.open = Some(go);
+        }
+        self.changed.notify_all();
+    }
+}
+
+/// Calls the bench off when dropped: held by a thread until it is ready.
+struct CallOff<'a>(&'a Gate);
+
+impl Drop for CallOff<'_> {
+    fn drop(&mut self) {
+        self.0.open(false);
+    }
+}
+
 impl HashBench {
+    /// Why the bench cannot run here: no threads or futexes, more threads
+    /// than the process may start (`threads`), or more memory for their
+    /// futexes and stacks than it may use (`memory`). Checked before any
+    /// thread starts.
+    pub fn check(
+        &self,
+        memory: Option<&MemoryLimit>,
+        threads: Option<&ThreadLimit>,
+    ) -> Result<(), String> {
+        if self.threads == 0 || self.futexes == 0 {
+            return Err("threads and futexes must be at least 1".into());
+        }
+        // The bench threads and this one.
+        let started = u64::from(self.threads) + 1;
+        if let Some(limit) = threads.filter(|l| started > l.count) {
+            return Err(format!(
+                "--threads {}: {started} threads with the main one, more than the {} {} allows",
+                self.threads, limit.count, limit.what
+            ));
+        }
+        let per_thread = (u64::from(self.futexes) * 4).saturating_add(THREAD_STACK);
+        let need = per_thread.saturating_mul(self.threads.into());
+        if let Some(limit) = memory.filter(|l| need > l.bytes) {
+            return Err(format!(
+                "--threads {} of --futexes {} need about {} MiB ({} bytes of futexes and a {} KiB \
+                 stack each), more than the {} MiB {} allows",
+                self.threads,
+                self.futexes,
+                need.div_ceil(1 << 20),
+                u64::from(self.futexes) * 4,
+                THREAD_STACK >> 10,
+                limit.mib(),
+                limit.what
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the bench. Threads that start before one fails to (or fails to
+    /// get its futexes) are called off and joined: the error says which.
     pub fn run(&self) -> Result<HashFigures, String> {
+        self.run_failing_at(None)
+    }
+
+    /// `run`, where `fail_at` (for tests) is a thread whose start fails.
+    fn run_failing_at(&self, fail_at: Option<usize>) -> Result<HashFigures, String> {
         if self.threads == 0 || self.futexes == 0 {
             return Err("threads and futexes must be at least 1".into());
         }
         let cpus = online_cpus();
         let stop = AtomicBool::new(false);
-        let start = Barrier::new(self.threads as usize + 1);
+        let gate = Gate::new();
+        let failed: Mutex<Option<String>> = Mutex::new(None);
+        let fail = |why: String| {
+            failed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(why);
+            gate.open(false);
+        };
+        let threads = self.threads as usize;
+        let futexes = self.futexes as usize;
         let began = Instant::now();
-        let (threads, runtime) = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..self.threads as usize)
-                .map(|i| {
-                    let (stop, start) = (&stop, &start);
-                    s.spawn(move || {
-                        pin_to(i % cpus);
-                        let words: Vec<AtomicU32> =
-                            (0..self.futexes).map(|_| AtomicU32::new(0)).collect();
-                        start.wait();
-                        let mut ops: u64 = 0;
-                        // As perf: a whole pass, then a look at the flag.
-                        loop {
-                            for word in &words {
-                                futex_wait(word, NEVER, !self.shared);
-                            }
-                            ops += words.len() as u64;
-                            if stop.load(Ordering::Relaxed) {
-                                break;
-                            }
+        let (figures, runtime) = std::thread::scope(|s| {
+            let mut workers = Vec::with_capacity(threads);
+            for i in 0..threads {
+                let (stop, gate, fail) = (&stop, &gate, &fail);
+                let worker = move || {
+                    // Whatever ends this thread before it is ready (a
+                    // panic included) calls the bench off: none waits on
+                    // it forever.
+                    let leaving = CallOff(gate);
+                    pin_to(i % cpus);
+                    let mut words: Vec<AtomicU32> = Vec::new();
+                    if words.try_reserve_exact(futexes).is_err() {
+                        fail(format!(
+                            "thread {i} could not allocate its {futexes} futexes"
+                        ));
+                        return None;
+                    }
+                    words.extend((0..futexes).map(|_| AtomicU32::new(0)));
+                    let go = gate.arrive();
+                    std::mem::forget(leaving);
+                    if !go {
+                        return None;
+                    }
+                    let mut ops: u64 = 0;
+                    // As perf: a whole pass, then a look at the flag.
+                    loop {
+                        for word in &words {
+                            futex_wait(word, NEVER, !self.shared);
                         }
-                        ThreadFigures {
-                            ops,
-                            first_futex: words[0].as_ptr() as usize,
-                            last_futex: words[words.len() - 1].as_ptr() as usize,
+                        ops += words.len() as u64;
+                        if stop.load(Ordering::Relaxed) {
+                            break;
                         }
+                    }
+                    Some(ThreadFigures {
+                        ops,
+                        first_futex: words.first().map_or(0, |w| w.as_ptr() as usize),
+                        last_futex: words.last().map_or(0, |w| w.as_ptr() as usize),
                     })
-                })
-                .collect();
-            start.wait();
-            std::thread::sleep(self.duration);
+                };
+                let spawned = if fail_at == Some(i) {
+                    Err(std::io::Error::other("refused for the test"))
+                } else {
+                    std::thread::Builder::new()
+                        .name(format!("futexsim-hash-{i}"))
+                        .stack_size(THREAD_STACK as usize)
+                        .spawn_scoped(s, worker)
+                };
+                match spawned {
+                    Ok(handle) => workers.push(handle),
+                    Err(e) => {
+                        fail(format!(
+                            "starting thread {i} of {threads} failed: {e}; {i} started were stopped"
+                        ));
+                        break;
+                    }
+                }
+            }
+            if gate.all_ready(threads) {
+                gate.open(true);
+                std::thread::sleep(self.duration);
+            }
             stop.store(true, Ordering::Relaxed);
             let runtime = began.elapsed();
-            let threads = workers
+            let figures: Vec<Option<ThreadFigures>> = workers
                 .into_iter()
-                .map(|w| w.join().expect("a bench thread does not panic"))
+                .map(|w| w.join().unwrap_or(None))
                 .collect();
-            (threads, runtime)
+            (figures, runtime)
         });
-        Ok(HashFigures { threads, runtime })
+        if let Some(why) = failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            return Err(why);
+        }
+        let threads: Option<Vec<ThreadFigures>> = figures.into_iter().collect();
+        match threads {
+            Some(threads) => Ok(HashFigures { threads, runtime }),
+            None => Err("a bench thread stopped without its figures".into()),
+        }
     }
 }
 
@@ -213,6 +393,55 @@ mod tests {
         assert_eq!(thread.last_futex - thread.first_futex, 63 * 4);
         // Under a whole second perf's integer rate is 0, and so its average.
         assert_eq!(figures.perf_average(), (0, 0.0));
+    }
+
+    fn bench(threads: u32, futexes: u32) -> HashBench {
+        HashBench {
+            threads,
+            futexes,
+            shared: false,
+            duration: Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn threads_past_the_limits_or_their_memory_are_refused_before_any_starts() {
+        let threads = ThreadLimit {
+            count: 1000,
+            what: "RLIMIT_NPROC (ulimit -u)".into(),
+        };
+        let memory = MemoryLimit {
+            bytes: 1 << 30,
+            what: "RLIMIT_AS (ulimit -v)".into(),
+        };
+        let check = |b: HashBench| b.check(Some(&memory), Some(&threads));
+        assert_eq!(check(bench(999, 1024)), Ok(()));
+        let err = check(bench(1000, 1)).unwrap_err();
+        assert!(
+            err.contains("1001 threads") && err.contains("RLIMIT_NPROC"),
+            "{err}"
+        );
+        // 4e9 futexes are 16 GB.
+        let err = check(bench(1, 4_000_000_000)).unwrap_err();
+        assert!(err.contains("RLIMIT_AS") && err.contains("MiB"), "{err}");
+        // 900 threads' stacks alone are 225 MiB: with 1 MiB of futexes each, too much.
+        let err = check(bench(900, 1 << 18)).unwrap_err();
+        assert!(err.contains("1024 MiB"), "{err}");
+        assert!(bench(0, 1).check(None, None).is_err());
+        assert!(bench(u32::MAX, u32::MAX).check(None, None).is_ok());
+    }
+
+    #[test]
+    fn a_thread_that_cannot_start_stops_those_started_and_says_which() {
+        let (sent, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sent.send(bench(8, 16).run_failing_at(Some(5)));
+        });
+        let result = received
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the threads started were stopped, not left waiting");
+        let err = result.unwrap_err();
+        assert!(err.contains("starting thread 5 of 8 failed"), "{err}");
     }
 
     #[test]

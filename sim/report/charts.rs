@@ -206,6 +206,18 @@ where
         .map_err(drawing_error)
 }
 
+/// The largest value a chart draws: any axis around it, its top raised
+/// by a quarter or to the next power of ten, stays finite.
+const MOST_CHARTED: f64 = 1e300;
+
+/// A value as a chart draws it: no figure a run gives comes near
+/// [`MOST_CHARTED`], but a result set edited by hand may hold up to
+/// f64::MAX, and the mean of two of those is infinite (an axis to infinity
+/// never finishes drawing).
+fn charted(v: f64) -> f64 {
+    v.clamp(-MOST_CHARTED, MOST_CHARTED)
+}
+
 /// The powers of `base` around the values, so a log axis has whole ticks.
 fn log_bounds(values: impl Iterator<Item = f64>, base: f64, floor: f64) -> (f64, f64) {
     let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
@@ -326,7 +338,7 @@ fn scaling_chart(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>>
             let points = s
                 .cells
                 .iter()
-                .map(|c| (f64::from(c.threads()), c.mean(figure.read)))
+                .map(|c| (f64::from(c.threads()), charted(c.mean(figure.read))))
                 .collect();
             (s.label.as_str(), points)
         })
@@ -589,23 +601,27 @@ fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
         .chain(expected.iter().map(|c| c.load));
     let (lo, hi) = loads.fold((u64::MAX, 0), |(lo, hi), l| (lo.min(l), hi.max(l)));
     let (lo, hi) = if lo > hi { (0, 0) } else { (lo, hi) };
-    let width = (hi - lo + 1).div_ceil(MAX_BARS).max(1);
+    // Saturating: loads from 0 to 2^64 - 1 (a file edited) still make MAX_BARS bins.
+    let width = (hi - lo).saturating_add(1).div_ceil(MAX_BARS).max(1);
     let bins = ((hi - lo) / width + 1) as usize;
     let mut bars = vec![0u64; bins];
     for c in measured {
-        bars[((c.load - lo) / width) as usize] += c.buckets;
+        let bar = &mut bars[((c.load - lo) / width) as usize];
+        *bar = bar.saturating_add(c.buckets);
     }
     let mut uniform = vec![0.0f64; bins];
     for c in expected {
         uniform[((c.load - lo) / width) as usize] += c.buckets;
     }
+    let uniform: Vec<f64> = uniform.into_iter().map(charted).collect();
     let y_hi = bars
         .iter()
         .map(|&b| b as f64)
         .chain(uniform.iter().copied())
         .fold(1.0f64, f64::max)
         * 1.15;
-    let x = |bin: usize| (lo + bin as u64 * width) as f64;
+    // In floating point: past the last bin may lie past 2^64.
+    let x = |bin: usize| lo as f64 + bin as f64 * width as f64;
     let (x_lo, x_hi) = (lo as f64, x(bins));
     let w = width as f64;
     let title = format!(

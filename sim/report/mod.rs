@@ -467,72 +467,12 @@ fn remove_dead_generations(dir: &Path) -> Result<(), FileError> {
 pub enum ReadError {
     #[error(transparent)]
     File(#[from] FileError),
-    #[error("{path}: not a futexsim result file: {source}")]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    /// Not JSON, or a field not of its type or out of its range; `why`
+    /// names the field.
+    #[error("{path}: not a futexsim result file: {why}")]
+    Json { path: PathBuf, why: String },
     #[error("{path}: not a consistent result set: {why}")]
     Inconsistent { path: PathBuf, why: String },
-}
-
-/// Why a result set read from a file is not one futexsim writes: every
-/// (point, design, repetition) once, points numbered from 0 with one label
-/// each, designs and the baseline among those named.
-fn check_consistent(set: &ResultSet) -> Result<(), String> {
-    if set.runs.is_empty() {
-        return Err("it holds no runs".into());
-    }
-    if !set.designs.contains(&set.baseline) {
-        return Err(format!(
-            "the baseline '{}' is not one of its designs",
-            set.baseline
-        ));
-    }
-    let mut seen = BTreeSet::new();
-    let mut labels: Vec<Option<&Vec<String>>> = vec![None; set.points()];
-    for r in &set.runs {
-        if !set.designs.contains(&r.design) {
-            return Err(format!(
-                "run {} is of design '{}', which it does not name",
-                r.id, r.design
-            ));
-        }
-        if r.axis_values.len() != set.axes.len() {
-            return Err(format!("run {} does not fit its axes", r.id));
-        }
-        if !seen.insert((r.point, r.design.as_str(), r.repetition)) {
-            return Err(format!(
-                "run {} repeats another's point, design and repetition",
-                r.id
-            ));
-        }
-        match labels[r.point] {
-            Some(l) if l != &r.axis_values => {
-                return Err(format!("point {} has two sets of axis values", r.point))
-            }
-            _ => labels[r.point] = Some(&r.axis_values),
-        }
-    }
-    if labels.iter().any(Option::is_none) {
-        return Err("some points have no runs".into());
-    }
-    // Each point runs every design, repetitions 0 to n - 1 (n may be swept).
-    for point in 0..set.points() {
-        let reps = |design: &str| {
-            (0..)
-                .take_while(|&r| seen.contains(&(point, design, r)))
-                .count()
-        };
-        let n = reps(&set.baseline);
-        let runs = set.runs.iter().filter(|r| r.point == point).count();
-        if n == 0 || set.designs.iter().any(|d| reps(d) != n) || runs != n * set.designs.len() {
-            return Err(format!(
-                "point {point} lacks runs: every design runs its repetitions there"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Why two result sets' figures do not compare like with like (another
@@ -574,7 +514,8 @@ pub fn read_locked(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
 pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
     let path = dir.join(RESULTS_JSON);
     let set: ResultSet = read_json(&path)?;
-    check_consistent(&set).map_err(|why| ReadError::Inconsistent { path, why })?;
+    set.check()
+        .map_err(|why| ReadError::Inconsistent { path, why })?;
     let speed_path = dir.join(SPEED_JSON);
     let speed = if speed_path.exists() {
         read_json(&speed_path)?
@@ -586,8 +527,8 @@ pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
     let text = files::read(path, files::RESULTS)?;
-    serde_json::from_slice(&text).map_err(|source| ReadError::Json {
+    crate::results::from_json(&text).map_err(|why| ReadError::Json {
         path: path.into(),
-        source,
+        why,
     })
 }

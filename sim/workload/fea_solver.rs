@@ -15,7 +15,7 @@
 use super::WorkloadError;
 use super::pthread::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
-use super::{user_memory, Setup, Workload};
+use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
@@ -117,6 +117,22 @@ impl Workload for FeaSolver {
 
     fn threads(&self, _: &Machine) -> u32 {
         self.processes.saturating_mul(self.threads_per_process)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        let processes = u64::from(self.processes);
+        let tasks = u64::from(self.threads(machine));
+        let mutexes = u64::from(self.mutexes);
+        Size {
+            tasks,
+            processes,
+            futexes: processes.saturating_mul(mutexes + 1),
+            lines: processes.saturating_mul(lines_of(self.heap_bytes(), machine)),
+            // Every thread holds its process's mutexes' words.
+            held_bytes: tasks
+                .saturating_mul(mutexes)
+                .saturating_mul(size_of::<UserWord>() as u64),
+        }
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {

@@ -32,7 +32,7 @@
 use super::WorkloadError;
 use super::objects::Objects;
 use super::task_loop::{Action, Body, TaskLoop};
-use super::{Setup, Workload};
+use super::{Setup, Size, Workload};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::task::{AccessKind, LockRef, Mem, Op, TaskSpec};
@@ -100,6 +100,19 @@ impl Workload for LruLock {
 
     fn threads(&self, machine: &Machine) -> u32 {
         super::one_per_cpu_unless(self.processes, machine)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        let processes = u64::from(self.threads(machine));
+        Size {
+            tasks: processes,
+            processes,
+            futexes: 0,
+            // Each node's lruvec (two lines) and first folio, each
+            // process's struct page.
+            lines: u64::from(machine.nodes()) * 3 + processes,
+            held_bytes: 0,
+        }
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {

@@ -50,6 +50,12 @@ pub trait Workload {
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup;
 
+    /// What `setup` lays out, counted from the workload's numbers without
+    /// laying anything out: what a run's memory is estimated from before
+    /// it is laid out (crate::footprint), so that one too large for the
+    /// host is refused instead of aborting as it is laid out.
+    fn size(&self, machine: &Machine) -> Size;
+
     /// The futex words `setup` places for `threads` threads, drawn from
     /// `rng` as `setup` draws them, for a layout analysis with no run; None
     /// for a workload whose keys the analysis does not describe. A run's
@@ -125,6 +131,28 @@ workloads! {
     LruLock => lru_lock::LruLock,
     /// A task program written in TOML as a list of steps.
     Program => program::ProgramSpec,
+}
+
+/// What a workload lays out, counted from its numbers (`Workload::size`):
+/// about what `setup` gives, never laid out. Counts saturate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Size {
+    /// Tasks, helpers included (`Setup::tasks`).
+    pub tasks: u64,
+    /// Processes (`Setup::mms`).
+    pub processes: u64,
+    /// Futex words, for sizing rules (`Setup::futexes`).
+    pub futexes: u64,
+    /// Coherence lines of the regions it adds to the memory map.
+    pub lines: u64,
+    /// Bytes its programs and the state they share hold as laid out,
+    /// beyond what every task costs (`Program::held_bytes` and more).
+    pub held_bytes: u64,
+}
+
+/// Lines a region of `bytes` spans at most, wherever it starts.
+pub fn lines_of(bytes: u64, machine: &Machine) -> u64 {
+    bytes.div_ceil(machine.line_size()).saturating_add(1)
 }
 
 /// A workload laid out in memory, ready to run.

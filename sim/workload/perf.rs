@@ -3,7 +3,7 @@
 //! them, and the one process whose threads every benchmark runs. Each
 //! benchmark's file keeps only what is its own.
 
-use super::{Readout, Setup};
+use super::{Readout, Setup, Size};
 use crate::machine::Machine;
 use crate::task::{KeyKind, TaskSpec};
 
@@ -42,6 +42,18 @@ pub fn shared_flag(shared: bool) -> &'static str {
 /// The default of `-w` and `-q`: one thread per call.
 pub fn one_per_call() -> u32 {
     1
+}
+
+/// The size of a benchmark laid out by [`one_process`]: `tasks` threads
+/// of one process, its futex words on a line or two of perf's .bss.
+pub fn one_process_size(tasks: u64, futexes: u64) -> Size {
+    Size {
+        tasks,
+        processes: 1,
+        futexes,
+        lines: 2,
+        held_bytes: 0,
+    }
 }
 
 /// A benchmark laid out as perf runs it: every task a thread of perf's one

@@ -11,7 +11,7 @@
 
 use super::futex_words::{FutexWords, WordArray};
 use super::perf::{key_kind, shared_flag, threads_flag};
-use super::{user_memory, Setup, Workload, WorkloadError};
+use super::{user_memory, Setup, Size, Workload, WorkloadError};
 use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
 use crate::memory::{Home, LineId, MemoryMap, RegionId, PAGE_SHIFT};
@@ -186,6 +186,20 @@ impl Workload for PerfHash {
         super::one_per_cpu_unless(self.threads, machine)
     }
 
+    fn size(&self, machine: &Machine) -> Size {
+        let threads = u64::from(self.threads(machine));
+        // Each thread's array, and the chunk glibc puts between two (its
+        // DTV) where they follow one another on the heap.
+        let array = u64::from(self.futexes) * 4 + ARRAY_GAP;
+        Size {
+            tasks: threads,
+            processes: 1,
+            futexes: threads * u64::from(self.futexes),
+            lines: threads.saturating_mul(super::lines_of(array, machine)),
+            held_bytes: 0,
+        }
+    }
+
     fn setup(
         &self,
         machine: &Machine,
@@ -245,6 +259,10 @@ impl Workload for PerfHash {
 /// The most slots `-b` may ask for: a 2^24-slot table is 1 GiB of buckets,
 /// all futexsim lays out.
 pub const MAX_BUCKETS: u64 = 1 << 24;
+
+/// At most what lies between two threads' arrays on the heap beside their
+/// chunk headers: the next thread's DTV (user_memory::perf_hash_arrays).
+const ARRAY_GAP: u64 = 512;
 
 impl PerfHash {
     /// Every random choice perf's futexes depend on, in the order it makes

@@ -13,8 +13,10 @@
 //! the CPU does not go idle. The kernel side is simplified as pi.rs says.
 
 use super::WorkloadError;
-use super::perf::{key_kind, one_process, perf_threads, shared_flag, threads_flag};
-use super::{user_memory, user_words, within_a_second, Setup, Workload};
+use super::perf::{
+    key_kind, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
+};
+use super::{lines_of, user_memory, user_words, within_a_second, Setup, Size, Workload};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
 use crate::record::Metric;
@@ -104,6 +106,10 @@ impl Program for Worker {
     }
 }
 
+/// At most the bytes from one thread's -M futex to the next: its chunk and
+/// the next thread's DTV (user_memory::perf_hash_arrays).
+const MULTI_STRIDE: u64 = 384;
+
 impl Workload for PerfLockPi {
     fn label(&self) -> String {
         format!(
@@ -116,6 +122,19 @@ impl Workload for PerfLockPi {
 
     fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        let threads = u64::from(self.threads(machine));
+        if !self.multi {
+            return one_process_size(threads, 1);
+        }
+        // -M: a futex each, calloc'd one after another with each thread's
+        // DTV between two, all in one region.
+        Size {
+            lines: lines_of(threads.saturating_mul(MULTI_STRIDE), machine),
+            ..one_process_size(threads, threads)
+        }
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {

@@ -14,10 +14,12 @@
 //! and the scheduler: the main thread runs on the CPU after the last
 //! worker's, wrapping to CPU 0, whose worker is asleep while it requeues.
 
-use super::perf::{key_kind, one_per_call, one_process, perf_threads, shared_flag, threads_flag};
+use super::perf::{
+    key_kind, one_per_call, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
+};
 use super::rounds::{blocked_threads, default_settle_us, mean, ms, Rounds, Samples};
 use super::WorkloadError;
-use super::{rounds, user_memory, user_words, Setup, Workload};
+use super::{rounds, user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
@@ -171,6 +173,11 @@ impl Workload for PerfRequeue {
 
     fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        // The blocked threads and perf's main thread, which requeues them.
+        one_process_size(u64::from(self.threads(machine)) + 1, 2)
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {

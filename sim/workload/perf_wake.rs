@@ -16,10 +16,12 @@
 //! (sim/engine/sched.rs). The wake time per thread is the loop's time over
 //! the threads it woke.
 
-use super::perf::{key_kind, one_per_call, one_process, perf_threads, shared_flag, threads_flag};
+use super::perf::{
+    key_kind, one_per_call, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
+};
 use super::rounds::{blocked_threads, default_settle_us, mean, ms, Rounds, Samples};
 use super::WorkloadError;
-use super::{rounds, user_memory, user_words, Setup, Workload};
+use super::{rounds, user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
@@ -121,6 +123,11 @@ impl Workload for PerfWake {
 
     fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        // The blocked threads and perf's main thread, which wakes them.
+        one_process_size(u64::from(self.threads(machine)) + 1, 1)
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {

@@ -28,13 +28,15 @@
 //! wakes is on another CPU (on its own CPU, the wake would need no IPI and
 //! the woken thread would preempt the waker before its second timestamp).
 
-use super::perf::{key_kind, one_process, perf_threads, shared_flag, threads_flag};
+use super::perf::{
+    key_kind, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
+};
 use super::pthread::{Barrier, BarrierWait, Primitive};
 use super::rounds::{
     blocked_threads, default_settle_us, mean, ms, validate_settle, Rounds, Samples,
 };
 use super::WorkloadError;
-use super::{user_memory, user_words, Setup, Workload};
+use super::{user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
@@ -237,6 +239,12 @@ impl Workload for PerfWakeParallel {
 
     fn threads(&self, machine: &Machine) -> u32 {
         perf_threads(self.threads, machine)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        // The blocked threads, the wakers and perf's main thread.
+        let tasks = u64::from(self.threads(machine)) + u64::from(self.wakers(machine)) + 1;
+        one_process_size(tasks, 2)
     }
 
     /// perf refuses threads that the wakers cannot share evenly.

@@ -41,7 +41,7 @@ use super::WorkloadError;
 use super::objects::Objects;
 use super::pthread::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
-use super::{user_memory, Setup, Workload};
+use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::coherence::AccessKind;
 use crate::expr::Expr;
 use crate::machine::Machine;
@@ -207,6 +207,9 @@ const VARIABLES: &[&str] = &[
 ];
 /// Bounds that keep a hostile config from exhausting memory.
 const MAX_SLOTS: u64 = 1 << 20;
+/// What a lock of a program holds as laid out: its name on the heap, and
+/// its word in its table's list.
+const LOCK_BYTES: u64 = 96;
 const MAX_STEPS_PER_PASS: u64 = 1 << 20;
 const MAX_MEMORY: u64 = 1 << 30;
 
@@ -458,6 +461,44 @@ impl Workload for ProgramSpec {
 
     fn threads(&self, _: &Machine) -> u32 {
         self.threads
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        let threads = u64::from(self.threads);
+        let spaces = if self.shared {
+            1
+        } else {
+            u64::from(self.processes)
+        };
+        let slots = self
+            .tables
+            .iter()
+            .map(|t| t.slots)
+            .fold(0, u64::saturating_add);
+        let table_lines = self
+            .tables
+            .iter()
+            .map(|t| lines_of(t.slots.saturating_mul(t.stride), machine))
+            .fold(0, u64::saturating_add);
+        let locks = (self.locks.len() as u64).saturating_add(slots);
+        // Each space's memory and its barrier's line; each lock on a line
+        // of its own, or in its table.
+        let lines = [
+            spaces.saturating_mul(lines_of(self.memory, machine).saturating_add(1)),
+            self.locks.len() as u64,
+            table_lines,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add);
+        Size {
+            tasks: threads,
+            processes: u64::from(self.processes),
+            futexes: threads,
+            lines,
+            // Each lock's name and each bucket lock's word, which every
+            // thread shares.
+            held_bytes: locks.saturating_mul(LOCK_BYTES),
+        }
     }
 
     fn create_every_ns(&self) -> Option<u64> {

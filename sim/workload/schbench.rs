@@ -26,7 +26,7 @@
 //! `futex` at 72, 1087640 bytes apart in one mmapped calloc).
 
 use super::WorkloadError;
-use super::{user_memory, within_a_second, Setup, Workload};
+use super::{user_memory, within_a_second, Setup, Size, Workload};
 use crate::engine::metrics::Histogram;
 use crate::machine::{Machine, Ps, TaskPlacement};
 use crate::memory::{Home, MemoryMap};
@@ -284,6 +284,19 @@ impl Workload for Schbench {
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
         within_a_second("schbench: work_ns", self.work_ns)
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        let threads = u64::from(self.threads(machine));
+        Size {
+            tasks: threads,
+            processes: 1,
+            futexes: threads,
+            // A thread_data's hot fields span two lines at most.
+            lines: threads.saturating_mul(2),
+            // Each thread's wake time, and its thread_data's words.
+            held_bytes: threads.saturating_mul(size_of::<(u64, ThreadData)>() as u64),
+        }
     }
 
     fn setup(

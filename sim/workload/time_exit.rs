@@ -66,7 +66,7 @@
 
 use super::WorkloadError;
 use super::objects::{Object, Objects};
-use super::{user_memory, Setup, Workload};
+use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::kernel::page_wait::{self, PageWaitEra, WaitSlot};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
@@ -164,6 +164,16 @@ const EXIT_ZOMBIE: u32 = 16;
 /// lines, so no two share the adjacent-line prefetcher's pair.
 const STRUCT_PAGE_SPAN: u64 = 128;
 const EXIT_DEAD: u32 = 32;
+
+/// A child's actions beside its anon_vmas' (4 each) and exit()'s
+/// copy-on-write faults' (6 each): what `child_actions` queues.
+const CHILD_ACTIONS: u64 = 42;
+/// Lines of the objects every child shares beside the pages and vmas:
+/// the shmem mapping and file, the std files, the dentries, tasklist_lock,
+/// the parent's signal state.
+const OTHER_OBJECT_LINES: u64 = 24;
+/// A lock's name as the objects keep it, on the heap.
+const LOCK_NAME_BYTES: u64 = 64;
 
 /// `RW_LOCK_BIAS` of x86's rwlock before the qrwlock (3.16).
 const RW_LOCK_BIAS: u32 = 0x0100_0000;
@@ -907,6 +917,47 @@ impl Workload for TimeExit {
         super::one_per_cpu_unless(self.children, machine)
     }
 
+    fn size(&self, machine: &Machine) -> Size {
+        let children = u64::from(self.threads(machine));
+        let vmas = u64::from(self.anon_vmas);
+        let pages = u64::from(self.anon_pages);
+        let wait_table = page_wait::preset(self.page_wait_table);
+        let object = |bytes| lines_of(bytes, machine);
+        let lines = [
+            object(4096),
+            object(wait_table.slots() * wait_table.bucket_bytes),
+            // The shared page's and the parent's pages' struct pages.
+            (pages + 1).saturating_mul(object(STRUCT_PAGE_SPAN)),
+            vmas.saturating_mul(object(64)),
+            // Each child's task_struct.
+            children.saturating_mul(object(64)),
+            OTHER_OBJECT_LINES,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add);
+        // Each child's exit queued whole (child_actions), the parent's list
+        // of children, and the name of each lock the objects hold.
+        let queue = CHILD_ACTIONS
+            + 4 * vmas
+            + 6 * u64::from(self.exit_cow_faults)
+            + PAGE_LOCK_OUTCOME_ACTIONS as u64;
+        let action = size_of::<(Stage, Action)>() as u64;
+        let held = [
+            children.saturating_mul(queue.saturating_mul(action)),
+            children.saturating_mul(size_of::<usize>() as u64),
+            (vmas + pages).saturating_mul(LOCK_NAME_BYTES),
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add);
+        Size {
+            tasks: children + 1,
+            processes: children + 1,
+            futexes: 0,
+            lines,
+            held_bytes: held,
+        }
+    }
+
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
         super::at_least_one("time-exit: children", self.children)?;
         super::at_most_objects("time-exit: anon_pages", self.anon_pages.into())?;
@@ -1143,4 +1194,47 @@ fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
     }
     figures.push(Metric::new("children exited", exited as f64, ""));
     figures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets::preset;
+    use rand::SeedableRng;
+
+    /// The size counted from the numbers holds what is laid out: the
+    /// children's queues to within their room, the objects' lines.
+    #[test]
+    fn the_size_counts_what_is_laid_out() {
+        let machine = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        for (children, anon_vmas, anon_pages, exit_cow_faults) in
+            [(4, 6, 32, 0), (64, 100, 32, 8), (16, 1000, 2000, 100)]
+        {
+            let workload = TimeExit {
+                children: Some(children),
+                anon_vmas,
+                anon_pages,
+                exit_cow_faults,
+                ..TimeExit::default()
+            };
+            let mut memory = MemoryMap::new(machine.line_size());
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            let setup = workload.setup(&machine, &mut memory, &mut rng);
+            let size = workload.size(&machine);
+            assert_eq!(size.tasks, setup.tasks.len() as u64);
+            assert_eq!(size.processes, setup.mms.len() as u64);
+            let held: u64 = setup.tasks.iter().map(|t| t.program.held_bytes()).sum();
+            assert!(
+                (held..=held + held / 4 + (64 << 10)).contains(&size.held_bytes),
+                "{children} children, {anon_vmas} vmas: {} bytes for {held} held",
+                size.held_bytes
+            );
+            let lines = u64::from(memory.lines());
+            assert!(
+                (lines..=2 * lines).contains(&size.lines),
+                "{children} children, {anon_vmas} vmas: {} lines for {lines}",
+                size.lines
+            );
+        }
+    }
 }

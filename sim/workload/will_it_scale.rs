@@ -22,7 +22,7 @@
 
 use super::WorkloadError;
 use super::futex_words::{FutexWords, WordArray};
-use super::{user_memory, Setup, Workload};
+use super::{user_memory, Setup, Size, Workload};
 use crate::kernel::key::PAGE_SIZE;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
@@ -87,6 +87,18 @@ impl Workload for WillItScale {
 
     fn threads(&self, machine: &Machine) -> u32 {
         self.tasks.filter(|&t| t > 0).unwrap_or(machine.cpus())
+    }
+
+    fn size(&self, machine: &Machine) -> Size {
+        let tasks = u64::from(self.threads(machine));
+        Size {
+            tasks,
+            processes: if self.mode == Mode::Process { tasks } else { 1 },
+            futexes: tasks,
+            // Each task's word, on its stack's line.
+            lines: tasks,
+            held_bytes: 0,
+        }
     }
 
     fn validate(&self, _: &Machine) -> Result<(), WorkloadError> {
