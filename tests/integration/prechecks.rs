@@ -1,0 +1,177 @@
+//! Everything a command can check is checked before its first run: a sweep
+//! too large for its run count, a design name (a config's or a `--rule`'s)
+//! that would break a file name or a table, a validation case reading a
+//! figure no run has, an --out that is not a directory. Each is refused at
+//! once, with exit 2 and the place to fix, and nothing is simulated or
+//! written; a value echoed in the error is cut short. `machine import`
+//! places every mistake in the file it read, and warns of figures in an
+//! order no machine has.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+use common::{perf_hash_sweep, Scratch};
+
+/// Runs the futexsim binary with `args`, failing the test if it has not
+/// ended within `limit`: a refusal that comes only after simulating is as
+/// good as none. Its output goes to files, which never fill up as a pipe
+/// does while nobody reads it.
+fn within(limit: Duration, args: &[&str]) -> Output {
+    let s =
+        Scratch::new(&format!("within-{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+    let (out, err) = (s.0.join("stdout"), s.0.join("stderr"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .args(args)
+        .stdout(Stdio::from(fs::File::create(&out).unwrap()))
+        .stderr(Stdio::from(fs::File::create(&err).unwrap()))
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("futexsim {:?} had not ended after {limit:?}", &args[..2]);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: fs::read(&out).unwrap(),
+        stderr: fs::read(&err).unwrap(),
+    }
+}
+
+/// Exit 2, one line on stderr, nothing on stdout: the stderr.
+fn refused(output: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(output.stdout.is_empty(), "{stderr}");
+    stderr
+}
+
+/// The small campaign these tests start from: one design, two CPU counts.
+fn small() -> String {
+    perf_hash_sweep("duration_us = 20\nwarmup_us = 5", &["fixed-256"], "[2, 4]")
+}
+
+const SECONDS: Duration = Duration::from_secs(5);
+
+#[test]
+fn a_sweep_of_a_million_points_is_refused_by_its_run_count_before_any_point_is_resolved() {
+    let values = |n: usize| {
+        let v: Vec<String> = (1..=n).map(|i| i.to_string()).collect();
+        format!("[{}]", v.join(", "))
+    };
+    let text = format!(
+        "[run]\nduration_us = 20\nmax_points = 1000000\n\n[machine]\npreset = \"uv-4096\"\n\n\
+         [workload]\nname = \"perf-hash\"\n\n[[table]]\npreset = \"fixed-256\"\n\n\
+         [sweep]\nfutexes = {}\n\"run.seed\" = {}\n",
+        values(1000),
+        values(1000)
+    );
+    let (s, config) = Scratch::holding("million", "million.toml", &text);
+    let out = s.0.join("c");
+    let started = Instant::now();
+    let result = within(
+        Duration::from_secs(30),
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let stderr = refused(&result);
+    assert!(started.elapsed() < SECONDS, "{:?}", started.elapsed());
+    assert!(
+        stderr.contains(&format!("{}:", config.display()))
+            && stderr.contains("1000000 runs")
+            && stderr.contains("points x designs x repetitions"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused sweep writes nothing");
+}
+
+#[test]
+fn a_rule_too_long_for_a_chart_file_name_is_refused_before_any_run() {
+    let (s, config) = Scratch::holding("long-rule", "small.toml", &small());
+    let out = s.0.join("c");
+    // 244 characters: the design `fixed-256 slots=<rule>` and its chart
+    // file `bucket_load-<design>.svg` are over 255 bytes.
+    let rule = format!("64{}", " + 0".repeat(60));
+    let result = within(
+        SECONDS,
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--rule",
+            &rule,
+        ],
+    );
+    let stderr = refused(&result);
+    assert!(
+        stderr.contains("--rule:1:1:") && stderr.contains("too long for a chart's file name"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused rule writes nothing");
+}
+
+#[test]
+fn a_rule_holding_a_newline_is_refused_as_a_config_refuses_the_design_name() {
+    let (s, config) = Scratch::holding("newline-rule", "small.toml", &small());
+    let out = s.0.join("c");
+    let result = within(
+        SECONDS,
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--rule",
+            "64\n* 2",
+        ],
+    );
+    let stderr = refused(&result);
+    // The newline is the rule's third character.
+    assert!(
+        stderr.contains("--rule:1:3:") && stderr.contains("holds a control character"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a refused rule writes nothing");
+}
+
+#[test]
+fn a_rule_of_100_kb_is_echoed_in_about_100_characters() {
+    let (s, config) = Scratch::holding("huge-rule", "small.toml", &small());
+    let out = s.0.join("c");
+    let rule = "1 + ".repeat(25_000) + "1";
+    let result = within(
+        SECONDS,
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--rule",
+            &rule,
+        ],
+    );
+    let stderr = refused(&result);
+    assert!(stderr.len() < 400, "{} bytes: {stderr}", stderr.len());
+    assert!(
+        stderr.contains("--rule:1:") && stderr.contains("1 + 1 + 1") && stderr.contains('…'),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
