@@ -175,3 +175,56 @@ fn a_rule_of_100_kb_is_echoed_in_about_100_characters() {
     );
     assert!(!out.exists());
 }
+
+/// A cases file of one closed-form case on balls-into-bins.toml reading `metric`.
+fn cases_reading(s: &Scratch, metric: &str) -> std::path::PathBuf {
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/balls-into-bins.toml");
+    let text = format!(
+        "[[case]]\nname = \"a figure\"\nconfig = \"{}\"\nkind = \"closed-form\"\n\
+         metric = \"{metric}\"\n\
+         numerator = {{ design = \"global\", at = {{ \"table.global.slots\" = \"1024\" }} }}\n\
+         published = 1.0\nsource = \"s\"\n",
+        config.display()
+    );
+    let path = s.0.join("cases.toml");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_out_that_is_a_file_is_refused_with_exit_2_before_anything_runs() {
+    let (s, config) = Scratch::holding("out-file", "small.toml", &small());
+    let file = s.0.join("a-file");
+    fs::write(&file, "mine").unwrap();
+    for out in [file.clone(), file.join("below")] {
+        let result = within(
+            SECONDS,
+            &[
+                "run",
+                config.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let stderr = refused(&result);
+        assert!(
+            stderr.contains(&format!("--out {}", out.display()))
+                && stderr.contains("is a file, not a directory"),
+            "{stderr}"
+        );
+    }
+    let cases = cases_reading(&s, "load.colliding_pairs");
+    let result = within(
+        SECONDS,
+        &[
+            "validate",
+            "--cases",
+            cases.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    );
+    let stderr = refused(&result);
+    assert!(stderr.contains("is a file, not a directory"), "{stderr}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), "mine");
+}
