@@ -192,6 +192,38 @@ fn cases_reading(s: &Scratch, metric: &str) -> std::path::PathBuf {
 }
 
 #[test]
+fn validate_refuses_a_metric_no_run_has_before_simulating() {
+    let s = Scratch::new("unknown-metric");
+    let out = s.0.join("v");
+    for (metric, says) in [
+        (
+            "load.colliding_pair",
+            "'load.colliding_pair' is not a numeric field",
+        ),
+        ("extra.solve time", "reports no figure 'solve time'"),
+    ] {
+        let cases = cases_reading(&s, metric);
+        let result = within(
+            SECONDS,
+            &[
+                "validate",
+                "--cases",
+                cases.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let stderr = refused(&result);
+        // The metric is on the file's fifth line, its value at column 10.
+        assert!(
+            stderr.contains(&format!("{}:5:10:", cases.display())) && stderr.contains(says),
+            "{stderr}"
+        );
+        assert!(!out.exists(), "nothing is written");
+    }
+}
+
+#[test]
 fn an_out_that_is_a_file_is_refused_with_exit_2_before_anything_runs() {
     let (s, config) = Scratch::holding("out-file", "small.toml", &small());
     let file = s.0.join("a-file");
@@ -227,4 +259,39 @@ fn an_out_that_is_a_file_is_refused_with_exit_2_before_anything_runs() {
     let stderr = refused(&result);
     assert!(stderr.contains("is a file, not a directory"), "{stderr}");
     assert_eq!(fs::read_to_string(&file).unwrap(), "mine");
+}
+
+/// What a case may read as `extra.<name>` is known before any run: each
+/// workload's declared figures hold every figure its runs report.
+#[test]
+fn every_figure_a_run_reports_is_one_its_workload_declares() {
+    let workloads = [
+        "name = \"perf-wake\"",
+        "name = \"perf-wake-parallel\"",
+        "name = \"perf-requeue\"",
+        "name = \"perf-lock-pi\"",
+        "name = \"schbench\"",
+        "name = \"fea-solver\"\nprocesses = 2\nthreads_per_process = 2\nsteps = 2",
+        "name = \"time-exit\"",
+        "name = \"program\"\nthreads = 2\nsteps = [{ op = \"compute\", ns = 50 }]\niterations = 3",
+    ];
+    for workload in workloads {
+        let text = format!(
+            "[run]\nduration_us = 200\nwarmup_us = 0\n\n[machine]\npreset = \"icx-2s\"\n\
+             topology.nr_cpus = 8\n\n[workload]\n{workload}\n\n[[table]]\npreset = \"fixed-256\"\n"
+        );
+        let config = futexsim::config::Config::parse("figures.toml", "figures", &text, &[])
+            .unwrap_or_else(|e| panic!("{workload}: {e}"));
+        let run = &config.runs()[0];
+        let declared = run.scenario.workload.workload().figures();
+        let (record, _) = run.scenario.simulate().unwrap();
+        assert!(!record.extra.is_empty(), "{workload}: no figures to check");
+        for figure in &record.extra {
+            assert!(
+                declared.contains(&figure.name),
+                "{workload}: '{}' is not among {declared:?}",
+                figure.name
+            );
+        }
+    }
 }
