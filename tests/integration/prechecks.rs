@@ -261,6 +261,167 @@ fn an_out_that_is_a_file_is_refused_with_exit_2_before_anything_runs() {
     assert_eq!(fs::read_to_string(&file).unwrap(), "mine");
 }
 
+const MLC: &str = "Intel(R) Memory Latency Checker - v3.9\n\
+Command line parameters: --c2c_latency \n\
+\n\
+Measuring cache-to-cache transfer latency (in ns)...\n\
+Local Socket L2->L2 HIT  latency\t51.6\n\
+Local Socket L2->L2 HITM latency\t51.7\n";
+
+const IDLE: &str = "Intel(R) Memory Latency Checker - v3.9\n\
+Command line parameters: --latency_matrix \n\
+\n\
+Using buffer size of 2000.000MiB\n\
+Measuring idle latencies (in ns)...\n\
+\t\tNuma node\n\
+Numa node\t     0\t     1\t\n\
+       0\t  77.9\t 143.2\t\n\
+       1\t 144.4\t  78.4\t\n";
+
+/// `machine import FILE --base clx-2s --out box.toml` of `text`.
+fn import(s: &Scratch, name: &str, text: &str) -> Output {
+    let input = s.0.join(name);
+    fs::write(&input, text).unwrap();
+    let out = s.0.join("box.toml");
+    within(
+        SECONDS,
+        &[
+            "machine",
+            "import",
+            input.to_str().unwrap(),
+            "--base",
+            "clx-2s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
+}
+
+#[test]
+fn machine_import_places_a_latency_of_zero_or_less_in_the_file_it_read() {
+    let s = Scratch::new("import-zero");
+    for (name, text, place) in [
+        ("hitm.txt", MLC.replace("51.7", "-5.0"), "hitm.txt:6:34:"),
+        (
+            "idle.txt",
+            IDLE.replace("  77.9", "   0.0"),
+            "idle.txt:8:6:",
+        ),
+    ] {
+        let stderr = refused(&import(&s, name, &text));
+        assert!(
+            stderr.contains(place) && stderr.contains("a latency in ns above 0"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("box.toml"), "{stderr}");
+        assert!(!s.0.join("box.toml").exists(), "no profile is written");
+    }
+}
+
+#[test]
+fn machine_import_blames_the_files_it_read_for_figures_that_make_no_machine() {
+    let s = Scratch::new("import-floor");
+    // An LLC transfer of 0.1 ns, faster than the base's L1 hit.
+    let stderr = refused(&import(&s, "fast.txt", &MLC.replace("51.7", "0.1")));
+    assert!(
+        stderr.contains("fast.txt") && stderr.contains("latency.llc = 0.1"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("box.toml"), "{stderr}");
+    assert!(!s.0.join("box.toml").exists(), "no profile is written");
+}
+
+#[test]
+fn machine_import_warns_when_smt_siblings_come_out_slower_than_the_llc() {
+    let s = Scratch::new("import-siblings");
+    // The shipped matrix, its CPUs renumbered with each core's two threads
+    // side by side (CPU c and c + 32 become 2c and 2c + 1), as some tools
+    // and other systems number them.
+    let linux = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/machine_import/c2c-2s-32c-ccx8-smt2.csv"),
+    )
+    .unwrap();
+    let rows: Vec<Vec<&str>> = linux.lines().map(|l| l.split(',').collect()).collect();
+    let cpus = rows.len();
+    let new_id = |c: usize| {
+        if c < cpus / 2 {
+            2 * c
+        } else {
+            2 * (c - cpus / 2) + 1
+        }
+    };
+    let mut grid = vec![vec![String::new(); cpus]; cpus];
+    for (i, row) in rows.iter().enumerate() {
+        for (j, cell) in row.iter().enumerate() {
+            if !cell.is_empty() {
+                let (a, b) = (new_id(i), new_id(j));
+                grid[a.max(b)][a.min(b)] = cell.to_string();
+            }
+        }
+    }
+    let text: String = grid.iter().map(|r| r.join(",") + "\n").collect();
+    let input = s.0.join("adjacent.csv");
+    fs::write(&input, text).unwrap();
+    let out = s.0.join("box.toml");
+    let result = within(
+        SECONDS,
+        &[
+            "machine",
+            "import",
+            input.to_str().unwrap(),
+            "--sockets",
+            "2",
+            "--threads-per-core",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning")
+            && stderr.contains("adjacent.csv")
+            && stderr.contains("SMT siblings")
+            && stderr.contains("slower than")
+            && stderr.contains("as Linux numbers them"),
+        "{stderr}"
+    );
+    assert!(out.exists());
+}
+
+#[test]
+fn a_machine_of_zero_latencies_and_costs_is_refused_with_the_floor_it_breaks() {
+    let zero = "topology.nr_cpus = 2\n\
+        latency = { l1_hit = 0.0, smt = 0.0, llc = 0.0, node = 0.0, remote = [[0.0, 0.0], [0.0, 0.0]], \
+        dram_local = 0.0, rmw = 0.0 }\n\
+        kernel = { syscall = 0.0, futex_key_private = 0.0, futex_key_shared = 0.0, jhash2 = 0.0, \
+        schedule = 0.0 }\n";
+    let text = small().replace(
+        "preset = \"icx-2s\"\n",
+        &format!("preset = \"icx-2s\"\n{zero}"),
+    );
+    let (s, config) = Scratch::holding("zero-costs", "zero.toml", &text);
+    let out = s.0.join("c");
+    let result = within(
+        SECONDS,
+        &[
+            "run",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let stderr = refused(&result);
+    assert!(
+        stderr.contains(&format!("{}:", config.display()))
+            && stderr.contains("latency.l1_hit = 0")
+            && stderr.contains("0.2 ns"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
+
 /// What a case may read as `extra.<name>` is known before any run: each
 /// workload's declared figures hold every figure its runs report.
 #[test]
