@@ -11,6 +11,7 @@
 //! Parsing and evaluation never panic: input length and nesting depth are
 //! capped so that hostile configs cannot exhaust the stack or the CPU.
 
+use crate::config::echo;
 use std::fmt;
 
 /// Longest accepted source, in characters. Sizing rules are one-liners; the cap
@@ -145,7 +146,7 @@ impl Expr {
         };
         Err(ExprError::new(
             column,
-            format!("unknown variable '{name}'{hint}"),
+            format!("unknown variable '{}'{hint}", echo(name)),
         ))
     }
 }
@@ -358,8 +359,9 @@ impl Node {
     fn eval(&self, lookup: &dyn Fn(&str) -> Option<u64>) -> Result<u64, ExprError> {
         match self {
             Node::Num(n) => Ok(*n),
-            Node::Var { name, column } => lookup(name)
-                .ok_or_else(|| ExprError::new(*column, format!("unknown variable '{name}'"))),
+            Node::Var { name, column } => lookup(name).ok_or_else(|| {
+                ExprError::new(*column, format!("unknown variable '{}'", echo(name)))
+            }),
             Node::Call { func, column, args } => {
                 let values = args
                     .iter()
@@ -417,7 +419,7 @@ impl Token<'_> {
     fn describe(&self) -> String {
         match self.kind {
             Tok::End => "end of input".to_owned(),
-            _ => format!("'{}'", self.text),
+            _ => format!("'{}'", echo(self.text)),
         }
     }
 }
@@ -520,14 +522,14 @@ fn number(text: &str, column: usize) -> Result<u64, ExprError> {
         let Some(d) = c.to_digit(radix) else {
             return Err(ExprError::new(
                 column + offset + i,
-                format!("invalid digit '{c}' in {kind} literal '{text}'"),
+                format!("invalid digit '{c}' in {kind} literal '{}'", echo(text)),
             ));
         };
         // C reads `010` as octal 8; rejecting it avoids silently meaning 10.
         if radix == 10 && seen_digit && value == 0 {
             return Err(ExprError::new(
                 column,
-                format!("leading zero in '{text}' is ambiguous (C would read it as octal); remove it, or write the value in hex"),
+                format!("leading zero in '{}' is ambiguous (C would read it as octal); remove it, or write the value in hex", echo(text)),
             ));
         }
         seen_digit = true;
@@ -537,7 +539,7 @@ fn number(text: &str, column: usize) -> Result<u64, ExprError> {
             .ok_or_else(|| {
                 ExprError::new(
                     column,
-                    format!("integer literal '{text}' does not fit in 64 bits"),
+                    format!("integer literal '{}' does not fit in 64 bits", echo(text)),
                 )
             })?;
     }
@@ -546,7 +548,7 @@ fn number(text: &str, column: usize) -> Result<u64, ExprError> {
     } else {
         Err(ExprError::new(
             column,
-            format!("hex literal '{text}' has no digits"),
+            format!("hex literal '{}' has no digits", echo(text)),
         ))
     }
 }
@@ -657,7 +659,8 @@ impl<'a> Parser<'a> {
             ExprError::new(
                 column,
                 format!(
-                    "unknown function '{name}'; expected one of {}",
+                    "unknown function '{}'; expected one of {}",
+                    echo(name),
                     names.join(", ")
                 ),
             )

@@ -7,6 +7,7 @@
 
 use crate::cli::CliError;
 use clap::Args;
+use futexsim::config::echo;
 use futexsim::report::{self, c2c, summary};
 use std::io::Write;
 use std::path::PathBuf;
@@ -44,8 +45,9 @@ pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
                         }
                     }
                     CliError::Input(format!(
-                        "{}: no point '{wanted}'; expected a number or label of: {}",
+                        "{}: no point '{}'; expected a number or label of: {}",
                         args.dir.display(),
+                        echo(wanted),
                         labels.join("; ")
                     ))
                 })?
@@ -60,8 +62,9 @@ pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
     if let Some(design) = &args.design {
         if !set.designs.contains(design) {
             return Err(CliError::Input(format!(
-                "{}: no design '{design}'; expected one of: {}",
+                "{}: no design '{}'; expected one of: {}",
                 args.dir.display(),
+                echo(design),
                 set.designs.join(", ")
             )));
         }
@@ -75,7 +78,7 @@ pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
         return Err(CliError::Input(format!(
             "{}: design '{}' has no run at point {point}",
             args.dir.display(),
-            args.design.as_deref().unwrap_or("-")
+            echo(args.design.as_deref().unwrap_or("-"))
         )));
     };
     if args.design.is_some() || chosen.len() == 1 {

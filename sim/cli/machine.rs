@@ -6,10 +6,11 @@
 
 use crate::cli::CliError;
 use clap::{Args, Subcommand};
+use futexsim::config::echo;
 use futexsim::config::profile;
 use futexsim::files::{self, TOML_SIGNATURE};
 use futexsim::machine::import::{self, Shape};
-use futexsim::machine::{presets, MachineSpec};
+use futexsim::machine::{presets, Machine, MachineSpec};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -54,6 +55,7 @@ struct ImportArgs {
 
 pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
     let MachineCommand::Import(args) = &args.command;
+    crate::cli::check_out_file(&args.out)?;
     let mut spec = base_profile(&args.base)?;
     spec.name = args.name.clone();
     let shape = Shape {
@@ -62,16 +64,34 @@ pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
         threads_per_core: args.threads_per_core,
     };
     let mut said = Vec::new();
+    let mut siblings_from_a_matrix = false;
     for path in &args.files {
         let file = path.display().to_string();
         let text = futexsim::files::read_text(path, futexsim::files::MEASUREMENTS)
             .map_err(|e| CliError::Input(format!("{file}: cannot read it: {}", e.reason())))?;
         let measurement =
             import::read(&text).map_err(|e| CliError::Input(format!("{file}:{e}")))?;
+        if matches!(measurement, import::Measurement::CoreToCore { .. }) {
+            siblings_from_a_matrix = shape.threads_per_core > 1;
+        }
         said.push(
             import::apply(&mut spec, &measurement, &file, shape)
                 .map_err(|e| CliError::Input(e.to_string()))?,
         );
+    }
+    // What the files measured, over the base, is checked as a machine here,
+    // so that a figure no machine has is blamed on the files it came from,
+    // not on the profile that would have been written.
+    let files: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+    let files = files.join(", ");
+    Machine::new(spec.clone()).map_err(|e| {
+        CliError::Input(format!(
+            "{files}: the measured figures do not make a machine: {}",
+            e.message
+        ))
+    })?;
+    for warning in import::implausible(&spec, siblings_from_a_matrix) {
+        eprintln!("futexsim: warning: {files}: {warning}");
     }
     spec.source = format!(
         "futexsim machine import: {}; everything else from {}",
@@ -102,7 +122,8 @@ pub fn base_profile(base: &str) -> Result<MachineSpec, CliError> {
     presets::preset(base).ok_or_else(|| {
         let names: Vec<&str> = presets::names().collect();
         CliError::Input(format!(
-            "--base {base}: no such profile; expected a profile file's path or one of {}",
+            "--base {}: no such profile; expected a profile file's path or one of {}",
+            echo(base),
             names.join(", ")
         ))
     })

@@ -18,6 +18,7 @@ use futexsim::config::ConfigError;
 use futexsim::files::FileError;
 use futexsim::report::ReadError;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +89,48 @@ impl From<CampaignError> for CliError {
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
             _ => CliError::Failed(e.to_string()),
         }
+    }
+}
+
+/// Refuses an --out directory that cannot be one, before anything runs: a
+/// file where it would be, or where a directory above it would be. What
+/// only writing can tell (a directory without permission, a full disk) is
+/// left to the writing.
+pub fn check_out_dir(dir: &Path) -> Result<(), CliError> {
+    for at in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        match std::fs::metadata(at) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(CliError::Input(format!(
+                    "--out {}: {} is a file, not a directory; choose another --out",
+                    dir.display(),
+                    at.display()
+                )))
+            }
+            // Not there (it will be made), or below a file: look further up.
+            Err(_) => continue,
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an --out file that cannot be written as one, before anything
+/// runs: a directory there, or a file where a directory above it would be.
+pub fn check_out_file(path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::Input(format!(
+            "--out {}: is a directory, not a file; name the file to write",
+            path.display()
+        )));
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => check_out_dir(dir).map_err(|_| {
+            CliError::Input(format!(
+                "--out {}: a file is where a directory of its path would be; choose another --out",
+                path.display()
+            ))
+        }),
+        None => Ok(()),
     }
 }
 

@@ -184,7 +184,9 @@ fn campaign_dirs(
     }
     if configs.len() == 1 {
         let default = Path::new(DEFAULT_ROOT).join(&configs[0].name);
-        return Ok(vec![out.map_or(default, Path::to_path_buf)]);
+        let dir = out.map_or(default, Path::to_path_buf);
+        crate::cli::check_out_dir(&dir)?;
+        return Ok(vec![dir]);
     }
     let root = out.unwrap_or(Path::new(DEFAULT_ROOT));
     let mut dirs: Vec<PathBuf> = Vec::new();
@@ -197,6 +199,7 @@ fn campaign_dirs(
                 dir.display()
             )));
         }
+        crate::cli::check_out_dir(&dir)?;
         dirs.push(dir);
     }
     Ok(dirs)

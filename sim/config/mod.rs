@@ -10,8 +10,6 @@ mod source;
 mod sweep;
 mod tree;
 
-pub use source::ConfigError;
-
 use crate::analysis::layout::LayoutError;
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
@@ -20,7 +18,8 @@ use crate::scenario::{Scenario, ScenarioError};
 use crate::workload::{WorkloadError, WorkloadSpec};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use source::Source;
+pub use source::ConfigError;
+pub(crate) use source::Source;
 use std::path::Path;
 use sweep::Axis;
 use toml::{Table, Value};
@@ -177,12 +176,18 @@ impl Config {
                 ),
             ));
         }
+        let names: Vec<String> = doc["table"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str).map(String::from))
+            .collect();
+        check_chart_names(&src, &names, written.table.len())?;
+        check_run_count(&src, &axes, count, tables_in(&doc), base_run.repetitions)?;
         let points = (0..count as usize)
             .map(|i| resolve_point(&src, &doc, &axes, i))
             .collect::<Result<Vec<_>, _>>()?;
-        check_run_count(&src, &points)?;
         let designs: Vec<String> = points[0].designs.iter().map(|d| d.name.clone()).collect();
-        check_chart_names(&src, &designs)?;
         let resolved = resolved_toml(&doc, &axes, &baseline);
         Ok(Config {
             name: name.to_string(),
@@ -318,21 +323,27 @@ fn resolve_tables(
                 ))
             }
         };
-        check_design_name(&name).map_err(|e| src.error_at_path(&path("name"), e))?;
+        check_design_name(&name).map_err(|e| src.error_at_path(&path("name"), e.message))?;
         if tables
             .iter()
             .any(|d: &Value| d.get("name").and_then(Value::as_str) == Some(&name))
         {
             return Err(src.error_at_path(
                 &path("name"),
-                format!("two tables are named '{name}': give one a distinct name = \"...\""),
+                format!(
+                    "two tables are named '{}': give one a distinct name = \"...\"",
+                    echo(&name)
+                ),
             ));
         }
         if is_baseline {
             if let Some((_, first)) = &baseline {
                 return Err(src.error_at_path(
                     &path("baseline"),
-                    format!("'{first}' is already the baseline; mark one table only"),
+                    format!(
+                        "'{}' is already the baseline; mark one table only",
+                        echo(first)
+                    ),
                 ));
             }
             baseline = Some((i, name.clone()));
@@ -376,60 +387,146 @@ fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {
 
 /// A design's name labels its column, its runs and its charts' files, and
 /// a sweep path names it: it must be printable, not a number (a sweep's
-/// `table.0` is the first table), not `*`, and short enough for a file name.
-fn check_design_name(name: &str) -> Result<(), String> {
-    let why = if name.trim().is_empty() {
-        "is empty"
-    } else if name.chars().any(char::is_control) {
-        "holds a control character"
+/// `table.0` is the first table), not `*`, short enough for a file name,
+/// and free of what would break the report's Markdown around it. A
+/// config's `[[table]]` and a `--rule` are held to this one rule. A `/`
+/// stays allowed: rules divide with it, and a chart's file name replaces
+/// it (`charts::file_part`).
+pub(crate) fn check_design_name(name: &str) -> Result<(), NameError> {
+    let at = |pred: &dyn Fn(char) -> bool| name.chars().position(pred);
+    let (why, at) = if name.trim().is_empty() {
+        ("is empty".to_string(), None)
+    } else if let Some(i) = at(&|c: char| c.is_control()) {
+        ("holds a control character".to_string(), Some(i))
+    } else if let Some(i) = at(&|c: char| c == '|') {
+        (
+            "holds '|', which ends a cell of the report's tables".to_string(),
+            Some(i),
+        )
+    } else if let Some(i) = at(&|c: char| c == '`') {
+        (
+            "holds '`', which ends the report's code spans".to_string(),
+            Some(i),
+        )
+    } else if let Some(i) = at(&|c: char| c == '\\') {
+        (
+            "holds '\\', which escapes the character after it in the report".to_string(),
+            Some(i),
+        )
     } else if name.parse::<u64>().is_ok() {
-        "is a number, which a sweep path reads as a table's index"
+        (
+            "is a number, which a sweep path reads as a table's index".to_string(),
+            None,
+        )
     } else if name == "*" {
-        "is what a sweep path writes for every table"
+        (
+            "is what a sweep path writes for every table".to_string(),
+            None,
+        )
     } else if name.len() > MAX_NAME_BYTES {
-        "is too long for a chart's file name"
+        ("is too long for a chart's file name".to_string(), None)
     } else {
         return Ok(());
     };
-    Err(format!(
-        "a table named {:?} {why}: name it with at most {MAX_NAME_BYTES} printable characters",
-        name
-    ))
+    Err(NameError {
+        message: format!(
+            "a table named {} {why}: name it with at most {MAX_NAME_BYTES} printable \
+             characters, none of | ` \\",
+            echo_debug(name)
+        ),
+        at,
+    })
+}
+
+/// Why a design's name is refused, and the character it is about, when one is.
+#[derive(Debug)]
+pub(crate) struct NameError {
+    pub message: String,
+    /// 0-based, in characters.
+    pub at: Option<usize>,
 }
 
 /// Designs whose names differ only in what a file name cannot hold would
-/// write one chart file.
-fn check_chart_names(src: &Source, designs: &[String]) -> Result<(), ConfigError> {
+/// write one chart file. The first `written` designs are the config's own
+/// `[[table]]`s, the rest come from `--rule`.
+fn check_chart_names(src: &Source, designs: &[String], written: usize) -> Result<(), ConfigError> {
+    use crate::report::charts::file_part;
     for (i, a) in designs.iter().enumerate() {
-        if let Some(b) = designs[..i]
-            .iter()
-            .find(|b| crate::report::charts::file_part(b) == crate::report::charts::file_part(a))
-        {
-            return Err(src.error_at_path(
-                &["table".into(), i.to_string(), "name".into()],
-                format!(
-                    "tables '{b}' and '{a}' would share chart files ({}); name them apart in letters, digits, '-', '_' or '.'",
-                    crate::report::charts::file_part(a)
-                ),
-            ));
+        if let Some(b) = designs[..i].iter().find(|b| file_part(b) == file_part(a)) {
+            let message = format!(
+                "tables '{}' and '{}' would share chart files ({}); name them apart in \
+                 letters, digits, '-', '_' or '.'",
+                echo(b),
+                echo(a),
+                echo(&file_part(a))
+            );
+            if i >= written {
+                return Err(ConfigError {
+                    file: "--rule".into(),
+                    line: 1,
+                    column: 1,
+                    message,
+                });
+            }
+            return Err(src.error_at_path(&["table".into(), i.to_string(), "name".into()], message));
         }
     }
     Ok(())
 }
 
+/// The designs of the document: its `[[table]]`s and the candidate rules.
+fn tables_in(doc: &Table) -> u64 {
+    doc.get("table")
+        .and_then(Value::as_array)
+        .map_or(0, |t| t.len() as u64)
+}
+
 /// Every run is planned (its scenario held in memory) before any starts:
-/// their number is bounded.
-fn check_run_count(src: &Source, points: &[Point]) -> Result<(), ConfigError> {
-    let runs: u64 = points
-        .iter()
-        .map(|p| p.designs.len() as u64 * u64::from(p.run.repetitions))
-        .sum();
+/// their number is bounded. It is known from the axes' lengths, the designs
+/// and the repetitions (the values of a `run.repetitions` axis when there
+/// is one) before any point is resolved, which for a large machine and a
+/// large sweep would take minutes to end in this refusal.
+fn check_run_count(
+    src: &Source,
+    axes: &[Axis],
+    points: u64,
+    designs: u64,
+    repetitions: u32,
+) -> Result<(), ConfigError> {
+    let swept = axes.iter().find(|a| a.path == ["run", "repetitions"]);
+    let (repetitions_per_design, detail) = match swept {
+        // Each of the axis's values is taken by points / its length points;
+        // a value that is no count is refused when its point is resolved.
+        Some(axis) => {
+            let sum = axis
+                .values
+                .iter()
+                .filter_map(Value::as_integer)
+                .map(|r| u64::try_from(r).unwrap_or(0))
+                .fold(0u64, u64::saturating_add);
+            let each = points / axis.values.len().max(1) as u64;
+            (
+                each.saturating_mul(sum),
+                format!("{points} points x {designs} designs, repetitions as swept"),
+            )
+        }
+        None => (
+            points.saturating_mul(u64::from(repetitions)),
+            format!("{points} points x {designs} designs x {repetitions} repetitions"),
+        ),
+    };
+    let runs = repetitions_per_design.saturating_mul(designs);
     if runs > MAX_RUNS {
-        return Err(src.error_at_path(
-            &["run".into(), "repetitions".into()],
+        let at = if axes.is_empty() {
+            src.span_of(&["run".into(), "repetitions".into()])
+        } else {
+            src.span_of(&["sweep".into()])
+        };
+        return Err(src.error_at(
+            at,
             format!(
                 "the config plans {runs} runs (points x designs x repetitions), more than the \
-                 {MAX_RUNS} futexsim takes in one campaign; split it"
+                 {MAX_RUNS} futexsim takes in one campaign ({detail}); split it"
             ),
         ));
     }
@@ -443,10 +540,11 @@ fn candidate(tables: &[Value], baseline: &str, rule: &str) -> Result<Table, Conf
         file: "--rule".into(),
         line: 1,
         column,
-        message: format!("'{rule}': {message}"),
+        message: format!("'{}': {message}", echo(rule)),
     };
+    // Columns count characters, as the expression's own errors do.
     let (base, text, offset) = match rule.split_once(':') {
-        Some((design, expr)) => (design.trim(), expr, design.len() + 1),
+        Some((design, expr)) => (design.trim(), expr, design.chars().count() + 1),
         None => (baseline, rule, 0),
     };
     let names: Vec<&str> = tables.iter().filter_map(|t| t["name"].as_str()).collect();
@@ -469,6 +567,13 @@ fn candidate(tables: &[Value], baseline: &str, rule: &str) -> Result<Table, Conf
         }
     }
     let name = format!("{base} slots={expr}");
+    // The base's name passed this check as a table's; what is wrong is in
+    // the expression, which the name holds as written.
+    check_design_name(&name).map_err(|e| {
+        let prefix = name.chars().count() - text.chars().count();
+        let column = e.at.map_or(1, |i| offset + i.saturating_sub(prefix) + 1);
+        error(column, e.message)
+    })?;
     // `2*cpus` and `2 * cpus` are one rule.
     let squeeze = |s: &str| s.split_whitespace().collect::<String>();
     if names.iter().any(|n| squeeze(n) == squeeze(&name)) {
@@ -506,7 +611,7 @@ fn resolve_point(
             };
             return Err(src.error_at(
                 axis.key_span.clone(),
-                format!("sweep axis '{}' names no field{what}", axis.name),
+                format!("sweep axis '{}' names no field{what}", echo(&axis.name)),
             ));
         }
     }
@@ -623,7 +728,9 @@ impl Here<'_> {
                     .axes
                     .iter()
                     .zip(self.coords)
-                    .map(|(a, &c)| format!("{} = {}", a.name, tree::display(&a.values[c])))
+                    .map(|(a, &c)| {
+                        format!("{} = {}", echo(&a.name), echo(&tree::display(&a.values[c])))
+                    })
                     .collect();
                 src.error_at(
                     a.value_spans[c].clone(),
@@ -859,8 +966,7 @@ fn value_at(value: &Value, path: &[String]) -> Value {
 /// (a workload or lock kind).
 pub(crate) fn with_suggestion(message: &str) -> String {
     // serde's data model says map and sequence; a TOML user writes tables and arrays.
-    let message = message
-        .trim_end()
+    let message = echo_quoted(message.trim_end())
         .replace("expected a map", "expected a table")
         .replace("expected a sequence", "expected an array");
     let message = message.as_str();
@@ -890,9 +996,70 @@ fn unknown_variant(message: &str) -> Option<&str> {
 fn unknown(what: &str, name: &str, known: &[&str]) -> String {
     let hint = closest(name, known).map_or(String::new(), |c| format!(" (did you mean '{c}'?)"));
     format!(
-        "unknown {what} '{name}'{hint}; expected one of {}",
+        "unknown {what} '{}'{hint}; expected one of {}",
+        echo(name),
         known.join(", ")
     )
+}
+
+/// The most characters of a value an error quotes: enough to know it by,
+/// where a value of 100 kB quoted whole would bury the message.
+pub const ECHO_CHARS: usize = 100;
+
+/// `value` as an error quotes it: whole when short, else its first
+/// [`ECHO_CHARS`] characters and an ellipsis, control characters escaped
+/// (`\n`) so that the error stays one line. Every error that echoes what a
+/// user wrote (a config's value, a rule, an argument) goes through here.
+pub fn echo(value: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in value.chars().enumerate() {
+        if i == ECHO_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `value` as `{:?}` quotes it, cut as [`echo`] cuts it: for a value
+/// whose quoting shows its escapes (a design's name).
+pub fn echo_debug(value: &str) -> String {
+    let cut: String = value.chars().take(ECHO_CHARS).collect();
+    if cut.len() == value.len() {
+        format!("{cut:?}")
+    } else {
+        format!("{cut:?}…")
+    }
+}
+
+/// `message` with every value it quotes between backticks or double quotes,
+/// as serde and toml quote what they refuse, cut short by [`echo`].
+fn echo_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4096));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest[open..].chars().next().unwrap_or('"');
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        match after.find(quote) {
+            Some(close) => {
+                out.push_str(&echo(&after[..close]));
+                out.push(quote);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&echo(after));
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn to_table(value: &impl Serialize) -> Table {
@@ -921,4 +1088,58 @@ fn resolved_toml(doc: &Table, axes: &[Axis], baseline: &str) -> String {
         doc.insert("sweep".into(), Value::Table(sweep));
     }
     toml::to_string(&doc).expect("a TOML table serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_echo_keeps_a_hundred_characters_on_one_line() {
+        assert_eq!(echo("fixed-256"), "fixed-256");
+        let long = "é".repeat(250);
+        let shown = echo(&long);
+        assert_eq!(shown.chars().count(), ECHO_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(echo("a\nb\tc"), "a\\nb\\tc");
+        assert_eq!(echo_debug("a\u{7}b"), "\"a\\u{7}b\"");
+        assert!(echo_debug(&long).ends_with("\"…"));
+        let quoted = echo_quoted(&format!("invalid type: string \"{long}\", expected `u32`"));
+        assert!(
+            quoted.len() < 300 && quoted.ends_with("…\", expected `u32`"),
+            "{quoted}"
+        );
+    }
+
+    #[test]
+    fn a_name_that_passes_makes_chart_files_a_file_system_takes() {
+        let longest = "x".repeat(MAX_NAME_BYTES);
+        assert!(check_design_name(&longest).is_ok());
+        for chart in [
+            crate::report::charts::load_chart(&longest),
+            crate::report::charts::nodes_chart(&longest),
+        ] {
+            let file = Path::new(&chart).file_name().map_or(0, |f| f.len());
+            assert!(file <= 255, "{chart}");
+        }
+        assert!(check_design_name(&format!("{longest}x")).is_err());
+    }
+
+    #[test]
+    fn a_name_that_breaks_a_table_or_a_line_is_refused_at_its_character() {
+        for (name, at) in [
+            ("a|b", 1),
+            ("a`b", 1),
+            ("ab\\", 2),
+            ("a\nb", 1),
+            ("fixed\t", 5),
+        ] {
+            let e = check_design_name(name).unwrap_err();
+            assert_eq!(e.at, Some(at), "{name:?}: {}", e.message);
+            assert!(!e.message.contains('\n'), "{}", e.message);
+        }
+        for fine in ["fixed-256 slots=256 * cpus / nodes", "private-6.17", "a/b"] {
+            assert!(check_design_name(fine).is_ok(), "{fine}");
+        }
+    }
 }

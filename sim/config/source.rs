@@ -139,7 +139,16 @@ fn key_in<'a>(table: &'a dyn TableLike, key: &str) -> Option<(Option<Range<usize
     Some((span, Node::Item(item)))
 }
 
-/// serde and toml messages may span lines (snippets, hints); a config error is one line.
+/// The longest message an error carries: values are quoted short
+/// (`super::echo`), so only a message built from many of them is cut.
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// serde and toml messages may span lines (snippets, hints); a config error
+/// is one line, of at most [`MAX_MESSAGE_CHARS`] characters.
 fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => line,
+        Some((end, _)) => format!("{}…", &line[..end]),
+    }
 }

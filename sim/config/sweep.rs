@@ -1,6 +1,7 @@
 //! Sweep axes: which field each axis sets, its values, and the Cartesian
 //! product of all axes, first axis outermost.
 
+use super::echo;
 use super::source::{ConfigError, Source};
 use std::ops::Range;
 use toml::Value;
@@ -40,6 +41,7 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
     };
     let mut out = Vec::new();
     for (name, key_span) in src.keys_in_order("sweep") {
+        let shown = echo(&name);
         let full = ALIASES
             .iter()
             .find(|(alias, _)| *alias == name)
@@ -50,7 +52,7 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
             return Err(src.error_at(
                 key_span,
                 format!(
-                    "sweep axis '{name}' names no field: write a path such as \
+                    "sweep axis '{shown}' names no field: write a path such as \
                      'machine.coherence.line' or 'table.<design>.slots' (sections: {}), \
                      or one of {}",
                     SECTIONS.join(", "),
@@ -61,12 +63,14 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
         let values = match &sweep[&name] {
             Value::Array(values) if !values.is_empty() => values.clone(),
             Value::Array(_) => {
-                return Err(src.error_at(key_span, format!("sweep axis '{name}' has no values")))
+                return Err(src.error_at(key_span, format!("sweep axis '{shown}' has no values")))
             }
             _ => {
                 return Err(src.error_at(
                     key_span,
-                    format!("sweep axis '{name}' must be an array of values, e.g. {name} = [1, 2]"),
+                    format!(
+                        "sweep axis '{shown}' must be an array of values, e.g. {shown} = [1, 2]"
+                    ),
                 ))
             }
         };
@@ -74,7 +78,7 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
             return Err(src.error_at(
                 key_span,
                 format!(
-                    "sweep axis '{name}' sets a design's name, which labels its runs: \
+                    "sweep axis '{shown}' sets a design's name, which labels its runs: \
                      add a [[table]] per name instead"
                 ),
             ));
@@ -83,9 +87,9 @@ pub fn axes(src: &Source, sweep: Option<&toml::Table>) -> Result<Vec<Axis>, Conf
             return Err(src.error_at(
                 key_span,
                 format!(
-                    "sweep axes '{}' and '{name}' both set {}: keep one",
-                    other.name,
-                    other.path.join(".")
+                    "sweep axes '{}' and '{shown}' both set {}: keep one",
+                    echo(&other.name),
+                    echo(&other.path.join("."))
                 ),
             ));
         }

@@ -15,6 +15,7 @@
 //! each other than to the rest of the node.
 
 use super::{MachineSpec, RemoteSpec, TopologySpec};
+use crate::config::echo;
 use std::fmt;
 
 /// A mistake in an input file, at its 1-based line and column.
@@ -100,8 +101,9 @@ fn read_csv(text: &str) -> Result<Measurement, ImportError> {
                             i + 1,
                             here,
                             format!(
-                                "'{trimmed}': expected a latency in ns (a positive number) or an \
-                                 empty cell, as core-to-core-latency --csv writes"
+                                "'{}': expected a latency in ns (a positive number) or an \
+                                 empty cell, as core-to-core-latency --csv writes",
+                                echo(trimmed)
                             ),
                         )),
                     }
@@ -147,17 +149,49 @@ fn read_csv(text: &str) -> Result<Measurement, ImportError> {
     Ok(Measurement::CoreToCore { cpus, ns })
 }
 
+/// A latency as the tools print it: a finite number of ns above 0. A
+/// zero or a negative figure is no measurement (a failed run, a column
+/// read as another), and would give a machine whose every step is free.
+fn latency(text: &str) -> Option<f64> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|ns| ns.is_finite() && *ns > 0.0)
+}
+
+/// The words of `line` with the 1-based column (in characters) each starts at.
+fn words(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (column, (byte, c)) in line.char_indices().enumerate() {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some((column + 1, byte)),
+            (true, Some((col, from))) => {
+                out.push((col, &line[from..byte]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((col, from)) = start {
+        out.push((col, &line[from..]));
+    }
+    out
+}
+
 /// The number at the end of `line` after `label`.
 fn labelled(lines: &[&str], label: &str) -> Result<Option<f64>, ImportError> {
     let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| l.contains(label)) else {
         return Ok(None);
     };
-    let value = line.split_whitespace().last().unwrap_or_default();
-    value.parse::<f64>().map(Some).map_err(|_| {
+    let (column, value) = words(line).last().copied().unwrap_or((1, ""));
+    latency(value).map(Some).ok_or_else(|| {
         at(
             i + 1,
-            line.rfind(value).map_or(1, |c| c + 1),
-            format!("'{value}': expected the latency in ns after '{label}'"),
+            column,
+            format!(
+                "'{}': expected a latency in ns above 0 after '{label}'",
+                echo(value)
+            ),
         )
     })
 }
@@ -192,7 +226,8 @@ fn mlc_matrix(lines: &[&str], title: usize) -> Result<Vec<Vec<Option<f64>>>, Imp
     let nodes = columns.len();
     let mut rows = Vec::new();
     for (i, line) in lines.iter().enumerate().skip(header + 1) {
-        let tokens: Vec<&str> = line.split_whitespace().collect();
+        let placed = words(line);
+        let tokens: Vec<&str> = placed.iter().map(|(_, t)| *t).collect();
         if tokens.first().and_then(|t| t.parse::<u32>().ok()) != Some(rows.len() as u32) {
             break;
         }
@@ -206,15 +241,15 @@ fn mlc_matrix(lines: &[&str], title: usize) -> Result<Vec<Vec<Option<f64>>>, Imp
                 ),
             ));
         }
-        let row = tokens[1..]
+        let row = placed[1..]
             .iter()
-            .map(|t| match *t {
+            .map(|&(column, t)| match t {
                 "-" => Ok(None),
-                t => t.parse::<f64>().map(Some).map_err(|_| {
+                t => latency(t).map(Some).ok_or_else(|| {
                     at(
                         i + 1,
-                        line.find(t).map_or(1, |c| c + 1),
-                        format!("'{t}': expected a latency in ns or '-'"),
+                        column,
+                        format!("'{}': expected a latency in ns above 0, or '-'", echo(t)),
                     )
                 }),
             })
@@ -406,6 +441,45 @@ pub fn apply(
             Ok(said.to_string())
         }
     }
+}
+
+/// Figures in an order no machine has, though a machine could have each:
+/// one warning each, for the user to check the import against lscpu.
+/// `siblings_from_a_matrix`: the SMT figure was read from a core-to-core
+/// matrix, whose CPU numbering decides which CPUs are siblings.
+pub fn implausible(spec: &MachineSpec, siblings_from_a_matrix: bool) -> Vec<String> {
+    let l = &spec.latency;
+    let mut said = Vec::new();
+    if spec.topology.threads_per_core > 1 && l.smt > l.llc {
+        let mut line = format!(
+            "SMT siblings ({} ns) come out slower than cores sharing a last-level cache \
+             ({} ns), though siblings share every cache",
+            l.smt, l.llc
+        );
+        if siblings_from_a_matrix {
+            line.push_str(
+                "; the matrix may number each core's threads side by side (CPUs 0 and 1 on \
+                 one core), while --threads-per-core reads siblings as Linux numbers them: \
+                 a thread of every core first, then the siblings (CPU c and c + cores; \
+                 lscpu -e shows the numbering)",
+            );
+        }
+        said.push(line);
+    }
+    if let Some(nearest) = l
+        .remote
+        .between_nodes()
+        .into_iter()
+        .min_by(f64::total_cmp)
+        .filter(|&r| r < l.node)
+    {
+        said.push(format!(
+            "cores of two nodes ({nearest} ns) come out closer than cores of one node ({} ns); \
+             check --sockets and --nodes-per-socket against lscpu",
+            l.node
+        ));
+    }
+    said
 }
 
 fn median(values: &mut [f64]) -> Option<f64> {

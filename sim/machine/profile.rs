@@ -229,9 +229,179 @@ impl MachineSpec {
                 k.clock_ghz
             ));
         }
-        self.scheduler.check()
+        self.scheduler.check()?;
+        self.check_floors()
+    }
+
+    /// No latency or cost is below what hardware can do: each floor is a
+    /// bound a hardware engineer would call impossible to beat, far below
+    /// every machine measured, so that a profile of zeros (which simulates
+    /// billions of futex calls a second per thread) is refused, not run.
+    fn check_floors(&self) -> Result<(), String> {
+        let l = &self.latency;
+        let below = |what: &str, ns: f64, floor: f64, why: &str| {
+            if ns < floor {
+                Err(format!(
+                    "{what} = {ns} ns is below the floor of {floor} ns: {why}"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let under = |what: &str, ns: f64, other: &str, floor: f64, why: &str| {
+            if ns < floor {
+                Err(format!(
+                    "{what} = {ns} ns is below {other} = {floor} ns: {why}"
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        below("latency.l1_hit", l.l1_hit, L1_HIT_FLOOR_NS, L1_HIT_WHY)?;
+        under("latency.smt", l.smt, "latency.l1_hit", l.l1_hit, SMT_WHY)?;
+        under("latency.llc", l.llc, "latency.l1_hit", l.l1_hit, LLC_WHY)?;
+        under("latency.node", l.node, "latency.llc", l.llc, NODE_WHY)?;
+        for ns in l.remote.between_nodes() {
+            under(
+                "latency.remote (an entry)",
+                ns,
+                "latency.llc",
+                l.llc,
+                REMOTE_WHY,
+            )?;
+        }
+        if let Some(board) = l.board {
+            under("latency.board", board, "latency.llc", l.llc, REMOTE_WHY)?;
+        }
+        below("latency.dram_local", l.dram_local, DRAM_FLOOR_NS, DRAM_WHY)?;
+        for ns in l.dram_remote.iter().flat_map(RemoteSpec::between_nodes) {
+            below(
+                "latency.dram_remote (an entry)",
+                ns,
+                DRAM_FLOOR_NS,
+                DRAM_WHY,
+            )?;
+        }
+        below("latency.rmw", l.rmw, CYCLE_FLOOR_NS, RMW_WHY)?;
+        let c = &self.coherence;
+        if let Some(hit) = c.clean_hit {
+            under(
+                "coherence.clean_hit",
+                hit,
+                "latency.l1_hit",
+                l.l1_hit,
+                LLC_WHY,
+            )?;
+        }
+        if let Some(occupancy) = c.read_occupancy {
+            below(
+                "coherence.read_occupancy",
+                occupancy,
+                OCCUPANCY_FLOOR_NS,
+                OCCUPANCY_WHY,
+            )?;
+        }
+        let k = &self.kernel;
+        let ns = k.ns();
+        // A cost not written is the calibrated cycles at the profile's
+        // clock: the error says so, as the clock is what to fix then.
+        let cost = |what: &str, written: Option<f64>, resolved: f64, floor: f64, why: &str| {
+            match written {
+                Some(ns) => below(what, ns, floor, why),
+                None if resolved < floor => Err(format!(
+                    "{what}, its calibrated cycles at kernel.clock_ghz = {}, is {resolved:.3} ns, \
+                     below the floor of {floor} ns: {why}",
+                    k.clock_ghz
+                )),
+                None => Ok(()),
+            }
+        };
+        cost(
+            "kernel.syscall",
+            k.syscall,
+            ns.syscall,
+            SYSCALL_FLOOR_NS,
+            SYSCALL_WHY,
+        )?;
+        for (what, written, resolved) in [
+            (
+                "kernel.futex_key_private",
+                k.futex_key_private,
+                ns.futex_key_private,
+            ),
+            (
+                "kernel.futex_key_shared",
+                k.futex_key_shared,
+                ns.futex_key_shared,
+            ),
+            ("kernel.jhash2", k.jhash2, ns.jhash2),
+        ] {
+            cost(
+                what,
+                written,
+                resolved,
+                KERNEL_STEP_FLOOR_NS,
+                KERNEL_STEP_WHY,
+            )?;
+        }
+        below(
+            "kernel.schedule",
+            k.schedule,
+            SCHEDULE_FLOOR_NS,
+            SCHEDULE_WHY,
+        )
     }
 }
+
+// The physical floors of a profile's latencies and costs (docs/machines.md,
+// "Floors"). Each is far below the fastest part measured, so that only a
+// figure no hardware can have is refused; the relative floors (an LLC
+// transfer at least an L1 hit...) need no number.
+
+/// One cycle of a 5 GHz clock: no load returns its data in less than a
+/// cycle (L1 load-to-use is 3-5 cycles, 0.6 ns and more, on every core).
+const L1_HIT_FLOOR_NS: f64 = 0.2;
+const L1_HIT_WHY: &str = "no load returns in less than one cycle of a 5 GHz clock";
+/// SMT siblings share their core's L1: a line between them is an L1 access at least.
+const SMT_WHY: &str =
+    "SMT siblings share the L1, so a line between them takes an L1 access at least";
+/// A line another core holds is sought only once the requester's L1 missed.
+const LLC_WHY: &str = "a line from outside the core is sought only after the core's L1 missed";
+/// A line from another LLC domain is sought there only after the requester's own LLC missed.
+const NODE_WHY: &str =
+    "a line from another LLC domain is sought only after the requester's LLC missed";
+/// A line from another node or board also leaves the requester's LLC first, then crosses a link.
+const REMOTE_WHY: &str =
+    "a line from another node or board leaves the requester's LLC and crosses a link";
+/// DRAM's column access alone (CL) is 9-15 ns on every DDR generation, before the row
+/// is opened or the request crosses the caches and the memory controller.
+const DRAM_FLOOR_NS: f64 = 10.0;
+const DRAM_WHY: &str = "DRAM's column access alone takes 10 ns or more, before the request has \
+     crossed the caches and the memory controller";
+/// One cycle of a 5 GHz clock, the least any step of hardware takes.
+const CYCLE_FLOOR_NS: f64 = 0.2;
+/// A locked read-modify-write reads and writes its line: a cycle more than a store at least.
+const RMW_WHY: &str = "a locked read-modify-write takes a cycle of a 5 GHz clock more than a \
+     store at least";
+/// Reads of a Shared line pipeline, but not without end: 20 reads of one line a
+/// nanosecond is beyond any cache's ports. (It is no cycle: host calibration fits
+/// the occupancy of pipelined reads from 0.05 ns up.)
+const OCCUPANCY_FLOOR_NS: f64 = 0.05;
+const OCCUPANCY_WHY: &str = "a cache serves one line to at most 20 readers a nanosecond";
+/// SYSCALL and SYSRET (SVC and ERET) each serialize the core, tens of cycles apiece:
+/// 50 cycles at 5 GHz; the fastest null syscall measured takes some 40-70 ns.
+const SYSCALL_FLOOR_NS: f64 = 10.0;
+const SYSCALL_WHY: &str = "entering and leaving the kernel serializes the core twice, 50 cycles \
+     of a 5 GHz clock at least";
+/// The key and hash steps run kernel instructions: half a cycle of a 5 GHz clock is less
+/// than any of them takes (the calibrated ones are 4-60 ns at 2.9 GHz).
+const KERNEL_STEP_FLOOR_NS: f64 = 0.1;
+const KERNEL_STEP_WHY: &str = "the kernel's step runs instructions, which take a cycle or more";
+/// A context switch saves and restores a task's registers and runs __schedule(): hundreds
+/// of instructions (lmbench's lat_ctx: 1-5 us on servers).
+const SCHEDULE_FLOOR_NS: f64 = 20.0;
+const SCHEDULE_WHY: &str = "a context switch runs hundreds of instructions of __schedule() and \
+     switch_to()";
 
 impl RemoteSpec {
     fn check(&self, what: &str) -> Result<(), String> {
@@ -248,6 +418,25 @@ impl RemoteSpec {
                 }
                 check_ns(&format!("{what} (a group's ns)"), g.ns)
             }),
+        }
+    }
+
+    /// Every latency it gives between two different nodes: a matrix's
+    /// entries off its diagonal (the diagonal is the node's own figure), a
+    /// hierarchy's groups.
+    pub fn between_nodes(&self) -> Vec<f64> {
+        match self {
+            RemoteSpec::Matrix(rows) => rows
+                .iter()
+                .enumerate()
+                .flat_map(|(i, row)| {
+                    row.iter()
+                        .enumerate()
+                        .filter(move |&(j, _)| j != i)
+                        .map(|(_, &ns)| ns)
+                })
+                .collect(),
+            RemoteSpec::Groups(groups) => groups.iter().map(|g| g.ns).collect(),
         }
     }
 
@@ -673,6 +862,61 @@ mod tests {
             ..SchedulerSpec::default()
         };
         assert!(negative.check().unwrap_err().contains("scheduler.ipi"));
+    }
+
+    #[test]
+    fn a_figure_below_its_floor_is_refused_by_name() {
+        let icx = crate::machine::presets::preset("icx-2s").unwrap();
+        assert_eq!(icx.check_times(), Ok(()));
+        let refused = |change: &dyn Fn(&mut MachineSpec), says: &str| {
+            let mut spec = icx.clone();
+            change(&mut spec);
+            let e = spec.check_times().unwrap_err();
+            assert!(e.starts_with(says), "{e}");
+        };
+        refused(
+            &|s| s.latency.l1_hit = 0.0,
+            "latency.l1_hit = 0 ns is below the floor",
+        );
+        refused(
+            &|s| s.latency.smt = 1.0,
+            "latency.smt = 1 ns is below latency.l1_hit",
+        );
+        refused(
+            &|s| s.latency.llc = 1.0,
+            "latency.llc = 1 ns is below latency.l1_hit",
+        );
+        refused(
+            &|s| s.latency.node = 50.0,
+            "latency.node = 50 ns is below latency.llc",
+        );
+        refused(
+            &|s| s.latency.remote = RemoteSpec::Groups(vec![NodeGroup { nodes: 2, ns: 60.0 }]),
+            "latency.remote (an entry) = 60 ns is below latency.llc",
+        );
+        refused(&|s| s.latency.board = Some(1.0), "latency.board = 1 ns");
+        refused(&|s| s.latency.dram_local = 9.0, "latency.dram_local = 9 ns");
+        refused(&|s| s.latency.rmw = 0.0, "latency.rmw = 0 ns");
+        refused(
+            &|s| s.coherence.clean_hit = Some(1.0),
+            "coherence.clean_hit = 1 ns",
+        );
+        refused(
+            &|s| s.coherence.read_occupancy = Some(0.0),
+            "coherence.read_occupancy",
+        );
+        refused(&|s| s.kernel.syscall = Some(0.0), "kernel.syscall = 0 ns");
+        refused(&|s| s.kernel.jhash2 = Some(0.0), "kernel.jhash2 = 0 ns");
+        refused(&|s| s.kernel.schedule = 0.0, "kernel.schedule = 0 ns");
+        // A cost not written is its calibrated cycles at the clock.
+        refused(
+            &|s| s.kernel.clock_ghz = 50.0,
+            "kernel.syscall, its calibrated cycles at kernel.clock_ghz = 50",
+        );
+        // The diagonal of a matrix is the node's own figure, not a transfer.
+        let mut spec = icx.clone();
+        spec.latency.remote = RemoteSpec::Matrix(vec![vec![0.0, 127.0], vec![127.0, 0.0]]);
+        assert_eq!(spec.check_times(), Ok(()));
     }
 
     #[test]

@@ -44,8 +44,10 @@
 //! ```
 
 use super::verdict::{Judged, Published};
-use crate::config::Config;
-use crate::record::RunRecord;
+use crate::config::{echo, Config, Point};
+use crate::record::{
+    CoherenceRecord, Latency, LoadRecord, LockRecord, RunRecord, TableRecord, UniformLoad,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -176,17 +178,44 @@ impl CaseSpec {
     /// Whether the case's shape fits its config, and a model case says what
     /// was measured, before anything runs.
     pub fn check(&self, config: &Config) -> Result<(), String> {
-        self.published()?;
-        let fail = |what: String| Err(format!("case '{}': {what}", self.name));
+        self.check_keyed(config).map_err(|e| e.message)
+    }
+
+    /// [`CaseSpec::check`], with the key of the case each mistake is about:
+    /// everything that can be known before a run is, the designs and the
+    /// points the case reads, and the metric it reads of them, included.
+    pub fn check_keyed(&self, config: &Config) -> Result<(), CaseError> {
+        let published_key = if self.published.is_none() && self.published_range.is_some() {
+            "published_range"
+        } else {
+            "published"
+        };
+        self.published().map_err(|message| CaseError {
+            key: published_key,
+            message,
+        })?;
+        let fail = |key: &'static str, what: String| {
+            Err(CaseError {
+                key,
+                message: format!("case '{}': {what}", self.name),
+            })
+        };
         match self.judged() {
             Judged::Ratio if self.unit.is_some() => {
-                return fail("a ratio has no unit; `absolute` gives the figures behind it".into())
+                return fail(
+                    "unit",
+                    "a ratio has no unit; `absolute` gives the figures behind it".into(),
+                )
             }
             Judged::Absolute if self.unit.is_none() => {
-                return fail("an absolute figure needs its unit (unit = \"ops/s\")".into())
+                return fail(
+                    "unit",
+                    "an absolute figure needs its unit (unit = \"ops/s\")".into(),
+                )
             }
             Judged::Absolute | Judged::ClosedForm if self.absolute.is_some() => {
                 return fail(
+                    "absolute",
                     "`absolute` gives the figures behind a ratio; this case has no denominator"
                         .into(),
                 )
@@ -195,24 +224,37 @@ impl CaseSpec {
         }
         if self.kind == CaseKind::Model {
             let Some(machine) = &self.machine else {
-                return fail("a model case names its machine profile (machine = \"...\")".into());
+                return fail(
+                    "machine",
+                    "a model case names its machine profile (machine = \"...\")".into(),
+                );
             };
             if let Some(point) = config.points.iter().find(|p| p.machine.name != *machine) {
-                return fail(format!(
-                    "names machine '{machine}', but config {} runs on '{}'",
-                    self.config, point.machine.name
-                ));
+                return fail(
+                    "machine",
+                    format!(
+                        "names machine '{}', but config {} runs on '{}'",
+                        echo(machine),
+                        self.config,
+                        point.machine.name
+                    ),
+                );
             }
             if self.command.as_deref().is_none_or(str::is_empty) {
                 return fail(
+                    "command",
                     "a model case gives the benchmark's command line (command = \"...\")".into(),
                 );
             }
             for design in self.designs() {
                 if !self.kernel.contains_key(design) {
-                    return fail(format!(
-                        "says no kernel state for design '{design}' (kernel = {{ \"{design}\" = \"commit or release\" }})"
-                    ));
+                    let design = echo(design);
+                    return fail(
+                        "kernel",
+                        format!(
+                            "says no kernel state for design '{design}' (kernel = {{ \"{design}\" = \"commit or release\" }})"
+                        ),
+                    );
                 }
             }
         }
@@ -221,35 +263,168 @@ impl CaseSpec {
             .keys()
             .find(|k| !self.designs().contains(&k.as_str()))
         {
-            return fail(format!(
-                "names a kernel for '{extra}', a design it does not read"
-            ));
+            return fail(
+                "kernel",
+                format!(
+                    "names a kernel for '{}', a design it does not read",
+                    echo(extra)
+                ),
+            );
         }
         let Some(axis) = &self.argmax else {
+            let mut read = vec![("numerator", self.select(&self.numerator, config))];
+            if let Some(d) = &self.denominator {
+                read.push(("denominator", self.select(d, config)));
+            }
+            for (key, selected) in read {
+                let (_, point) = selected.map_err(|message| CaseError { key, message })?;
+                self.check_metric(&config.points[point])?;
+            }
             return Ok(());
         };
         if self.denominator.is_some() {
-            return fail("argmax reads one curve; give no denominator".into());
+            return fail(
+                "denominator",
+                "argmax reads one curve; give no denominator".into(),
+            );
         }
         if self.ns_per_op {
             return fail(
+                "ns_per_op",
                 "argmax reads where the metric peaks; ns_per_op would turn the peak into a trough"
                     .into(),
             );
         }
-        if !config.axes.contains(axis) {
-            return fail(format!(
-                "argmax names '{axis}', but config {} sweeps {}",
-                self.config,
-                config.axes.join(", ")
-            ));
-        }
+        let Some(i) = config.axes.iter().position(|a| a == axis) else {
+            return fail(
+                "argmax",
+                format!(
+                    "argmax names '{}', but config {} sweeps {}",
+                    echo(axis),
+                    self.config,
+                    config.axes.join(", ")
+                ),
+            );
+        };
         if self.numerator.at.contains_key(axis) {
-            return fail(format!(
-                "the numerator's `at` fixes '{axis}', the axis argmax runs over"
-            ));
+            return fail(
+                "numerator",
+                format!(
+                    "the numerator's `at` fixes '{}', the axis argmax runs over",
+                    echo(axis)
+                ),
+            );
+        }
+        for selector in self.along(&self.numerator, axis, i, config) {
+            let (_, point) = self
+                .select(&selector, config)
+                .map_err(|message| CaseError {
+                    key: "numerator",
+                    message,
+                })?;
+            self.check_metric(&config.points[point])?;
         }
         Ok(())
+    }
+
+    /// Whether the runs of `point` have the figure the case reads: a
+    /// numeric field of every run record, or a figure the point's workload
+    /// reports (`extra.<name>`).
+    fn check_metric(&self, point: &Point) -> Result<(), CaseError> {
+        let refuse = |what: String| CaseError {
+            key: "metric",
+            message: format!("case '{}': {what}", self.name),
+        };
+        let workload = point.workload.workload();
+        let Some(figure) = self.metric.strip_prefix("extra.") else {
+            return metric(&template_record(), &self.metric)
+                .map(|_| ())
+                .map_err(refuse);
+        };
+        let figures = workload.figures();
+        if figures.iter().any(|f| f == figure) {
+            return Ok(());
+        }
+        let reported = if figures.is_empty() {
+            "none beyond the record's fields".to_string()
+        } else {
+            figures.join(", ")
+        };
+        Err(refuse(format!(
+            "the workload ({}) reports no figure '{}'; it reports {reported}",
+            workload.label(),
+            echo(figure)
+        )))
+    }
+
+    /// The selectors of `selector` at each value of sweep axis `axis` (the
+    /// `i`th), in the order the points give them.
+    fn along(&self, selector: &Selector, axis: &str, i: usize, config: &Config) -> Vec<Selector> {
+        let mut values: Vec<&String> = Vec::new();
+        for point in &config.points {
+            if !values.contains(&&point.axis_values[i]) {
+                values.push(&point.axis_values[i]);
+            }
+        }
+        values
+            .into_iter()
+            .map(|value| {
+                let mut at = selector.at.clone();
+                at.insert(axis.to_string(), value.clone());
+                Selector {
+                    design: selector.design.clone(),
+                    at,
+                }
+            })
+            .collect()
+    }
+
+    /// The design (its index) and the one sweep point `selector` names.
+    fn select(&self, selector: &Selector, config: &Config) -> Result<(usize, usize), String> {
+        let design = config
+            .designs
+            .iter()
+            .position(|d| *d == selector.design)
+            .ok_or_else(|| {
+                format!(
+                    "case '{}': config {} has no design '{}' (it has {})",
+                    self.name,
+                    self.config,
+                    echo(&selector.design),
+                    config.designs.join(", ")
+                )
+            })?;
+        for axis in selector.at.keys() {
+            if !config.axes.contains(axis) {
+                return Err(format!(
+                    "case '{}': config {} has no sweep axis '{}' (it has {})",
+                    self.name,
+                    self.config,
+                    echo(axis),
+                    config.axes.join(", ")
+                ));
+            }
+        }
+        let points: Vec<usize> = (0..config.points.len())
+            .filter(|&p| {
+                config.axes.iter().enumerate().all(|(i, axis)| {
+                    selector
+                        .at
+                        .get(axis)
+                        .is_none_or(|v| *v == config.points[p].axis_values[i])
+                })
+            })
+            .collect();
+        match points[..] {
+            [point] => Ok((design, point)),
+            _ => Err(format!(
+                "case '{}': {} selects {} sweep points of {}; name a value on every axis",
+                self.name,
+                echo(&format!("{:?}", selector.at)),
+                points.len(),
+                self.config
+            )),
+        }
     }
 
     /// The model's figure: the numerator's mean over repetitions, divided by
@@ -291,32 +466,21 @@ impl CaseSpec {
             .axes
             .iter()
             .position(|a| a == axis)
-            .ok_or_else(|| format!("case '{}': no sweep axis '{axis}'", self.name))?;
-        let mut values: Vec<&String> = Vec::new();
-        for point in &config.points {
-            if !values.contains(&&point.axis_values[i]) {
-                values.push(&point.axis_values[i]);
-            }
-        }
-        let mut best: Option<(f64, &String)> = None;
-        for value in values {
-            let mut at = self.numerator.at.clone();
-            at.insert(axis.to_string(), value.clone());
-            let selector = Selector {
-                design: self.numerator.design.clone(),
-                at,
-            };
+            .ok_or_else(|| format!("case '{}': no sweep axis '{}'", self.name, echo(axis)))?;
+        let mut best: Option<(f64, String)> = None;
+        for selector in self.along(&self.numerator, axis, i, config) {
             let figure = self.mean(&selector, config, runs)?;
-            if best.is_none_or(|(top, _)| figure > top) {
-                best = Some((figure, value));
+            if best.as_ref().is_none_or(|(top, _)| figure > *top) {
+                best = Some((figure, selector.at[axis].clone()));
             }
         }
         let (_, value) =
             best.ok_or_else(|| format!("case '{}': '{axis}' has no values", self.name))?;
         value.parse().map_err(|_| {
             format!(
-                "case '{}': argmax needs a numeric axis; '{axis}' has the value '{value}'",
-                self.name
+                "case '{}': argmax needs a numeric axis; '{axis}' has the value '{}'",
+                self.name,
+                echo(&value)
             )
         })
     }
@@ -327,56 +491,112 @@ impl CaseSpec {
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
     ) -> Result<f64, String> {
-        let design = config
-            .designs
-            .iter()
-            .position(|d| *d == selector.design)
-            .ok_or_else(|| {
-                format!(
-                    "case '{}': config {} has no design '{}' (it has {})",
-                    self.name,
-                    self.config,
-                    selector.design,
-                    config.designs.join(", ")
-                )
-            })?;
-        for axis in selector.at.keys() {
-            if !config.axes.contains(axis) {
-                return Err(format!(
-                    "case '{}': config {} has no sweep axis '{axis}' (it has {})",
-                    self.name,
-                    self.config,
-                    config.axes.join(", ")
-                ));
-            }
-        }
-        let points: Vec<usize> = (0..config.points.len())
-            .filter(|&p| {
-                config.axes.iter().enumerate().all(|(i, axis)| {
-                    selector
-                        .at
-                        .get(axis)
-                        .is_none_or(|v| *v == config.points[p].axis_values[i])
-                })
-            })
-            .collect();
-        if points.len() != 1 {
-            return Err(format!(
-                "case '{}': {:?} selects {} sweep points of {}; name a value on every axis",
-                self.name,
-                selector.at,
-                points.len(),
-                self.config
-            ));
-        }
+        let (design, point) = self.select(selector, config)?;
         let figures = runs
             .iter()
-            .filter(|(p, d, _)| *p == points[0] && *d == design)
+            .filter(|(p, d, _)| *p == point && *d == design)
             .map(|(_, _, record)| metric(record, &self.metric))
             .collect::<Result<Vec<f64>, String>>()
             .map_err(|e| format!("case '{}': {e}", self.name))?;
         let mean = figures.iter().sum::<f64>() / figures.len() as f64;
         Ok(if self.ns_per_op { 1e9 / mean } else { mean })
+    }
+}
+
+/// A case's mistake, with the key of the case it is about (`metric`,
+/// `numerator`...): where in the cases file it is placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+/// A record holding every field, each 0: what a metric that names a
+/// record's field is checked against before any run.
+fn template_record() -> RunRecord {
+    let lock = LockRecord {
+        acquisitions: 0,
+        contended: 0,
+        mean_wait_ns: 0.0,
+        mean_hold_ns: 0.0,
+    };
+    RunRecord {
+        machine: String::new(),
+        design: String::new(),
+        workload: String::new(),
+        seed: 0,
+        cpus: 0,
+        nodes: 0,
+        threads: 0,
+        processes: 0,
+        line_size: 0,
+        table: TableRecord {
+            slots: 0,
+            instances: 0,
+            private_slots: Vec::new(),
+            bytes: 0,
+            private_hashes: Vec::new(),
+        },
+        sim_ns: 0,
+        ops: 0,
+        ops_per_sec: 0.0,
+        mean_thread_ops_per_sec: 0.0,
+        thread_rsd_pct: 0.0,
+        min_thread_ops: 0,
+        max_thread_ops: 0,
+        latency_ns: Latency {
+            mean: 0.0,
+            p50: 0,
+            p90: 0,
+            p99: 0,
+            max: 0,
+        },
+        locks: lock,
+        coherence: CoherenceRecord {
+            loads: 0,
+            stores: 0,
+            l1_hit: 0,
+            lcl_hit: 0,
+            rmt_hit: 0,
+            lcl_hitm: 0,
+            rmt_hitm: 0,
+            lcl_rfo_modified: 0,
+            rmt_rfo_modified: 0,
+            dram_lcl: 0,
+            dram_rmt: 0,
+            transfers: 0,
+            transfers_per_op: 0.0,
+            hitm_per_op: 0.0,
+            true_sharing: 0,
+            false_sharing: 0,
+            hitm_nodes: Vec::new(),
+        },
+        load: Some(LoadRecord {
+            keys: 0,
+            buckets: 0,
+            max_load: 0,
+            mean_load: 0.0,
+            keys_sharing_bucket: 0,
+            keys_sharing_line: 0,
+            colliding_pairs: 0,
+            histogram: Vec::new(),
+            uniform: UniformLoad {
+                max_load: 0.0,
+                mean_load: 0.0,
+                keys_sharing_bucket: 0.0,
+                keys_sharing_bucket_sd: 0.0,
+                keys_sharing_line: 0.0,
+                colliding_pairs: 0.0,
+                colliding_pairs_sd: 0.0,
+                histogram: Vec::new(),
+            },
+        }),
+        top_lines: Vec::new(),
+        events: 0,
+        asleep_at_end: 0,
+        workload_locks: Vec::new(),
+        extra: Vec::new(),
+        perf_threads: Vec::new(),
     }
 }
 
@@ -389,11 +609,11 @@ pub fn metric(record: &RunRecord, name: &str) -> Result<f64, String> {
             .iter()
             .find(|m| m.name == figure)
             .map(|m| m.value)
-            .ok_or_else(|| format!("the run has no figure '{figure}'"));
+            .ok_or_else(|| format!("the run has no figure '{}'", echo(figure)));
     }
     let tree = serde_json::to_value(record).map_err(|e| format!("a run record: {e}"))?;
     name.split('.')
         .try_fold(&tree, |node, key| node.get(key))
         .and_then(|v| v.as_f64())
-        .ok_or_else(|| format!("'{name}' is not a numeric field of a run record"))
+        .ok_or_else(|| format!("'{}' is not a numeric field of a run record", echo(name)))
 }

@@ -9,7 +9,7 @@ pub mod report;
 pub mod suite;
 pub mod verdict;
 
-use crate::config::Config;
+use crate::config::{with_suggestion, Config, Source};
 use crate::record::RunRecord;
 use case::{CaseSpec, CasesFile, Prediction};
 use rayon::prelude::*;
@@ -70,14 +70,21 @@ fn parse(
     text: &str,
     mut config_named: impl FnMut(&str) -> Result<Config, String>,
 ) -> Result<Suite, String> {
-    let cases: CasesFile = toml::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+    let src = Source::parse(file, text).map_err(|e| e.to_string())?;
+    let cases: CasesFile = toml::from_str(text).map_err(|e| {
+        src.error_at(e.span(), with_suggestion(e.message()))
+            .to_string()
+    })?;
     let mut configs = BTreeMap::new();
-    for case in &cases.case {
+    for (i, case) in cases.case.iter().enumerate() {
         if !configs.contains_key(&case.config) {
             configs.insert(case.config.clone(), config_named(&case.config)?);
         }
-        case.check(&configs[&case.config])
-            .map_err(|e| format!("{file}: {e}"))?;
+        // Placed at the key the mistake is about, or the case when it is not written.
+        case.check_keyed(&configs[&case.config]).map_err(|e| {
+            let at = ["case".to_string(), i.to_string(), e.key.to_string()];
+            src.error_at_path(&at, e.message).to_string()
+        })?;
     }
     Ok((cases.case, configs))
 }

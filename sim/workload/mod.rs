@@ -81,6 +81,13 @@ pub trait Workload {
     fn create_every_ns(&self) -> Option<u64> {
         None
     }
+
+    /// The names of the figures its readout reports beyond the record's own
+    /// fields (`Metric`), as a validation case reads them (`extra.<name>`):
+    /// known before any run. None for a workload without a readout.
+    fn figures(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Declares each workload's module and its variant of [`WorkloadSpec`] from

@@ -157,7 +157,19 @@ impl PerfRequeue {
     }
 }
 
+/// What perf bench futex requeue prints, in the readout's order.
+const FIGURES: [&str; 4] = [
+    "rounds",
+    "requeue time",
+    "requeued per round",
+    "woken on futex2 per round",
+];
+
 impl Workload for PerfRequeue {
+    fn figures(&self) -> Vec<String> {
+        FIGURES.iter().map(|f| f.to_string()).collect()
+    }
+
     fn label(&self) -> String {
         let per_call = if self.all {
             " -B".to_string()
@@ -222,15 +234,15 @@ impl Workload for PerfRequeue {
             2,
             log.readout(|counted: &[Round]| {
                 vec![
-                    Metric::new("rounds", counted.len() as f64, "rounds"),
-                    Metric::new("requeue time", mean(counted, |r| ms(r.time)), "ms"),
+                    Metric::new(FIGURES[0], counted.len() as f64, "rounds"),
+                    Metric::new(FIGURES[1], mean(counted, |r| ms(r.time)), "ms"),
                     Metric::new(
-                        "requeued per round",
+                        FIGURES[2],
                         mean(counted, |r| r.requeued as f64),
                         "threads",
                     ),
                     Metric::new(
-                        "woken on futex2 per round",
+                        FIGURES[3],
                         mean(counted, |r| r.woken as f64),
                         "threads",
                     ),

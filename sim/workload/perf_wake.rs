@@ -111,7 +111,19 @@ impl Program for Main {
     }
 }
 
+/// What perf bench futex wake prints, in the readout's order.
+const FIGURES: [&str; 4] = [
+    "rounds",
+    "wake time",
+    "wake time per thread",
+    "woken per round",
+];
+
 impl Workload for PerfWake {
+    fn figures(&self) -> Vec<String> {
+        FIGURES.iter().map(|f| f.to_string()).collect()
+    }
+
     fn label(&self) -> String {
         format!(
             "perf bench futex wake -w {}{}{}",
@@ -173,15 +185,15 @@ impl Workload for PerfWake {
             1,
             log.readout(|counted: &[Round]| {
                 vec![
-                    Metric::new("rounds", counted.len() as f64, "rounds"),
-                    Metric::new("wake time", mean(counted, |r| ms(r.time)), "ms"),
+                    Metric::new(FIGURES[0], counted.len() as f64, "rounds"),
+                    Metric::new(FIGURES[1], mean(counted, |r| ms(r.time)), "ms"),
                     Metric::new(
-                        "wake time per thread",
+                        FIGURES[2],
                         mean(counted, |r| ms(r.time) * 1000.0 / r.woken.max(1) as f64),
                         "us",
                     ),
                     Metric::new(
-                        "woken per round",
+                        FIGURES[3],
                         mean(counted, |r| r.woken as f64),
                         "threads",
                     ),

@@ -227,7 +227,14 @@ impl PerfWakeParallel {
     }
 }
 
+/// What perf bench futex wake-parallel prints, in the readout's order.
+const FIGURES: [&str; 3] = ["waker calls", "per-waker latency", "woken per waker"];
+
 impl Workload for PerfWakeParallel {
+    fn figures(&self) -> Vec<String> {
+        FIGURES.iter().map(|f| f.to_string()).collect()
+    }
+
     fn label(&self) -> String {
         let wakers = self.wakers.map(|w| format!(" -w {w}")).unwrap_or_default();
         format!(
@@ -330,10 +337,10 @@ impl Workload for PerfWakeParallel {
             2,
             log.readout(|counted: &[WakerCall]| {
                 vec![
-                    Metric::new("waker calls", counted.len() as f64, "calls"),
-                    Metric::new("per-waker latency", mean(counted, |c| ms(c.time)), "ms"),
+                    Metric::new(FIGURES[0], counted.len() as f64, "calls"),
+                    Metric::new(FIGURES[1], mean(counted, |c| ms(c.time)), "ms"),
                     Metric::new(
-                        "woken per waker",
+                        FIGURES[2],
                         mean(counted, |c| c.woken as f64),
                         "threads",
                     ),

@@ -449,7 +449,14 @@ impl ProgramSpec {
     }
 }
 
+/// A program's one figure: when its last task exited.
+const ALL_EXITED: &str = "time until all exited";
+
 impl Workload for ProgramSpec {
+    fn figures(&self) -> Vec<String> {
+        vec![ALL_EXITED.to_string()]
+    }
+
     fn label(&self) -> String {
         format!(
             "program of {} steps, {} threads in {} processes",
@@ -757,7 +764,7 @@ fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
 fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
     timeline
         .all_exited()
-        .map(|t| vec![Metric::new("time until all exited", t as f64 / 1e9, "ms")])
+        .map(|t| vec![Metric::new(ALL_EXITED, t as f64 / 1e9, "ms")])
         .unwrap_or_default()
 }
 

@@ -264,7 +264,21 @@ impl Schbench {
     }
 }
 
+/// What schbench prints, in the readout's order.
+const FIGURES: [&str; 6] = [
+    "requests per second",
+    "wakeup latency p50",
+    "wakeup latency p90",
+    "wakeup latency p99",
+    "wakeup latency p99.9",
+    "wakeup latency max",
+];
+
 impl Workload for Schbench {
+    fn figures(&self) -> Vec<String> {
+        FIGURES.iter().map(|f| f.to_string()).collect()
+    }
+
     fn label(&self) -> String {
         format!(
             "schbench -m {} -t {} (work {} ns)",
@@ -383,15 +397,15 @@ impl Workload for Schbench {
                 let us = |ns: u64| ns as f64 / 1000.0;
                 vec![
                     Metric::new(
-                        "requests per second",
+                        FIGURES[0],
                         shared.requests as f64 / (window.duration as f64 / 1e12),
                         "rps",
                     ),
-                    Metric::new("wakeup latency p50", us(h.quantile(0.50)), "us"),
-                    Metric::new("wakeup latency p90", us(h.quantile(0.90)), "us"),
-                    Metric::new("wakeup latency p99", us(h.quantile(0.99)), "us"),
-                    Metric::new("wakeup latency p99.9", us(h.quantile(0.999)), "us"),
-                    Metric::new("wakeup latency max", us(h.max()), "us"),
+                    Metric::new(FIGURES[1], us(h.quantile(0.50)), "us"),
+                    Metric::new(FIGURES[2], us(h.quantile(0.90)), "us"),
+                    Metric::new(FIGURES[3], us(h.quantile(0.99)), "us"),
+                    Metric::new(FIGURES[4], us(h.quantile(0.999)), "us"),
+                    Metric::new(FIGURES[5], us(h.max()), "us"),
                 ]
             })),
             keys: None,

@@ -905,7 +905,40 @@ impl Parent {
     }
 }
 
+/// The parent's stages are its own time; the children's are summed over them.
+fn is_parents(stage: Stage) -> bool {
+    stage as usize >= Stage::DoWait as usize
+}
+
+/// The stages the readout reports, each with its figure's name: a child's
+/// stage is its mean per child. The exit faults' only where there are any.
+fn stage_figures(reports_exit_faults: bool) -> impl Iterator<Item = (Stage, String)> {
+    REPORTED
+        .into_iter()
+        .filter(move |&(stage, _)| stage != Stage::ExitFaults || reports_exit_faults)
+        .map(|(stage, name)| {
+            let per = if is_parents(stage) {
+                ""
+            } else {
+                ", mean per child"
+            };
+            (stage, format!("{name}{per}"))
+        })
+}
+
+/// The figures of the interval the real test prints, before the stages'.
+const ALL_EXITED: &str = "time until all exited";
+const CHILDREN_EXITED: &str = "children exited";
+
 impl Workload for TimeExit {
+    fn figures(&self) -> Vec<String> {
+        [ALL_EXITED, CHILDREN_EXITED]
+            .into_iter()
+            .map(String::from)
+            .chain(stage_figures(self.exit_cow_faults > 0).map(|(_, name)| name))
+            .collect()
+    }
+
     fn label(&self) -> String {
         match self.children {
             Some(n) => format!("time_exit {n}"),
@@ -1158,17 +1191,14 @@ impl Workload for TimeExit {
             readout: Some(Box::new(move |window, timeline| {
                 let mut figures = time_until_all_exited(window, timeline);
                 let times = times.lock().expect("the run is over");
-                for (stage, name) in REPORTED
-                    .into_iter()
-                    .filter(|&(stage, _)| stage != Stage::ExitFaults || reports_exit_faults)
-                {
+                for (stage, name) in stage_figures(reports_exit_faults) {
                     let total = times[stage as usize] as f64 / 1e6;
-                    let (figure, per) = if stage as usize >= Stage::DoWait as usize {
-                        (total, "")
+                    let figure = if is_parents(stage) {
+                        total
                     } else {
-                        (total / f64::from(n), ", mean per child")
+                        total / f64::from(n)
                     };
-                    figures.push(Metric::new(format!("{name}{per}"), figure, "us"));
+                    figures.push(Metric::new(name, figure, "us"));
                 }
                 figures
             })),
@@ -1186,13 +1216,13 @@ fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
     if let Some(reads) = timeline.clock_reads.last() {
         if let [released, reaped] = reads[..] {
             figures.push(Metric::new(
-                "time until all exited",
+                ALL_EXITED,
                 (reaped - released) as f64 / 1e12,
                 "s",
             ));
         }
     }
-    figures.push(Metric::new("children exited", exited as f64, ""));
+    figures.push(Metric::new(CHILDREN_EXITED, exited as f64, ""));
     figures
 }
 

@@ -213,13 +213,13 @@ fn a_preset_path_names_a_profile_file_beside_the_config() {
     let text = SMALL
         .replace(
             "preset = \"icx-2s\"",
-            "preset = \"machines/box.toml\"\nlatency.llc = 50.0",
+            "preset = \"machines/box.toml\"\nlatency.llc = 45.0",
         )
         .replace("\"machine.coherence.line\" = [64, 128]\n", "");
     std::fs::write(dir.join("study.toml"), &text).unwrap();
     let config = Config::load(&dir.join("study.toml"), &[]).unwrap();
     let mut expected = futexsim::machine::presets::preset("arm64-8").unwrap();
-    expected.latency.llc = 50.0;
+    expected.latency.llc = 45.0;
     expected.topology.nr_cpus = Some(4);
     assert_eq!(config.points[0].machine, expected);
     // Named from elsewhere, the same relative path is not found.

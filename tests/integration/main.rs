@@ -26,6 +26,7 @@ mod layouts;
 mod limits;
 mod machine_import;
 mod native_perf_format;
+mod prechecks;
 mod private_hash_growth;
 mod report;
 mod safety;

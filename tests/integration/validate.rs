@@ -86,13 +86,17 @@ fn a_case_reads_its_run_and_is_judged_by_the_tolerance() {
 }
 
 #[test]
-fn a_selector_naming_no_axis_value_is_an_error() {
+fn a_selector_naming_no_axis_value_is_an_error_before_anything_runs() {
     let dir = temp_dir("bad-axis");
     let body = colliding_pairs(1.0).replace("\"1024\" }", "\"1000\" }");
     let path = cases_file(&dir, "bad-axis", "balls-into-bins.toml", &body);
-    let (cases, configs) = validate::load(&path).unwrap();
-    let err = validate::run(cases, &configs, 1).unwrap_err();
-    assert!(err.contains("selects 0 sweep points"), "{err}");
+    let err = validate::load(&path).unwrap_err();
+    // At the numerator, the sixth line of the file.
+    assert!(
+        err.starts_with(&format!("{}:6:", path.display()))
+            && err.contains("selects 0 sweep points"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
