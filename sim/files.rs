@@ -313,6 +313,13 @@ pub fn write(path: &Path, bytes: &[u8], ours: Proof) -> Result<()> {
     result
 }
 
+/// Refuses now, before any work, what [`write`] would refuse at `path`
+/// (a link, a FIFO, a file `ours` does not prove futexsim's), so that a
+/// command does not measure or simulate for minutes only to be refused.
+pub fn check_replaceable(path: &Path, ours: Proof) -> Result<()> {
+    occupant(path, ours, &[]).map(|_| ())
+}
+
 /// The (device, inode) of the regular file futexsim may replace at `path`,
 /// None when the name is free; refused when anything else is there.
 fn occupant(path: &Path, ours: Proof, new: &[u8]) -> Result<Option<(u64, u64)>> {

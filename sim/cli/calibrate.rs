@@ -1,7 +1,7 @@
 //! `futexsim calibrate`: measures this machine and writes its profile, one
 //! that a config names with `preset = "path"` and runs as written.
 
-use crate::cli::machine::{base_profile, write_profile};
+use crate::cli::machine::{base_profile, check_profile_path, write_profile};
 use crate::cli::CliError;
 use clap::Args;
 use futexsim::host::calibrate::{measure, profile, Effort};
@@ -39,6 +39,7 @@ pub fn calibrate(
     out: &mut impl Write,
 ) -> Result<MachineSpec, CliError> {
     let base_spec = base_profile(base)?;
+    check_profile_path(path)?;
     let figures = measure(effort);
     for line in figures.lines() {
         writeln!(out, "{line}")?;

@@ -55,7 +55,7 @@ struct ImportArgs {
 
 pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
     let MachineCommand::Import(args) = &args.command;
-    crate::cli::check_out_file(&args.out)?;
+    check_profile_path(&args.out)?;
     let mut spec = base_profile(&args.base)?;
     spec.name = args.name.clone();
     let shape = Shape {
@@ -127,6 +127,16 @@ pub fn base_profile(base: &str) -> Result<MachineSpec, CliError> {
             names.join(", ")
         ))
     })
+}
+
+/// Refuses, before anything is measured or read, a profile path that
+/// cannot be written: a directory, a link, a FIFO or device, a file that
+/// is not a profile futexsim wrote.
+pub fn check_profile_path(path: &Path) -> Result<(), CliError> {
+    crate::cli::check_out_file(path)?;
+    Ok(files::check_replaceable(path, &|old| {
+        TOML_SIGNATURE.verifies(old)
+    })?)
 }
 
 /// Writes `spec` to `path` under a comment, and reads it back as a config

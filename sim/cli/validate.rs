@@ -39,6 +39,11 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     // Where the report goes is checked with everything else, before any run.
     crate::cli::check_out_dir(&args.out)?;
+    for report in ["report.md", "host.md"] {
+        files::check_replaceable(&args.out.join(report), &|old| {
+            MARKDOWN_SIGNATURE.verifies(old)
+        })?;
+    }
     if args.host {
         return host(&args.out, out);
     }

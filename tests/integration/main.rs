@@ -16,6 +16,7 @@ mod engine_checks;
 mod expr_fuzz;
 mod filesystem;
 mod fuzz_config;
+mod fuzz_dirs;
 mod fuzz_e2e;
 mod fuzz_hash_args;
 mod fuzzing;
