@@ -67,10 +67,30 @@ impl FileError {
         }
     }
 
+    /// Whether the user is the one to fix it: a refusal, or a path that is
+    /// not there or runs through something that is not a directory. The
+    /// rest (no space, no permission, an I/O error) is the filesystem's.
+    pub fn is_users_to_fix(&self) -> bool {
+        match self {
+            FileError::Refused { .. } => true,
+            FileError::Io { source, .. } => is_users_to_fix(source),
+        }
+    }
+
     /// Whether the file was not there at all.
     pub fn is_not_found(&self) -> bool {
         matches!(self, FileError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
     }
+}
+
+/// Whether an I/O error says the path is wrong (not there, or through
+/// something that is not a directory), not that the filesystem failed.
+pub fn is_users_to_fix(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::NotFound
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP | libc::ENAMETOOLONG)
+        )
 }
 
 pub type Result<T> = std::result::Result<T, FileError>;
@@ -222,8 +242,8 @@ pub fn read_text_if_any(path: &Path, cap: Cap) -> Result<Option<String>> {
 }
 
 /// The bytes of the regular file at `path` itself (a link is refused), or
-/// None when nothing is there.
-fn read_own(path: &Path, cap: Cap) -> Result<Option<Vec<u8>>> {
+/// None when nothing is there: how futexsim reads a file of its own.
+pub fn read_own(path: &Path, cap: Cap) -> Result<Option<Vec<u8>>> {
     match open_regular(path, cap, false) {
         Ok(file) => read_capped(file, path, cap).map(Some),
         Err(e) if e.is_not_found() => Ok(None),
@@ -261,6 +281,10 @@ pub const MARKDOWN_SIGNATURE: Signature = Signature {
 };
 
 impl Signature {
+    pub const fn new(open: &'static str, close: &'static str) -> Signature {
+        Signature { open, close }
+    }
+
     /// `text` with its signature appended.
     pub fn sign(&self, text: &str) -> String {
         let mut signed = text.to_string();

@@ -63,13 +63,15 @@ impl From<ConfigError> for CliError {
     }
 }
 
-/// A path futexsim may not read or write is the user's input to fix (2);
-/// a filesystem that fails is a failure at run time (1).
+/// A path futexsim may not read or write, or that is not there, is the
+/// user's input to fix (2); a filesystem that fails is a failure at run
+/// time (1).
 impl From<FileError> for CliError {
     fn from(e: FileError) -> CliError {
-        match e {
-            FileError::Refused { .. } => CliError::Input(e.to_string()),
-            FileError::Io { .. } => CliError::Failed(e.to_string()),
+        if e.is_users_to_fix() {
+            CliError::Input(e.to_string())
+        } else {
+            CliError::Failed(e.to_string())
         }
     }
 }
@@ -87,6 +89,9 @@ impl From<CampaignError> for CliError {
             // A file in the directory that is not what futexsim writes.
             | CampaignError::Corrupt { .. }
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
+            CampaignError::Io { ref source, .. } if futexsim::files::is_users_to_fix(source) => {
+                CliError::Input(e.to_string())
+            }
             _ => CliError::Failed(e.to_string()),
         }
     }

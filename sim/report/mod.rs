@@ -240,7 +240,7 @@ impl Published {
                 old.live = target.to_str().map(str::to_string);
             }
             Ok(m) if m.is_dir() && m.file_type().is_dir() => {
-                if !live.join(MANIFEST).is_file() {
+                if read_manifest(&live)?.is_none() {
                     return Err(FileError::Refused {
                         path: live,
                         why: "is a directory futexsim did not write (it has no manifest); move it away"
@@ -333,6 +333,7 @@ fn stage(staged: &Path, rendered: &[File]) -> Result<(), FileError> {
         .iter()
         .map(|f| format!("{}\t{}\n", f.path, files::hash_hex(&f.bytes)))
         .collect();
+    let manifest = MANIFEST_SIGNATURE.sign(&manifest);
     let mut dirs = BTreeSet::from([staged.to_path_buf()]);
     for (path, bytes) in std::iter::once((MANIFEST, manifest.as_bytes())).chain(
         rendered
@@ -353,21 +354,47 @@ fn stage(staged: &Path, rendered: &[File]) -> Result<(), FileError> {
     Ok(())
 }
 
+/// A manifest's last line: its checksum, so that one a user wrote or
+/// edited is never taken for futexsim's.
+const MANIFEST_SIGNATURE: files::Signature =
+    files::Signature::new("# futexsim report manifest, checksum ", "");
+
 /// A generation's manifest: each path with its hash (None in a manifest
-/// written before manifests had them); None when there is no manifest.
+/// written before manifests had them); None when there is none, or what is
+/// there is not a manifest futexsim wrote.
 fn read_manifest(generation: &Path) -> Result<Option<BTreeMap<String, Option<String>>>, FileError> {
-    let Some(text) = files::read_text_if_any(&generation.join(MANIFEST), MANIFEST_CAP)? else {
+    let Some(bytes) = files::read_own(&generation.join(MANIFEST), MANIFEST_CAP)? else {
         return Ok(None);
     };
-    Ok(Some(
-        text.lines()
-            .map(|l| match l.split_once('\t') {
-                Some((path, hash)) => (path.to_string(), Some(hash.to_string())),
-                None => (l.to_string(), None),
-            })
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let listed: BTreeMap<String, Option<String>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| match l.split_once('\t') {
+            Some((path, hash)) => (path.to_string(), Some(hash.to_string())),
+            None => (l.to_string(), None),
+        })
+        .collect();
+    // A manifest from before manifests were signed lists report files
+    // only, one path a line.
+    let unsigned_but_plain = || {
+        listed.iter().all(|(path, hash)| {
+            hash.is_none()
+                && is_plain_relative(path)
+                && [".md", ".json", ".csv", ".svg"]
+                    .iter()
+                    .any(|e| path.ends_with(e))
+        })
+    };
+    let proven = MANIFEST_SIGNATURE.verifies(text.as_bytes()) || unsigned_but_plain();
+    Ok(proven.then(|| {
+        listed
+            .into_iter()
             .filter(|(path, _)| is_plain_relative(path))
-            .collect(),
-    ))
+            .collect()
+    }))
 }
 
 /// Removes a generation's files as its manifest lists them (each only when
@@ -377,7 +404,13 @@ fn remove_generation(generation: &Path) -> Result<(), FileError> {
     if !fs::symlink_metadata(generation).is_ok_and(|m| m.file_type().is_dir()) {
         return Ok(());
     }
-    let listed = read_manifest(generation)?.unwrap_or_default();
+    let Some(listed) = read_manifest(generation)? else {
+        eprintln!(
+            "futexsim: warning: {} has no manifest futexsim wrote; it is left as it is",
+            generation.display()
+        );
+        return Ok(());
+    };
     let mut dirs = BTreeSet::new();
     for (path, hash) in &listed {
         let path = generation.join(path);
@@ -391,7 +424,7 @@ fn remove_generation(generation: &Path) -> Result<(), FileError> {
     }
     // The manifest last: until it goes, a kill leaves a generation the
     // next publish can still remove.
-    files::remove(&generation.join(MANIFEST), MANIFEST_CAP, &|_| true)?;
+    files::remove(&generation.join(MANIFEST), MANIFEST_CAP, &|_| true)?; // proven above
     for d in dirs.iter().rev() {
         files::remove_empty_dir(d)?;
     }
@@ -418,7 +451,8 @@ fn is_plain_relative(line: &str) -> bool {
 /// about to rename, or a plain copy of the report's files.
 pub fn is_own_entry(dir: &Path, name: &str, kind: fs::FileType) -> bool {
     if name == LIVE {
-        kind.is_symlink() || (kind.is_dir() && dir.join(LIVE).join(MANIFEST).is_file())
+        kind.is_symlink()
+            || (kind.is_dir() && read_manifest(&dir.join(LIVE)).is_ok_and(|m| m.is_some()))
     } else if name.starts_with(GENERATION) {
         kind.is_dir()
     } else if is_stale_link_name(name) {
