@@ -1,11 +1,11 @@
 //! End to end over directory states: a published campaign (or a copy of
 //! one with its links dereferenced, or nothing) with some of its names
 //! replaced by what a user, a copy or a crash leaves (a link to a user's
-//! file or directory, a FIFO, a user's file, a directory, a cut file, a
-//! foreign file beside them), then one of the commands that read or write
-//! it. Each must end in exit 0, 1 or 2, never a panic, an abort or a hang,
-//! and leave every user's file as it was: same kind, same bytes, and the
-//! user's directories holding what they held.
+//! file or directory, a FIFO, a device, a user's file, a directory, a cut
+//! file, a foreign file beside them), then one of the commands that read or
+//! write it. Each must end in exit 0, 1 or 2, never a panic, an abort or a
+//! hang, and leave every user's file as it was: same kind, same bytes, and
+//! the user's directories holding what they held.
 //!
 //! CI runs a few cases. For long runs, FUTEXSIM_DIRS_SECONDS keeps
 //! generating cases for that long and FUTEXSIM_DIRS_SEED picks where to
@@ -16,7 +16,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::fs;
-use std::os::unix::fs::{symlink, FileTypeExt};
+use std::os::unix::fs::{symlink, FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -52,6 +52,8 @@ const NAMES: [&str; 14] = [
 enum Kept {
     File(Vec<u8>),
     Fifo,
+    Device(u64),
+    Link(PathBuf),
     Dir(Vec<String>),
 }
 
@@ -59,6 +61,12 @@ fn kept(path: &Path) -> Option<Kept> {
     let meta = fs::symlink_metadata(path).ok()?;
     Some(if meta.file_type().is_fifo() {
         Kept::Fifo
+    } else if meta.file_type().is_char_device() {
+        Kept::Device(meta.rdev())
+    } else if meta.file_type().is_symlink() {
+        // Never read through a link: its target may be a FIFO, and the
+        // fuzzer itself must not block where futexsim may not.
+        Kept::Link(fs::read_link(path).ok()?)
     } else if meta.is_dir() {
         let mut names: Vec<String> = fs::read_dir(path)
             .ok()?
@@ -75,6 +83,24 @@ fn mkfifo(path: &Path) {
     assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
 }
 
+/// A character device like /dev/null (1, 3) at `path`, where the test may
+/// make one (as root); a FIFO where it may not. Writing to it would not
+/// block, so only its kind and number show whether it was replaced.
+fn device_or_fifo(path: &Path) -> &'static str {
+    let made = Command::new("mknod")
+        .arg(path)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        "a device"
+    } else {
+        mkfifo(path);
+        "a FIFO"
+    }
+}
+
 fn remove_any(path: &Path) {
     match fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => {
@@ -84,6 +110,16 @@ fn remove_any(path: &Path) {
             let _ = fs::remove_file(path);
         }
         Err(_) => {}
+    }
+}
+
+/// Where a name really is when it is made: a name under a link to the live
+/// generation keeps its file in that generation once a newer one is live,
+/// and later changes to the links must not move it.
+fn located(path: &Path) -> PathBuf {
+    match (path.parent().map(fs::canonicalize), path.file_name()) {
+        (Some(Ok(parent)), Some(name)) => parent.join(name),
+        _ => path.to_path_buf(),
     }
 }
 
@@ -166,8 +202,9 @@ fn build(root: &Path, base: &Path, rng: &mut Xoshiro256PlusPlus) -> Case {
             }
             let is_run = name.starts_with("runs/");
             // What this change replaces is no longer the user's to keep.
-            users.retain(|u| !u.starts_with(&path));
-            match rng.gen_range(0..8) {
+            let replaced = located(&path);
+            users.retain(|u| !u.starts_with(&replaced));
+            match rng.gen_range(0..9) {
                 0 => {
                     remove_any(&path);
                     symlink(&user_file, &path).unwrap();
@@ -181,8 +218,14 @@ fn build(root: &Path, base: &Path, rng: &mut Xoshiro256PlusPlus) -> Case {
                 2 => {
                     remove_any(&path);
                     mkfifo(&path);
-                    users.push(path.clone());
+                    users.push(located(&path));
                     what.push(format!("{name}: a FIFO"));
+                }
+                7 => {
+                    remove_any(&path);
+                    let kind = device_or_fifo(&path);
+                    users.push(located(&path));
+                    what.push(format!("{name}: {kind}"));
                 }
                 3 => {
                     remove_any(&path);
@@ -190,7 +233,7 @@ fn build(root: &Path, base: &Path, rng: &mut Xoshiro256PlusPlus) -> Case {
                     // A file named for a planned run is futexsim's by its
                     // name: it may be simulated again and replaced.
                     if !is_run {
-                        users.push(path.clone());
+                        users.push(located(&path));
                     }
                     what.push(format!("{name}: a user's file"));
                 }
@@ -198,11 +241,13 @@ fn build(root: &Path, base: &Path, rng: &mut Xoshiro256PlusPlus) -> Case {
                     remove_any(&path);
                     fs::create_dir(&path).unwrap();
                     fs::write(path.join("mine.svg"), "<svg/>").unwrap();
-                    users.push(path.join("mine.svg"));
+                    users.push(located(&path.join("mine.svg")));
                     what.push(format!("{name}: a directory of a user's"));
                 }
                 5 => {
-                    if let Ok(bytes) = fs::read(&path) {
+                    // Only a regular file is cut: reading a FIFO would block.
+                    let regular = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+                    if let Some(bytes) = regular.then(|| fs::read(&path).ok()).flatten() {
                         let cut = rng.gen_range(0..=bytes.len());
                         remove_any(&path);
                         fs::write(&path, &bytes[..cut]).unwrap();
@@ -226,24 +271,13 @@ fn build(root: &Path, base: &Path, rng: &mut Xoshiro256PlusPlus) -> Case {
                     );
                     if !foreign.exists() {
                         fs::write(&foreign, "a user's").unwrap();
-                        users.push(foreign.clone());
+                        users.push(located(&foreign));
                         what.push(format!("{}: a user's file beside", foreign.display()));
                     }
                 }
             }
         }
     }
-    // Where each really is: a name under a link to the live generation
-    // keeps its file in that generation once a newer one is live.
-    let users = users
-        .into_iter()
-        .map(
-            |p| match (p.parent().map(fs::canonicalize), p.file_name()) {
-                (Some(Ok(parent)), Some(name)) => parent.join(name),
-                _ => p,
-            },
-        )
-        .collect();
     Case { dir, users, what }
 }
 
