@@ -226,6 +226,7 @@ impl Workload for FeaSolver {
             lock_names: Vec::new(),
             readout: Some(Box::new(solve_time)),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

@@ -171,6 +171,7 @@ impl Workload for LruLock {
             // Nothing beyond ops per second (pages per second, will-it-scale's total).
             readout: None,
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

@@ -703,6 +703,7 @@ impl Workload for ProgramSpec {
             lock_names: o.into_lock_names(),
             readout: Some(Box::new(time_until_all_exited)),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

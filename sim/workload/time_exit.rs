@@ -1203,6 +1203,7 @@ impl Workload for TimeExit {
                 figures
             })),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }
