@@ -398,6 +398,24 @@ pub struct TableRecord {
     pub private_hashes: Vec<PrivateLife>,
 }
 
+impl TableRecord {
+    /// The tables of `hash` as laid out, their private hashes' lives where
+    /// the design has them (`private`).
+    pub fn laid_out(hash: &FutexHash, private: bool) -> TableRecord {
+        TableRecord {
+            slots: hash.global_slots(),
+            instances: hash.global.len() as u32,
+            private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
+            bytes: hash.memory_bytes(),
+            private_hashes: if private {
+                hash.lives.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub mean: f64,
@@ -845,6 +863,18 @@ pub struct Speed {
     pub wall_s: f64,
     pub events_per_sec: f64,
     pub sim_ops_per_sec: f64,
+}
+
+impl Speed {
+    /// How fast the run of `record` went in `wall_s` seconds.
+    pub fn of(record: &RunRecord, wall_s: f64) -> Speed {
+        Speed {
+            events: record.events,
+            wall_s,
+            events_per_sec: record.events as f64 / wall_s.max(1e-9),
+            sim_ops_per_sec: record.ops as f64 / wall_s.max(1e-9),
+        }
+    }
 }
 
 #[cfg(test)]

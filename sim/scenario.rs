@@ -355,17 +355,8 @@ impl Prepared<'_> {
             hash,
         } = laid_out;
         place_at_fork(machine, &mut setup.tasks);
-        let table = TableRecord {
-            slots: hash.global_slots(),
-            instances: hash.global.len() as u32,
-            private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
-            bytes: hash.memory_bytes(),
-            private_hashes: if scenario.design.private.is_some() {
-                hash.lives.clone()
-            } else {
-                Vec::new()
-            },
-        };
+        let table = TableRecord::laid_out(&hash, scenario.design.private.is_some());
+        let futex = self.kernel(&hash, &mut setup, &mut memory);
         // The keys this run's tasks use, straight from its set-up: the
         // analysis of their buckets runs beside the event loop.
         let platform = machine.platform();
@@ -376,35 +367,6 @@ impl Prepared<'_> {
                 .map(|words| layout::analyze_set(&scenario.design, &platform, words, set_slots))
                 .transpose()
         };
-        let infos: Vec<TaskInfo> = setup
-            .tasks
-            .iter()
-            .zip(&setup.task_process)
-            .map(|(t, &process)| TaskInfo {
-                process,
-                cpu: t.cpu,
-            })
-            .collect();
-        let cpu_nodes: Vec<u32> = (0..machine.cpus()).map(|c| machine.node_of(c)).collect();
-        let mut futex = FutexSystem::new(
-            hash.clone(),
-            infos,
-            setup.mms.clone(),
-            &cpu_nodes,
-            machine.page_size(),
-            &mut memory,
-        );
-        if let Some(ns) = self.workload.create_every_ns() {
-            let tasks = std::mem::take(&mut setup.tasks);
-            let (tasks, index_in_process) =
-                staggered(tasks, &setup.task_process, ns.saturating_mul(1000));
-            setup.tasks = tasks;
-            let creation = InRunCreation {
-                index_in_process,
-                grace_period: machine.sched.tick,
-            };
-            futex.create_threads_in_run(&creation, &mut memory);
-        }
         let lock = scenario.design.lock_kind(machine.lock_kind());
         let lock_names = std::mem::take(&mut setup.lock_names);
         let readout = setup.readout.take();
@@ -453,13 +415,45 @@ impl Prepared<'_> {
             },
             out,
         );
-        let speed = Speed {
-            events: record.events,
-            wall_s,
-            events_per_sec: record.events as f64 / wall_s.max(1e-9),
-            sim_ops_per_sec: record.ops as f64 / wall_s.max(1e-9),
-        };
+        let speed = Speed::of(&record, wall_s);
         Ok((record, speed))
+    }
+
+    /// The kernel the run's tasks call into, its objects laid out in
+    /// `memory`; where the workload creates its threads in the run, their
+    /// creations are staggered and the kernel told of them.
+    fn kernel(&self, hash: &FutexHash, setup: &mut Setup, memory: &mut MemoryMap) -> FutexSystem {
+        let machine = self.machine;
+        let infos: Vec<TaskInfo> = setup
+            .tasks
+            .iter()
+            .zip(&setup.task_process)
+            .map(|(t, &process)| TaskInfo {
+                process,
+                cpu: t.cpu,
+            })
+            .collect();
+        let cpu_nodes: Vec<u32> = (0..machine.cpus()).map(|c| machine.node_of(c)).collect();
+        let mut futex = FutexSystem::new(
+            hash.clone(),
+            infos,
+            setup.mms.clone(),
+            &cpu_nodes,
+            machine.page_size(),
+            memory,
+        );
+        if let Some(ns) = self.workload.create_every_ns() {
+            let tasks = std::mem::take(&mut setup.tasks);
+            let (tasks, index_in_process) =
+                staggered(tasks, &setup.task_process, ns.saturating_mul(1000));
+            setup.tasks = tasks;
+            let creation = InRunCreation {
+                index_in_process,
+                grace_period: machine.sched.tick,
+            };
+            futex.create_threads_in_run(&creation, memory);
+        }
+        futex
     }
 }
 
