@@ -9,7 +9,7 @@ mod error;
 pub mod futex_words;
 pub mod objects;
 pub mod perf;
-pub mod pthread;
+pub mod primitives;
 pub mod rounds;
 pub mod task_loop;
 pub mod user_memory;

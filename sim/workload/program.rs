@@ -39,7 +39,7 @@
 
 use super::WorkloadError;
 use super::objects::Objects;
-use super::pthread::Barrier;
+use super::primitives::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::coherence::AccessKind;
