@@ -568,6 +568,8 @@ fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
 mod tests {
     use super::*;
     use crate::machine::presets::preset;
+    use crate::task::{AtomicOp, Done, Op, Program, Until};
+    use crate::workload::primitives::rwlock::RW_LOCK_BIAS;
     use rand::SeedableRng;
 
     /// The size counted from the numbers holds what is laid out: the
@@ -604,5 +606,114 @@ mod tests {
                 size.lines
             );
         }
+    }
+
+    /// The programs of a time_exit of `children` children on icx-2s, the
+    /// parent last.
+    fn programs(children: u32, exit_cow_faults: u32) -> Vec<Box<dyn Program>> {
+        let machine = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let workload = TimeExit {
+            children: Some(children),
+            anon_pages: 4,
+            exit_cow_faults,
+            ..TimeExit::default()
+        };
+        let mut memory = MemoryMap::new(machine.line_size());
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let setup = workload.setup(&machine, &mut memory, &mut rng);
+        setup.tasks.into_iter().map(|t| t.program).collect()
+    }
+
+    /// Runs `program` alone, each op returning what `answer` gives for it,
+    /// until it exits or has issued `limit` ops; gives the ops it issued.
+    fn drive(
+        program: &mut dyn Program,
+        limit: usize,
+        answer: impl Fn(&Op) -> u32,
+    ) -> Vec<Op> {
+        let mut ops = Vec::new();
+        while ops.len() < limit {
+            let op = program.next_op();
+            ops.push(op);
+            if op == Op::Exit {
+                break;
+            }
+            program.op_returned(Done {
+                now: ops.len() as u64 * 1000,
+                ret: answer(&op).into(),
+                counted: true,
+            });
+        }
+        ops
+    }
+
+    fn count(ops: &[Op], what: impl Fn(&Op) -> bool) -> usize {
+        ops.iter().filter(|op| what(op)).count()
+    }
+
+    /// Uncontended, a child locks the shared page at its fault and each
+    /// page exit() writes once, and takes tasklist_lock for write once,
+    /// around its notification of the parent, before its last schedule.
+    #[test]
+    fn a_child_locks_each_page_it_faults_on_and_notifies_under_tasklist_lock() {
+        let mut tasks = programs(2, 3);
+        let ops = drive(tasks[0].as_mut(), 10_000, |_| 0);
+        assert_eq!(ops.last(), Some(&Op::Exit));
+        let test_and_set = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Exchange(1)));
+        assert_eq!(count(&ops, test_and_set), 1 + 3);
+        let write_lock = ops
+            .iter()
+            .position(|op| matches!(op, Op::Atomic(_, AtomicOp::Add(RW_LOCK_BIAS))))
+            .unwrap();
+        let write_unlock = ops
+            .iter()
+            .position(|op| matches!(op, Op::Atomic(_, AtomicOp::Sub(RW_LOCK_BIAS))))
+            .unwrap();
+        assert!(write_lock < write_unlock);
+        let notify = &ops[write_lock..write_unlock];
+        assert_eq!(count(notify, |op| matches!(op, Op::WakeUp(_))), 1);
+        let zombie = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Store(EXIT_ZOMBIE)));
+        assert_eq!(count(notify, zombie), 1);
+        assert!(matches!(ops[ops.len() - 2], Op::Compute(_)), "{ops:?}");
+    }
+
+    /// Every exit_state the parent reads is a zombie's: it reaps each
+    /// child in turn under tasklist_lock for write, then reads the clock
+    /// the second time and exits.
+    #[test]
+    fn the_parent_reaps_every_zombie_it_finds_then_reads_the_clock_and_exits() {
+        let children = 3;
+        let mut tasks = programs(children, 0);
+        let parent = tasks.last_mut().unwrap();
+        let ops = drive(parent.as_mut(), 10_000, |op| match op {
+            Op::Atomic(_, AtomicOp::Load) => EXIT_ZOMBIE,
+            _ => 0,
+        });
+        assert_eq!(ops.last(), Some(&Op::Exit));
+        assert_eq!(count(&ops, |op| *op == Op::Clock), 2);
+        let dead = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Store(EXIT_DEAD)));
+        assert_eq!(count(&ops, dead), children as usize);
+        let write_lock = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Add(RW_LOCK_BIAS)));
+        assert_eq!(count(&ops, write_lock), children as usize);
+        assert_eq!(count(&ops, |op| matches!(op, Op::WaitEvent(..))), 0);
+    }
+
+    /// Finding no zombie, the parent drops tasklist_lock's read side and
+    /// sleeps until the count of notifications moves past what it read.
+    #[test]
+    fn a_parent_that_finds_no_zombie_sleeps_until_another_child_notifies() {
+        let mut tasks = programs(2, 0);
+        let parent = tasks.last_mut().unwrap();
+        let ops = drive(parent.as_mut(), 40, |op| match op {
+            Op::Atomic(_, AtomicOp::Load) => 1,
+            _ => 0,
+        });
+        let asleep = ops
+            .iter()
+            .position(|op| matches!(op, Op::WaitEvent(_, Until::NotEquals(1))))
+            .unwrap();
+        let read_unlock = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Sub(1)));
+        assert!(matches!(ops[asleep - 1], op if read_unlock(&op)), "{ops:?}");
+        assert_eq!(count(&ops[..asleep], |op| matches!(op, Op::Clock)), 1);
     }
 }
