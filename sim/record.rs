@@ -10,11 +10,20 @@ use crate::kernel::table::FieldName;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+use crate::engine::Outcome;
+use crate::kernel::futex_hash::{FutexHash, TableSel};
+use crate::machine::Machine;
+use crate::memory::MemoryMap;
+use crate::task::RunWindow;
+
+/// Lines listed in a record's c2c table.
+pub const TOP_LINES: usize = 10;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     pub machine: String,
     pub design: String,
-    pub workload: String,
+    pub workload: WorkloadName,
     pub seed: u64,
     pub cpus: u32,
     pub nodes: u32,
@@ -55,6 +64,134 @@ pub struct RunRecord {
     /// lines (absent for other workloads).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub perf_threads: Vec<PerfThreadRecord>,
+}
+
+/// What a run's record is made of besides the engine's outcome: the
+/// scenario's names, what was laid out for it (the memory map and the
+/// tables its hottest lines are named by), and what the workload measured.
+pub struct RunOrigin<'a> {
+    pub machine: &'a Machine,
+    pub design: &'a str,
+    pub workload: WorkloadName,
+    pub seed: u64,
+    pub window: RunWindow,
+    pub threads: u32,
+    pub processes: u32,
+    /// The tables as laid out; where threads were created in the run, the
+    /// outcome tells what their private hashes reached.
+    pub table: TableRecord,
+    pub load: Option<LoadRecord>,
+    /// The workload's own kernel locks, by id.
+    pub lock_names: &'a [String],
+    pub extra: Vec<Metric>,
+    pub thread_futexes: &'a [ThreadFutexes],
+    pub memory: &'a MemoryMap,
+    pub hash: &'a FutexHash,
+}
+
+impl RunRecord {
+    /// The record of a run that ended as `out`.
+    pub fn assemble(origin: RunOrigin, mut out: Outcome) -> RunRecord {
+        let RunOrigin {
+            machine,
+            memory,
+            hash,
+            window,
+            mut table,
+            ..
+        } = origin;
+        // Where threads were created in the run: the slots and resizes it reached.
+        for (life, reached) in table.private_hashes.iter_mut().zip(&out.resizes) {
+            if let Some((slots, resizes)) = reached {
+                life.slots = *slots;
+                life.resizes = resizes.published;
+                life.in_run = Some(*resizes);
+            }
+        }
+        let m = &out.metrics;
+        let ops: u64 = m.ops_per_task.iter().sum();
+        // A run whose tasks all exit ends early: its counted time ends with the last exit.
+        let counted_ps = out.timeline.all_exited().map_or(window.duration, |t| {
+            t.saturating_sub(window.warmup).clamp(1000, window.duration)
+        });
+        let sim_ns = counted_ps / 1000;
+        let secs = sim_ns as f64 / 1e9;
+        let rates: Vec<f64> = m.ops_per_task.iter().map(|&n| n as f64 / secs).collect();
+        let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
+        let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len().max(1) as f64;
+        let top_lines = out
+            .directory
+            .hottest_lines(TOP_LINES)
+            .into_iter()
+            .map(|s| {
+                let region = memory.region(memory.region_of_line(s.line));
+                let address = memory.line_addr(s.line);
+                let what = |offset: u16| describe(hash, &region.name, address + u64::from(offset));
+                let node = memory.home_of_line(s.line);
+                LineRecord::from_stats(&s, address, node, region.name.clone(), what, |c| {
+                    machine.node_of(c)
+                })
+            })
+            .collect();
+        RunRecord {
+            machine: machine.name().to_string(),
+            design: origin.design.to_string(),
+            workload: origin.workload,
+            seed: origin.seed,
+            cpus: machine.cpus(),
+            nodes: machine.nodes(),
+            threads: origin.threads,
+            processes: origin.processes,
+            line_size: machine.line_size(),
+            table,
+            sim_ns,
+            ops,
+            ops_per_sec: ops as f64 / secs,
+            mean_thread_ops_per_sec: mean,
+            thread_rsd_pct: if mean > 0.0 {
+                100.0 * var.sqrt() / mean
+            } else {
+                0.0
+            },
+            min_thread_ops: m.ops_per_task.iter().copied().min().unwrap_or(0),
+            max_thread_ops: m.ops_per_task.iter().copied().max().unwrap_or(0),
+            latency_ns: Latency {
+                mean: m.latency.mean(),
+                p50: m.latency.quantile(0.50),
+                p90: m.latency.quantile(0.90),
+                p99: m.latency.quantile(0.99),
+                max: m.latency.max(),
+            },
+            locks: LockRecord::from_stats(&m.locks),
+            coherence: CoherenceRecord::from_totals(&out.directory.totals, ops),
+            load: origin.load,
+            top_lines,
+            events: out.events,
+            asleep_at_end: out.asleep_at_end as u64,
+            workload_locks: origin
+                .lock_names
+                .iter()
+                .zip(
+                    m.workload_locks
+                        .iter()
+                        .chain(std::iter::repeat(&Default::default())),
+                )
+                .filter(|(_, stats)| stats.acquisitions > 0)
+                .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
+                .collect(),
+            extra: origin.extra,
+            perf_threads: origin
+                .thread_futexes
+                .iter()
+                .zip(&m.ops_per_task)
+                .map(|(futexes, &ops)| PerfThreadRecord {
+                    first_futex: futexes.first,
+                    last_futex: futexes.last,
+                    ops,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl RunRecord {
@@ -127,6 +264,84 @@ pub struct PerfThreadRecord {
     pub ops: u64,
 }
 
+/// The futexes one thread of a workload operates on, first to last: what
+/// perf bench futex hash prints for each thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadFutexes {
+    pub first: u64,
+    pub last: u64,
+}
+
+/// How perf bench futex hash's label begins (`Workload::label`), which is
+/// how a record read back knows it as that benchmark's.
+pub const PERF_HASH_LABEL: &str = "perf bench futex hash";
+
+/// What a report tells apart among workloads: perf bench futex hash, whose
+/// output it prints again as perf does, and every other benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    PerfHash {
+        /// `-S`: the futexes are shared, not process-private.
+        shared: bool,
+    },
+    Other,
+}
+
+impl WorkloadKind {
+    /// The kind a label names, as the workloads write their labels: perf
+    /// bench futex hash's command then its options, `-S` among them when
+    /// shared, before any note in parentheses.
+    fn of_label(label: &str) -> WorkloadKind {
+        match label.strip_prefix(PERF_HASH_LABEL) {
+            Some(options) if options.is_empty() || options.starts_with(' ') => {
+                let flags = options.split(" (").next().unwrap_or_default();
+                WorkloadKind::PerfHash {
+                    shared: flags.split(' ').any(|word| word == "-S"),
+                }
+            }
+            _ => WorkloadKind::Other,
+        }
+    }
+}
+
+/// How a record names its workload: its label, as a reader sees it
+/// ("perf bench futex hash -f 1024 -S"), and its kind. results.json writes
+/// the label alone and the kind is read back from it, so a record re-read
+/// writes the same bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadName {
+    pub label: String,
+    pub kind: WorkloadKind,
+}
+
+impl WorkloadName {
+    /// Reads the text `Display` writes.
+    pub fn parse(label: &str) -> WorkloadName {
+        WorkloadName {
+            label: label.to_string(),
+            kind: WorkloadKind::of_label(label),
+        }
+    }
+}
+
+impl fmt::Display for WorkloadName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+impl Serialize for WorkloadName {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.label)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<WorkloadName, D::Error> {
+        String::deserialize(deserializer).map(|label| WorkloadName::parse(&label))
+    }
+}
+
 /// One figure a workload reports beyond ops and op latency.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
@@ -181,6 +396,24 @@ pub struct TableRecord {
     /// resizes cost (`in_run`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub private_hashes: Vec<PrivateLife>,
+}
+
+impl TableRecord {
+    /// The tables of `hash` as laid out, their private hashes' lives where
+    /// the design has them (`private`).
+    pub fn laid_out(hash: &FutexHash, private: bool) -> TableRecord {
+        TableRecord {
+            slots: hash.global_slots(),
+            instances: hash.global.len() as u32,
+            private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
+            bytes: hash.memory_bytes(),
+            private_hashes: if private {
+                hash.lives.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -573,6 +806,44 @@ impl fmt::Display for Occupant {
     }
 }
 
+/// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
+fn describe(hash: &FutexHash, region: &str, addr: u64) -> Occupant {
+    // A process's outgrown tables are named as its private hash's.
+    let tables = (0..hash.global.len() as u32)
+        .map(TableSel::Global)
+        .chain(
+            (0..hash.private.len() as u32)
+                .filter(|&p| hash.private[p as usize].is_some())
+                .map(TableSel::Private),
+        )
+        .chain(hash.outgrown.iter().enumerate().flat_map(|(p, tables)| {
+            (0..tables.len() as u32).map(move |generation| TableSel::Outgrown {
+                process: p as u32,
+                generation,
+            })
+        }));
+    for table in tables {
+        if let Some((index, field)) = hash.locate(table, addr) {
+            let table = match table {
+                TableSel::Global(_) => BucketTable::Global,
+                TableSel::Private(process) | TableSel::Outgrown { process, .. } => {
+                    BucketTable::Private { process }
+                }
+            };
+            let bucket = BucketRef { table, index };
+            return Occupant::Bucket { bucket, field };
+        }
+        if hash
+            .instance(table)
+            .header
+            .is_some_and(|h| addr >= h && addr < hash.instance(table).base)
+        {
+            return Occupant::PrivateHashHeader;
+        }
+    }
+    Occupant::Region(region.to_string())
+}
+
 impl Serialize for Occupant {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -592,6 +863,18 @@ pub struct Speed {
     pub wall_s: f64,
     pub events_per_sec: f64,
     pub sim_ops_per_sec: f64,
+}
+
+impl Speed {
+    /// How fast the run of `record` went in `wall_s` seconds.
+    pub fn of(record: &RunRecord, wall_s: f64) -> Speed {
+        Speed {
+            events: record.events,
+            wall_s,
+            events_per_sec: record.events as f64 / wall_s.max(1e-9),
+            sim_ops_per_sec: record.ops as f64 / wall_s.max(1e-9),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -684,5 +967,34 @@ mod tests {
         };
         assert_eq!(waiters.bucket_lock(), None);
         assert_eq!(Occupant::PrivateHashHeader.bucket_lock(), None);
+    }
+
+    /// Only perf bench futex hash's own labels read as its kind, `-S` a
+    /// word of its options and not of a note, and a name read back writes
+    /// the label it was read from.
+    #[test]
+    fn only_perf_bench_futex_hash_labels_read_as_its_kind() {
+        let private = WorkloadKind::PerfHash { shared: false };
+        let shared = WorkloadKind::PerfHash { shared: true };
+        for (label, kind) in [
+            ("perf bench futex hash", private),
+            ("perf bench futex hash -f 1024", private),
+            ("perf bench futex hash -f 1024 -S", shared),
+            ("perf bench futex hash -f 8 -t 2 -S -b 64 -I", shared),
+            (
+                "perf bench futex hash -f 8 (a thread created every 2000 ns)",
+                private,
+            ),
+            ("perf bench futex hashes -f 8 -S", WorkloadKind::Other),
+            ("perf bench futex wake -w 1", WorkloadKind::Other),
+            ("will-it-scale futex1 mode=thread", WorkloadKind::Other),
+            ("", WorkloadKind::Other),
+        ] {
+            let name = WorkloadName::parse(label);
+            assert_eq!(name.kind, kind, "{label}");
+            let json = serde_json::to_string(&name).unwrap();
+            assert_eq!(json, serde_json::to_string(label).unwrap());
+            assert_eq!(serde_json::from_str::<WorkloadName>(&json).unwrap(), name);
+        }
     }
 }

@@ -1,24 +1,22 @@
 //! A scenario is one fully resolved point: a machine, a table design, a
-//! workload, a run window and a seed. `simulate` lays it out in memory, runs
-//! the engine and turns the outcome into a record.
+//! workload, a run window and a seed. `prepare` resolves it on its machine
+//! once, for its check, its memory estimate and its run; `simulate` lays it
+//! out in memory, runs the engine and has the outcome recorded (record.rs).
 
 use crate::analysis::layout;
 use crate::engine::{place_at_fork, Engine, SchedLayout};
 use crate::footprint::{Footprint, MemoryLimit};
 use crate::kernel::core::{first_task_and_count, FutexSystem, TaskInfo};
-use crate::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
+use crate::kernel::futex_hash::{FutexHash, ProcessInfo};
 use crate::kernel::futex_hash::{SetSlots, MAX_TABLE_BYTES};
 use crate::kernel::resize::InRunCreation;
 use crate::kernel::table::{eval_slots, DesignError, Placement, SizingVars, TableDesign};
-use crate::machine::{Machine, MachineSpec, PlatformError};
+use crate::machine::{Machine, MachineError, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
-use crate::record::{
-    BucketRef, BucketTable, CoherenceRecord, Latency, LineRecord, LoadRecord, LockRecord,
-    NamedLockRecord, Occupant, PerfThreadRecord, RunRecord, Speed, TableRecord,
-};
+use crate::record::{LoadRecord, RunOrigin, RunRecord, Speed, TableRecord};
 use crate::task::RunWindow;
 use crate::workload::creation::staggered;
-use crate::workload::{Setup, WorkloadError, WorkloadSpec};
+use crate::workload::{Setup, Workload, WorkloadError, WorkloadSpec};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
@@ -45,9 +43,6 @@ fn beside<A: Send, R>(analysis: impl Fn() -> A + Sync, run: impl FnOnce() -> R) 
         }
     })
 }
-
-/// Lines listed in a record's c2c table.
-pub const TOP_LINES: usize = 10;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
@@ -142,72 +137,114 @@ pub enum ScenarioError {
     Memory { need_mib: u64, limit: MemoryLimit },
 }
 
-/// A scenario laid out in memory, ready for the engine.
-struct Prepared {
-    memory: MemoryMap,
-    setup: Setup,
-    processes: Vec<ProcessInfo>,
-    hash: FutexHash,
-    threads: u32,
+/// Why a simulation gave no record.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The scenario's machine does not build.
+    #[error(transparent)]
+    Machine(#[from] MachineError),
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The watchdog stopped a run whose events no longer advanced time.
+    #[error(
+        "stopped at {at_ns} ns of simulated time: {events} events there without time \
+         advancing (every step takes 0 ns?); the run would never end"
+    )]
+    Stalled { at_ns: u64, events: u64 },
 }
 
 impl Scenario {
-    /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
-    /// sizing rule that gives no valid table) without running anything.
-    /// A run too large for the memory the process may use is refused
-    /// first, from its estimate: laying it out would take that memory.
-    pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
+    /// Resolves the scenario on `machine` (its own, built once for all the
+    /// scenarios of its point): the design and the workload checked, the
+    /// workload against the kernel era too. Lays nothing out.
+    pub fn prepare<'a>(&'a self, machine: &'a Machine) -> Result<Prepared<'a>, ScenarioError> {
         self.design
             .validate()
             .map_err(|error| ScenarioError::Design {
                 design: self.design.name.clone(),
                 error,
             })?;
-        check_workload(&self.workload, machine)?;
-        self.check_memory(machine, crate::footprint::process_memory_limit())?;
-        let prepared = self.prepare(machine)?;
-        // The load record analyses the run's own keys on this machine.
-        if let Some(words) = &prepared.setup.keys {
-            let platform = machine.platform();
-            platform.validate()?;
-            let set_slots = self.workload.workload().set_slots();
-            layout::check_set(&self.design, &platform, words, set_slots)?;
-        }
-        Ok(())
+        let threads = check_workload(&self.workload, machine)?;
+        check_era(&self.workload, &self.design)?;
+        Ok(Prepared {
+            scenario: self,
+            machine,
+            workload: self.workload.workload(),
+            threads,
+        })
+    }
+
+    /// Checks everything `simulate` would refuse on `machine`, without
+    /// running anything (`Prepared::check`).
+    pub fn check(&self, machine: &Machine) -> Result<(), ScenarioError> {
+        self.prepare(machine)?.check()
+    }
+
+    /// Builds the scenario's machine, and simulates it there.
+    pub fn simulate(&self) -> Result<(RunRecord, Speed), RunError> {
+        let machine = Machine::new(self.machine.clone())?;
+        self.prepare(&machine)?.simulate()
+    }
+}
+
+/// A scenario resolved on its machine, its thread count known: what its
+/// check, its memory estimate and its run share. Nothing is laid out yet:
+/// the estimate counts from the scenario's numbers, and only `lay_out`,
+/// once the estimate has passed, takes the memory a run holds.
+pub struct Prepared<'a> {
+    scenario: &'a Scenario,
+    machine: &'a Machine,
+    workload: &'a dyn Workload,
+    threads: u32,
+}
+
+/// A prepared scenario laid out in memory, ready for the engine.
+struct LaidOut {
+    memory: MemoryMap,
+    setup: Setup,
+    processes: Vec<ProcessInfo>,
+    hash: FutexHash,
+}
+
+impl Prepared<'_> {
+    /// Checks everything `simulate` would refuse (threads beyond the CPUs, a
+    /// sizing rule that gives no valid table, keys the layout analysis
+    /// refuses) without running anything. A run too large for the memory
+    /// the process may use is refused first, from its estimate: laying it
+    /// out would take that memory.
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        self.check_memory(crate::footprint::process_memory_limit())?;
+        let laid_out = self.lay_out()?;
+        self.check_keys(&laid_out)
     }
 
     /// What a run of it lays out, counted from its numbers without laying
     /// anything out: the workload's size (`Workload::size`) and the tables
     /// its design's sizing rules give for it. What a run's memory is
     /// estimated from before it is laid out.
-    pub fn estimate(&self, machine: &Machine) -> Footprint {
-        let workload = self.workload.workload();
-        let size = workload.size(machine);
+    pub fn estimate(&self) -> Footprint {
+        let size = self.workload.size(self.machine);
         let (locks, table_lines) = table_size(
-            &self.design,
-            machine,
+            &self.scenario.design,
+            self.machine,
             &size,
-            workload.set_slots(),
-            workload.create_every_ns().is_some(),
+            self.workload.set_slots(),
+            self.workload.create_every_ns().is_some(),
         );
         Footprint {
             lines: size.lines.saturating_add(table_lines),
             locks,
-            queued_steps: crate::footprint::queued_steps(&self.workload, workload.threads(machine)),
+            queued_steps: crate::footprint::queued_steps(&self.scenario.workload, self.threads),
             tasks: size.tasks,
-            cpus: machine.cpus().into(),
+            cpus: self.machine.cpus().into(),
             program_bytes: size.held_bytes,
         }
     }
 
     /// Refuses a run that would not fit in `limit` even alone: laying it
     /// out (to check it, or to run it) would take that memory.
-    pub fn check_memory(
-        &self,
-        machine: &Machine,
-        limit: Option<&MemoryLimit>,
-    ) -> Result<(), ScenarioError> {
-        let need = self.estimate(machine).bytes();
+    pub fn check_memory(&self, limit: Option<&MemoryLimit>) -> Result<(), ScenarioError> {
+        let need = self.estimate().bytes();
         match limit {
             Some(limit) if need > limit.bytes => Err(ScenarioError::Memory {
                 need_mib: need.div_ceil(1 << 20),
@@ -218,11 +255,11 @@ impl Scenario {
     }
 
     /// What a run of it lays out, as laid out: how the estimate was measured.
-    pub fn footprint(&self, machine: &Machine) -> Result<Footprint, String> {
-        let prepared = self.prepare(machine).map_err(|e| e.to_string())?;
-        let hash = &prepared.hash;
+    pub fn footprint(&self) -> Result<Footprint, ScenarioError> {
+        let laid_out = self.lay_out()?;
+        let hash = &laid_out.hash;
         Ok(Footprint {
-            lines: prepared.memory.lines().into(),
+            lines: laid_out.memory.lines().into(),
             locks: hash
                 .global
                 .iter()
@@ -230,10 +267,10 @@ impl Scenario {
                 .chain(hash.outgrown.iter().flatten())
                 .map(|t| t.slots)
                 .sum(),
-            queued_steps: crate::footprint::queued_steps(&self.workload, prepared.threads),
-            tasks: prepared.setup.tasks.len() as u64,
-            cpus: machine.cpus().into(),
-            program_bytes: prepared
+            queued_steps: crate::footprint::queued_steps(&self.scenario.workload, self.threads),
+            tasks: laid_out.setup.tasks.len() as u64,
+            cpus: self.machine.cpus().into(),
+            program_bytes: laid_out
                 .setup
                 .tasks
                 .iter()
@@ -244,37 +281,27 @@ impl Scenario {
 
     /// Relative cost of simulating it, to start the longest runs first:
     /// tasks times simulated time, each task having about one event in
-    /// flight. A scenario whose machine does not build costs nothing.
-    pub fn cost_estimate(&self) -> u64 {
-        let Ok(machine) = Machine::new(self.machine.clone()) else {
-            return 0;
-        };
-        u64::from(self.workload.workload().threads(&machine))
-            * ((self.window.warmup + self.window.duration) / 1_000_000)
+    /// flight.
+    pub fn cost(&self) -> u64 {
+        let window = &self.scenario.window;
+        u64::from(self.threads) * ((window.warmup + window.duration) / 1_000_000)
     }
 
-    fn prepare(&self, machine: &Machine) -> Result<Prepared, ScenarioError> {
-        let design_error = |error: DesignError| ScenarioError::Design {
-            design: self.design.name.clone(),
-            error,
-        };
-        self.design.validate().map_err(design_error)?;
-        let threads = check_workload(&self.workload, machine)?;
-        check_era(&self.workload, &self.design)?;
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
+    /// Lays the workload and its tables out in memory, each random choice
+    /// drawn from the scenario's seed: what holds a run's memory.
+    fn lay_out(&self) -> Result<LaidOut, ScenarioError> {
+        let machine = self.machine;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.scenario.seed);
         let mut memory = MemoryMap::new(machine.line_size());
-        let setup = self
-            .workload
-            .workload()
-            .setup(machine, &mut memory, &mut rng);
+        let setup = self.workload.setup(machine, &mut memory, &mut rng);
         let processes: Vec<ProcessInfo> =
             first_task_and_count(setup.task_process.iter().copied(), setup.mms.len())
                 .into_iter()
                 .map(|(first, count)| ProcessInfo {
                     threads: count.max(1),
                     node: machine.node_of(setup.tasks[first.unwrap_or(0)].cpu),
-                    set_slots: self.workload.workload().set_slots(),
-                    created_in_run: self.workload.workload().create_every_ns().is_some(),
+                    set_slots: self.workload.set_slots(),
+                    created_in_run: self.workload.create_every_ns().is_some(),
                 })
                 .collect();
         let vars = SizingVars::new(
@@ -283,53 +310,120 @@ impl Scenario {
             processes.len() as u64,
             setup.futexes,
         );
-        let hash = FutexHash::build(&self.design, vars, &processes, machine.nodes(), &mut memory)
-            .map_err(design_error)?;
-        Ok(Prepared {
+        let design = &self.scenario.design;
+        let hash = FutexHash::build(design, vars, &processes, machine.nodes(), &mut memory)
+            .map_err(|error| ScenarioError::Design {
+                design: design.name.clone(),
+                error,
+            })?;
+        Ok(LaidOut {
             memory,
             setup,
             processes,
             hash,
-            threads,
         })
     }
 
-    pub fn simulate(&self) -> Result<(RunRecord, Speed), String> {
-        let machine = Machine::new(self.machine.clone()).map_err(|e| e.to_string())?;
-        let Prepared {
+    /// Refuses keys the layout analysis of the run's load record would
+    /// refuse, on this machine.
+    fn check_keys(&self, laid_out: &LaidOut) -> Result<(), ScenarioError> {
+        if let Some(words) = &laid_out.setup.keys {
+            let platform = self.machine.platform();
+            platform.validate()?;
+            layout::check_set(
+                &self.scenario.design,
+                &platform,
+                words,
+                self.workload.set_slots(),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Lays the scenario out, runs the engine on it, and records the run.
+    pub fn simulate(&self) -> Result<(RunRecord, Speed), RunError> {
+        let machine = self.machine;
+        let scenario = self.scenario;
+        let laid_out = self.lay_out()?;
+        // Everything the analysis of the run's keys could refuse, before
+        // it runs beside the event loop.
+        self.check_keys(&laid_out)?;
+        let LaidOut {
             mut memory,
             mut setup,
             processes,
             hash,
-            threads,
-        } = self.prepare(&machine).map_err(|e| e.to_string())?;
-        place_at_fork(&machine, &mut setup.tasks);
-        let mut table = TableRecord {
-            slots: hash.global_slots(),
-            instances: hash.global.len() as u32,
-            private_slots: hash.private.iter().flatten().map(|t| t.slots).collect(),
-            bytes: hash.memory_bytes(),
-            private_hashes: if self.design.private.is_some() {
-                hash.lives.clone()
-            } else {
-                Vec::new()
-            },
-        };
+        } = laid_out;
+        place_at_fork(machine, &mut setup.tasks);
+        let table = TableRecord::laid_out(&hash, scenario.design.private.is_some());
+        let futex = self.kernel(&hash, &mut setup, &mut memory);
         // The keys this run's tasks use, straight from its set-up: the
-        // analysis of their buckets runs beside the event loop, once
-        // everything it could refuse has been checked.
+        // analysis of their buckets runs beside the event loop.
         let platform = machine.platform();
-        let set_slots = self.workload.workload().set_slots();
-        if let Some(words) = &setup.keys {
-            layout::check_set(&self.design, &platform, words, set_slots)
-                .map_err(|e| e.to_string())?;
-        }
+        let set_slots = self.workload.set_slots();
         let keys = &setup.keys;
         let analysis = || {
             keys.as_ref()
-                .map(|words| layout::analyze_set(&self.design, &platform, words, set_slots))
+                .map(|words| layout::analyze_set(&scenario.design, &platform, words, set_slots))
                 .transpose()
         };
+        let lock = scenario.design.lock_kind(machine.lock_kind());
+        let lock_names = std::mem::take(&mut setup.lock_names);
+        let readout = setup.readout.take();
+        let started = Instant::now();
+        let task_cpus: Vec<u32> = setup.tasks.iter().map(|t| t.cpu).collect();
+        let layout = SchedLayout::new(machine, &mut memory, &task_cpus);
+        let (load, out) = beside(analysis, || {
+            Engine::new(
+                machine,
+                &memory,
+                futex,
+                setup.tasks,
+                lock,
+                scenario.window,
+                layout,
+            )
+            .run()
+        });
+        let wall_s = started.elapsed().as_secs_f64();
+        let load = load
+            .map_err(ScenarioError::from)?
+            .map(|report| LoadRecord::from_layout(&report));
+        if let Some(t) = out.stalled_at {
+            return Err(RunError::Stalled {
+                at_ns: t / 1000,
+                events: crate::engine::STALL_EVENTS,
+            });
+        }
+        let extra = readout.map_or_else(Vec::new, |read| read(&scenario.window, &out.timeline));
+        let record = RunRecord::assemble(
+            RunOrigin {
+                machine,
+                design: &scenario.design.name,
+                workload: self.workload.name(),
+                seed: scenario.seed,
+                window: scenario.window,
+                threads: self.threads,
+                processes: processes.len() as u32,
+                table,
+                load,
+                lock_names: &lock_names,
+                extra,
+                thread_futexes: &setup.thread_futexes,
+                memory: &memory,
+                hash: &hash,
+            },
+            out,
+        );
+        let speed = Speed::of(&record, wall_s);
+        Ok((record, speed))
+    }
+
+    /// The kernel the run's tasks call into, its objects laid out in
+    /// `memory`; where the workload creates its threads in the run, their
+    /// creations are staggered and the kernel told of them.
+    fn kernel(&self, hash: &FutexHash, setup: &mut Setup, memory: &mut MemoryMap) -> FutexSystem {
+        let machine = self.machine;
         let infos: Vec<TaskInfo> = setup
             .tasks
             .iter()
@@ -346,9 +440,9 @@ impl Scenario {
             setup.mms.clone(),
             &cpu_nodes,
             machine.page_size(),
-            &mut memory,
+            memory,
         );
-        if let Some(ns) = self.workload.workload().create_every_ns() {
+        if let Some(ns) = self.workload.create_every_ns() {
             let tasks = std::mem::take(&mut setup.tasks);
             let (tasks, index_in_process) =
                 staggered(tasks, &setup.task_process, ns.saturating_mul(1000));
@@ -357,142 +451,9 @@ impl Scenario {
                 index_in_process,
                 grace_period: machine.sched.tick,
             };
-            futex.create_threads_in_run(&creation, &mut memory);
+            futex.create_threads_in_run(&creation, memory);
         }
-        let lock = self.design.lock_kind(machine.lock_kind());
-        let lock_names = std::mem::take(&mut setup.lock_names);
-        let readout = setup.readout.take();
-        let started = Instant::now();
-        let task_cpus: Vec<u32> = setup.tasks.iter().map(|t| t.cpu).collect();
-        let layout = SchedLayout::new(&machine, &mut memory, &task_cpus);
-        let (load, mut out) = beside(analysis, || {
-            Engine::new(
-                &machine,
-                &memory,
-                futex,
-                setup.tasks,
-                lock,
-                self.window,
-                layout,
-            )
-            .run()
-        });
-        let wall_s = started.elapsed().as_secs_f64();
-        let load = load
-            .map_err(|e| e.to_string())?
-            .map(|report| LoadRecord::from_layout(&report));
-        if let Some(t) = out.stalled_at {
-            return Err(format!(
-                "stopped at {} ns of simulated time: {} events there without time advancing \
-                 (every step takes 0 ns?); the run would never end",
-                t / 1000,
-                crate::engine::STALL_EVENTS
-            ));
-        }
-
-        // Where threads were created in the run: the slots and resizes it reached.
-        for (life, reached) in table.private_hashes.iter_mut().zip(&out.resizes) {
-            if let Some((slots, resizes)) = reached {
-                life.slots = *slots;
-                life.resizes = resizes.published;
-                life.in_run = Some(*resizes);
-            }
-        }
-        let m = &out.metrics;
-        let ops: u64 = m.ops_per_task.iter().sum();
-        // A run whose tasks all exit ends early: its counted time ends with the last exit.
-        let counted_ps = out.timeline.all_exited().map_or(self.window.duration, |t| {
-            t.saturating_sub(self.window.warmup)
-                .clamp(1000, self.window.duration)
-        });
-        let sim_ns = counted_ps / 1000;
-        let secs = sim_ns as f64 / 1e9;
-        let rates: Vec<f64> = m.ops_per_task.iter().map(|&n| n as f64 / secs).collect();
-        let mean = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
-        let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len().max(1) as f64;
-        let top_lines = out
-            .directory
-            .hottest_lines(TOP_LINES)
-            .into_iter()
-            .map(|s| {
-                let region = memory.region(memory.region_of_line(s.line));
-                let address = memory.line_addr(s.line);
-                let what = |offset: u16| describe(&hash, &region.name, address + u64::from(offset));
-                let node = memory.home_of_line(s.line);
-                LineRecord::from_stats(&s, address, node, region.name.clone(), what, |c| {
-                    machine.node_of(c)
-                })
-            })
-            .collect();
-        // perf bench futex hash prints each thread's array and rate.
-        let perf_threads = match (&self.workload, &setup.keys) {
-            (WorkloadSpec::PerfHash(_), Some(words)) => words
-                .arrays
-                .iter()
-                .zip(&m.ops_per_task)
-                .map(|(array, &ops)| PerfThreadRecord {
-                    first_futex: array.base,
-                    last_futex: array.base + 4 * u64::from(array.words.saturating_sub(1)),
-                    ops,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        let record = RunRecord {
-            machine: machine.name().to_string(),
-            design: self.design.name.clone(),
-            workload: self.workload.workload().label(),
-            seed: self.seed,
-            cpus: machine.cpus(),
-            nodes: machine.nodes(),
-            threads,
-            processes: processes.len() as u32,
-            line_size: machine.line_size(),
-            table,
-            sim_ns,
-            ops,
-            ops_per_sec: ops as f64 / secs,
-            mean_thread_ops_per_sec: mean,
-            thread_rsd_pct: if mean > 0.0 {
-                100.0 * var.sqrt() / mean
-            } else {
-                0.0
-            },
-            min_thread_ops: m.ops_per_task.iter().copied().min().unwrap_or(0),
-            max_thread_ops: m.ops_per_task.iter().copied().max().unwrap_or(0),
-            latency_ns: Latency {
-                mean: m.latency.mean(),
-                p50: m.latency.quantile(0.50),
-                p90: m.latency.quantile(0.90),
-                p99: m.latency.quantile(0.99),
-                max: m.latency.max(),
-            },
-            locks: LockRecord::from_stats(&m.locks),
-            coherence: CoherenceRecord::from_totals(&out.directory.totals, ops),
-            load,
-            top_lines,
-            events: out.events,
-            asleep_at_end: out.asleep_at_end as u64,
-            workload_locks: lock_names
-                .iter()
-                .zip(
-                    m.workload_locks
-                        .iter()
-                        .chain(std::iter::repeat(&Default::default())),
-                )
-                .filter(|(_, stats)| stats.acquisitions > 0)
-                .map(|(name, stats)| NamedLockRecord::from_stats(name, stats))
-                .collect(),
-            extra: readout.map_or_else(Vec::new, |read| read(&self.window, &out.timeline)),
-            perf_threads,
-        };
-        let speed = Speed {
-            events: out.events,
-            wall_s,
-            events_per_sec: out.events as f64 / wall_s.max(1e-9),
-            sim_ops_per_sec: ops as f64 / wall_s.max(1e-9),
-        };
-        Ok((record, speed))
+        futex
     }
 }
 
@@ -552,42 +513,4 @@ fn table_size(
         .div_ceil(machine.line_size())
         .saturating_add(tables);
     (slots, lines)
-}
-
-/// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
-fn describe(hash: &FutexHash, region: &str, addr: u64) -> Occupant {
-    // A process's outgrown tables are named as its private hash's.
-    let tables = (0..hash.global.len() as u32)
-        .map(TableSel::Global)
-        .chain(
-            (0..hash.private.len() as u32)
-                .filter(|&p| hash.private[p as usize].is_some())
-                .map(TableSel::Private),
-        )
-        .chain(hash.outgrown.iter().enumerate().flat_map(|(p, tables)| {
-            (0..tables.len() as u32).map(move |generation| TableSel::Outgrown {
-                process: p as u32,
-                generation,
-            })
-        }));
-    for table in tables {
-        if let Some((index, field)) = hash.locate(table, addr) {
-            let table = match table {
-                TableSel::Global(_) => BucketTable::Global,
-                TableSel::Private(process) | TableSel::Outgrown { process, .. } => {
-                    BucketTable::Private { process }
-                }
-            };
-            let bucket = BucketRef { table, index };
-            return Occupant::Bucket { bucket, field };
-        }
-        if hash
-            .instance(table)
-            .header
-            .is_some_and(|h| addr >= h && addr < hash.instance(table).base)
-        {
-            return Occupant::PrivateHashHeader;
-        }
-    }
-    Occupant::Region(region.to_string())
 }

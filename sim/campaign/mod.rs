@@ -26,13 +26,13 @@ pub use store::{now_utc, peak_rss_bytes, reset_peak_rss};
 
 use crate::config::{Config, ConfigError, PlannedRun};
 use crate::files::{self, FileError};
-use crate::machine::Machine;
+use crate::machine::{Machine, MachineError};
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
-use crate::scenario::Scenario;
+use crate::scenario::{Prepared, RunError, Scenario, ScenarioError};
 use run_file::RunFile;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -76,6 +76,9 @@ pub enum CampaignError {
     /// of, that is not one futexsim wrote.
     #[error(transparent)]
     Report(#[from] crate::report::ReadError),
+    /// A point's machine does not build.
+    #[error(transparent)]
+    Machine(#[from] MachineError),
     #[error("run {id} ({what}): {message}")]
     Run {
         id: String,
@@ -126,6 +129,9 @@ pub struct Campaign {
     pub dir: PathBuf,
     pub config: Config,
     pub runs: Vec<Run>,
+    /// Each point's machine, built once for every run of the point: its
+    /// cost, its memory estimate and its simulation.
+    machines: Vec<Machine>,
 }
 
 impl Campaign {
@@ -154,10 +160,16 @@ impl Campaign {
                 plan,
             })
             .collect();
+        let machines = config
+            .points
+            .iter()
+            .map(|point| Machine::new(point.machine.clone()))
+            .collect::<Result<_, _>>()?;
         Ok(Campaign {
             dir: dir.to_path_buf(),
             config,
             runs,
+            machines,
         })
     }
 
@@ -248,7 +260,10 @@ impl Campaign {
         }
         let mut seen = BTreeSet::new();
         todo.retain(|r| seen.insert(r.id.clone()));
-        todo.sort_by_cached_key(|r| std::cmp::Reverse(r.plan.scenario.cost_estimate()));
+        // A run that does not resolve costs nothing: simulating it refuses it.
+        todo.sort_by_cached_key(|r| {
+            std::cmp::Reverse(self.prepare(r).map_or(0, |prepared| prepared.cost()))
+        });
         Ok(todo)
     }
 
@@ -264,30 +279,33 @@ impl Campaign {
     ) -> Result<Option<(&'a Run, u64)>, CampaignError> {
         let mut largest: Option<(&Run, u64)> = None;
         let mut seen = BTreeSet::new();
-        let mut machines: BTreeMap<usize, Machine> = BTreeMap::new();
         for run in todo
             .iter()
             .filter(|r| seen.insert((r.plan.point, r.plan.design)))
         {
-            let scenario = &run.plan.scenario;
-            let machine = match machines.entry(run.plan.point) {
-                std::collections::btree_map::Entry::Occupied(m) => m.into_mut(),
-                std::collections::btree_map::Entry::Vacant(slot) => {
-                    let machine =
-                        Machine::new(scenario.machine.clone()).map_err(|e| CampaignError::Run {
-                            id: run.id.clone(),
-                            what: run.describe(&self.config),
-                            message: e.to_string(),
-                        })?;
-                    slot.insert(machine)
-                }
-            };
-            let bytes = scenario.estimate(machine).bytes();
+            let bytes = self
+                .prepare(run)
+                .map_err(|e| self.run_error(run, e.to_string()))?
+                .estimate()
+                .bytes();
             if largest.is_none_or(|(_, most)| bytes > most) {
                 largest = Some((run, bytes));
             }
         }
         Ok(largest)
+    }
+
+    /// `run`'s scenario resolved on its point's machine.
+    fn prepare<'a>(&'a self, run: &'a Run) -> Result<Prepared<'a>, ScenarioError> {
+        run.plan.scenario.prepare(&self.machines[run.plan.point])
+    }
+
+    fn run_error(&self, run: &Run, message: String) -> CampaignError {
+        CampaignError::Run {
+            id: run.id.clone(),
+            what: run.describe(&self.config),
+            message,
+        }
     }
 
     /// Simulates `todo` on `jobs` threads, writing each run's file as it
@@ -340,15 +358,11 @@ impl Campaign {
         run: &Run,
         done: &(dyn Fn(&Speed, u64) + Sync),
     ) -> Result<(), CampaignError> {
-        let (record, speed) =
-            run.plan
-                .scenario
-                .simulate()
-                .map_err(|message| CampaignError::Run {
-                    id: run.id.clone(),
-                    what: run.describe(&self.config),
-                    message,
-                })?;
+        let (record, speed) = self
+            .prepare(run)
+            .map_err(RunError::from)
+            .and_then(|prepared| prepared.simulate())
+            .map_err(|e| self.run_error(run, e.to_string()))?;
         let ops = record.ops;
         let file = RunFile {
             id: run.id.clone(),

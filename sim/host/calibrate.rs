@@ -793,7 +793,8 @@ pub fn simulated_ops_per_thread(config: &str) -> Result<f64, String> {
         .into_iter()
         .next()
         .expect("one point, one design");
-    Ok(run.scenario.simulate()?.0.mean_thread_ops_per_sec)
+    let (record, _) = run.scenario.simulate().map_err(|e| e.to_string())?;
+    Ok(record.mean_thread_ops_per_sec)
 }
 
 #[cfg(test)]

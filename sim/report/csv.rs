@@ -68,7 +68,7 @@ fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
         ("repetition", run.repetition.to_string()),
         ("id", run.id.clone()),
         ("machine", r.machine.clone()),
-        ("workload", r.workload.clone()),
+        ("workload", r.workload.label.clone()),
         ("seed", r.seed.to_string()),
         ("cpus", r.cpus.to_string()),
         ("nodes", r.nodes.to_string()),

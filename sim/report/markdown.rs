@@ -10,9 +10,8 @@ use super::summary::{self, duration_ns, figure, of_keys, per_op, Cell};
 use super::usl;
 use super::{File, REPORT_MD};
 use crate::perf_stat::{hash_thread_line, rel_stderr_from_population_rsd};
-use crate::record::{LoadRecord, RunRecord};
+use crate::record::{LoadRecord, RunRecord, WorkloadKind};
 use crate::results::{ResultSet, SpeedLog};
-use crate::workload::perf_hash;
 use std::fmt::Write;
 
 pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
@@ -74,7 +73,7 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         (true, label) => format!(" at {label}"),
         (false, _) => format!(" at {} points ({} to {})", points.len(), first.1, last.1),
     };
-    let headline = if cells[0].runs[0].workload.starts_with(perf_hash::LABEL) {
+    let headline = if is_perf_hash(&cells[0]) {
         "Averaged ops/s per thread (what `perf bench futex hash` prints as \"Averaged\")"
     } else {
         "Ops/s per thread (the mean of the per-thread rates)"
@@ -562,10 +561,9 @@ fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
         .load
         .as_ref()
         .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
-    let kind = if r.workload.ends_with(" -S") {
-        "shared"
-    } else {
-        "private"
+    let kind = match r.workload.kind {
+        WorkloadKind::PerfHash { shared: true } => "shared",
+        _ => "private",
     };
     let secs = r.sim_ns / 1_000_000_000;
     let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
@@ -596,7 +594,7 @@ fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
 }
 
 fn is_perf_hash(c: &Cell) -> bool {
-    c.runs[0].workload.starts_with(perf_hash::LABEL)
+    matches!(c.runs[0].workload.kind, WorkloadKind::PerfHash { .. })
 }
 
 /// perf bench futex hash's summary and Averaged lines for each simulated

@@ -47,6 +47,7 @@ use super::verdict::{Judged, Published};
 use crate::config::{echo, Config, Point};
 use crate::record::{
     CoherenceRecord, Latency, LoadRecord, LockRecord, RunRecord, TableRecord, UniformLoad,
+    WorkloadName,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -523,7 +524,7 @@ fn template_record() -> RunRecord {
     RunRecord {
         machine: String::new(),
         design: String::new(),
-        workload: String::new(),
+        workload: WorkloadName::parse(""),
         seed: 0,
         cpus: 0,
         nodes: 0,

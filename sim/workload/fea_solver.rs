@@ -13,7 +13,7 @@
 //! set, not a measurement.
 
 use super::WorkloadError;
-use super::pthread::Barrier;
+use super::primitives::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::machine::Machine;
@@ -226,6 +226,7 @@ impl Workload for FeaSolver {
             lock_names: Vec::new(),
             readout: Some(Box::new(solve_time)),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

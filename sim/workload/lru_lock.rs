@@ -50,6 +50,7 @@ pub struct LruLock {
 
 /// Per-page costs outside the lock, in nanoseconds (estimates; the single
 /// process rate in the report, 141 k pages/s, is about 7 us per page).
+// Fixed nanoseconds that ignore the profile's clock: scaling them would move results.
 const WRITE_FAULT_NS: u64 = 2_800;
 const MADVISE_NS: u64 = 2_600;
 const READ_FAULT_NS: u64 = 1_200;
@@ -171,6 +172,7 @@ impl Workload for LruLock {
             // Nothing beyond ops per second (pages per second, will-it-scale's total).
             readout: None,
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

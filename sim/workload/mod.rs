@@ -9,7 +9,7 @@ mod error;
 pub mod futex_words;
 pub mod objects;
 pub mod perf;
-pub mod pthread;
+pub mod primitives;
 pub mod rounds;
 pub mod task_loop;
 pub mod user_memory;
@@ -19,7 +19,7 @@ pub use error::WorkloadError;
 use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
-use crate::record::Metric;
+use crate::record::{Metric, ThreadFutexes, WorkloadKind, WorkloadName};
 use crate::task::{Mem, RunWindow, TaskSpec, Timeline};
 use futex_words::FutexWords;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -30,6 +30,20 @@ use serde::{Deserialize, Serialize};
 pub trait Workload {
     /// How a record names it: the benchmark and its options.
     fn label(&self) -> String;
+
+    /// What a report tells it apart as (a record read back has it from
+    /// its label, `WorkloadName::parse`).
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::Other
+    }
+
+    /// Its label and its kind, as its record names it.
+    fn name(&self) -> WorkloadName {
+        WorkloadName {
+            label: self.label(),
+            kind: self.kind(),
+        }
+    }
 
     /// Tasks pinned one per CPU. Helpers that only run while these sleep
     /// (a benchmark's main or waking threads) may share their CPUs.
@@ -179,6 +193,9 @@ pub struct Setup {
     /// The futex words the tasks use, as `Workload::placed_words` gives
     /// them: what the run's load record analyses. None where that is None.
     pub keys: Option<FutexWords>,
+    /// Each thread's futexes, in thread order, where the benchmark prints
+    /// them (perf bench futex hash); empty elsewhere.
+    pub thread_futexes: Vec<ThreadFutexes>,
 }
 
 /// Turns what a run noted (its window; when tasks read the clock and exited)

@@ -67,5 +67,6 @@ pub fn one_process(tasks: Vec<TaskSpec>, mms: Vec<u64>, futexes: u64, readout: R
         lock_names: Vec::new(),
         readout: Some(readout),
         keys: None,
+        thread_futexes: Vec::new(),
     }
 }

@@ -15,6 +15,7 @@ use super::{user_memory, Setup, Size, Workload, WorkloadError};
 use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
 use crate::memory::{Home, LineId, MemoryMap, RegionId, PAGE_SHIFT};
+use crate::record::{ThreadFutexes, WorkloadKind, PERF_HASH_LABEL};
 use crate::task::{FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -119,14 +120,10 @@ impl Program for Worker {
     }
 }
 
-/// How every perf-hash workload's label begins, so a record can be known
-/// as perf bench futex hash's.
-pub const LABEL: &str = "perf bench futex hash";
-
 impl Workload for PerfHash {
     fn label(&self) -> String {
         let mut s = format!(
-            "{LABEL} -f {}{}{}",
+            "{PERF_HASH_LABEL} -f {}{}{}",
             self.futexes,
             threads_flag(self.threads),
             shared_flag(self.shared)
@@ -141,6 +138,12 @@ impl Workload for PerfHash {
             s += &format!(" (a thread created every {ns} ns)");
         }
         s
+    }
+
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::PerfHash {
+            shared: self.shared,
+        }
     }
 
     /// perf refuses neither, but a thread without futexes has nothing to
@@ -229,6 +232,14 @@ impl Workload for PerfHash {
                 }),
             })
             .collect();
+        let thread_futexes = words
+            .arrays
+            .iter()
+            .map(|array| ThreadFutexes {
+                first: array.base,
+                last: array.base + 4 * u64::from(array.words.saturating_sub(1)),
+            })
+            .collect();
         Setup {
             tasks,
             task_process: vec![0; threads as usize],
@@ -237,6 +248,7 @@ impl Workload for PerfHash {
             lock_names: Vec::new(),
             readout: None,
             keys: Some(words),
+            thread_futexes,
         }
     }
 
@@ -319,6 +331,7 @@ fn array_regions(arrays: &[u64], bytes: u64, home: Home, memory: &mut MemoryMap)
 mod tests {
     use super::*;
     use crate::machine::presets::preset;
+    use crate::record::WorkloadName;
     use rand::SeedableRng;
 
     /// Small arrays sit side by side on the heap; large ones are mmap'd with
@@ -373,5 +386,28 @@ mod tests {
             })
         );
         assert_eq!(with(64, true).label(), "perf bench futex hash -f 1024 -t 8 -b 64 -I");
+    }
+
+    /// A record read back knows perf bench futex hash, shared or not,
+    /// from its label alone, whatever other options the label carries.
+    #[test]
+    fn its_kind_is_read_back_from_its_label_with_every_option() {
+        for shared in [false, true] {
+            for (buckets, immutable, create_every_ns) in
+                [(-1, false, None), (64, true, None), (0, false, Some(2000))]
+            {
+                let workload = PerfHash {
+                    threads: Some(8),
+                    shared,
+                    buckets,
+                    immutable,
+                    create_every_ns,
+                    ..PerfHash::default()
+                };
+                let read = WorkloadName::parse(&workload.label());
+                assert_eq!(read, workload.name(), "{}", workload.label());
+                assert_eq!(read.kind, WorkloadKind::PerfHash { shared });
+            }
+        }
     }
 }

@@ -31,7 +31,7 @@
 use super::perf::{
     key_kind, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
 };
-use super::pthread::{Barrier, BarrierWait, Primitive};
+use super::primitives::{Barrier, BarrierWait, Primitive};
 use super::rounds::{
     blocked_threads, default_settle_us, mean, ms, validate_settle, Rounds, Samples,
 };

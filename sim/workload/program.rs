@@ -39,7 +39,7 @@
 
 use super::WorkloadError;
 use super::objects::Objects;
-use super::pthread::Barrier;
+use super::primitives::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::coherence::AccessKind;
@@ -703,6 +703,7 @@ impl Workload for ProgramSpec {
             lock_names: o.into_lock_names(),
             readout: Some(Box::new(time_until_all_exited)),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

@@ -409,6 +409,7 @@ impl Workload for Schbench {
                 ]
             })),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }

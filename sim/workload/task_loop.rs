@@ -3,7 +3,7 @@
 //! branch on what their atomics return), counted as one iteration; after
 //! a set number of passes the task exits.
 
-use super::pthread::{Barrier, BarrierWait, MutexLock, MutexUnlock, Primitive};
+use super::primitives::{Barrier, BarrierWait, MutexLock, MutexUnlock, Primitive};
 use crate::task::{Counting, Done, Op, Program, UserWord};
 use std::collections::VecDeque;
 
@@ -93,6 +93,9 @@ impl<B: Body> Program for TaskLoop<B> {
     }
 
     fn op_returned(&mut self, done: Done) {
+        if let Some(p) = &mut self.primitive {
+            p.returned(done.ret as u32);
+        }
         if self.atomic_in_flight {
             self.last = Some(done.ret as u32);
         }

@@ -157,6 +157,7 @@ impl Workload for WillItScale {
             lock_names: Vec::new(),
             readout: None,
             keys: Some(words),
+            thread_futexes: Vec::new(),
         }
     }
 

@@ -4,7 +4,7 @@
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::record::RunRecord;
-use futexsim::scenario::Scenario;
+use futexsim::scenario::{RunError, Scenario, ScenarioError};
 use futexsim::task::RunWindow;
 use futexsim::workload::perf_lock_pi::PerfLockPi;
 use futexsim::workload::perf_requeue::PerfRequeue;
@@ -118,7 +118,11 @@ fn wake_parallel_refuses_an_uneven_share_like_perf() {
         seed: 1,
     };
     let err = s.simulate().unwrap_err();
-    assert!(err.contains("perfectly divisible"), "{err}");
+    assert!(
+        matches!(err, RunError::Scenario(ScenarioError::Workload(_))),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("perfectly divisible"), "{err}");
 }
 
 #[test]

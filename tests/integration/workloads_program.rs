@@ -5,7 +5,7 @@ use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::machine::Machine;
 use futexsim::record::RunRecord;
-use futexsim::scenario::Scenario;
+use futexsim::scenario::{RunError, Scenario};
 use futexsim::task::RunWindow;
 use futexsim::workload::WorkloadSpec;
 
@@ -20,7 +20,7 @@ fn workload(toml_text: &str) -> WorkloadSpec {
     toml::from_str::<Config>(toml_text).unwrap().workload
 }
 
-fn run(w: WorkloadSpec) -> Result<RunRecord, String> {
+fn run(w: WorkloadSpec) -> Result<RunRecord, RunError> {
     Scenario {
         machine: machine("icx-2s").unwrap(),
         design: table("aligned-3.14").unwrap(),
@@ -97,6 +97,7 @@ fn errors_name_the_step() {
             "[workload]\nname = \"program\"\nthreads = 2\nlocks = [\"a\"]\nsteps = {steps}\n"
         )))
         .unwrap_err()
+        .to_string()
     };
     let e = bad(r#"[{ op = "compute", ns = 1 }, { op = "futex-wake", addr = "4 * thred" }]"#);
     assert!(

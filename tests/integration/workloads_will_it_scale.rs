@@ -3,7 +3,7 @@
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
 use futexsim::record::RunRecord;
-use futexsim::scenario::Scenario;
+use futexsim::scenario::{RunError, Scenario, ScenarioError};
 use futexsim::task::RunWindow;
 use futexsim::workload::will_it_scale::{Mode, WillItScale};
 use futexsim::workload::WorkloadSpec;
@@ -93,7 +93,12 @@ fn only_futex1_to_futex4_exist() {
         },
         seed: 1,
     };
-    assert!(s.simulate().unwrap_err().contains("futex1 to futex4"));
+    let err = s.simulate().unwrap_err();
+    assert!(
+        matches!(err, RunError::Scenario(ScenarioError::Workload(_))),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("futex1 to futex4"), "{err}");
 }
 
 #[test]

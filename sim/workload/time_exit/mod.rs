@@ -28,14 +28,11 @@
 //! | parent: do_wait | `tasklist_lock` for read, a walk of the children list reading each `exit_state`; asleep on `wait_chldexit` when no child is a zombie | kernel/exit.c `do_wait`, `do_wait_thread`, `wait_consider_task` | the parent against every exiting child |
 //! | parent: release_task | `tasklist_lock` for write, the child unhashed | kernel/exit.c `wait_task_zombie` -> `release_task` | the parent against every exiting child |
 //!
-//! `tasklist_lock` is an rwlock: the x86 one of v3.8, a counter that a
-//! writer takes with one atomic subtract of RW_LOCK_BIAS and a reader with
-//! one decrement; a failed attempt undoes its atomic and spins reading the
-//! word until the lock looks free, then tries again
-//! (arch/x86/include/asm/spinlock.h `arch_read_lock`, `arch_write_lock`;
-//! arch/x86/lib/rwlock.S `__read_lock_failed`, `__write_lock_failed`).
-//! Readers do not wait for waiting writers. The word here counts the other
-//! way round: 0 is free, a writer adds the bias, a reader adds 1.
+//! `tasklist_lock` is the x86 rwlock of v3.8, and the page lock is
+//! lock_page on the page wait table: both are shared workload primitives
+//! (sim/workload/primitives/rwlock.rs, page_lock.rs). The child's exit
+//! path is child.rs, the parent's wait() parent.rs, and the queue of
+//! actions each runs, timed by stage, actions.rs.
 //!
 //! These are named from the kernel's function structure (read for facts);
 //! struct layouts inside each object are approximate, and which v3.x
@@ -64,21 +61,27 @@
 //! `-p` (a delay before the release) does not change what is timed and is
 //! not modelled.
 
-use super::WorkloadError;
+mod actions;
+mod child;
+mod parent;
+
 use super::objects::{Object, Objects};
+use super::primitives::page_lock::{PageLock, PageWaiters};
+use super::WorkloadError;
 use super::{lines_of, user_memory, Setup, Size, Workload};
-use crate::kernel::page_wait::{self, PageWaitEra, WaitSlot};
+use crate::kernel::page_wait::{self, PageWaitEra};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
 use crate::record::Metric;
-use crate::task::{
-    AccessKind, Affinity, AtomicOp, Done, KeyKind, LockRef, Mem, Op, Program, RunWindow, TaskSpec,
-    Timeline, Until, UserWord,
-};
+use crate::task::{KeyKind, LockRef, Mem, RunWindow, TaskSpec, Timeline, UserWord};
+use child::Child;
+use parent::Parent;
+use actions::{Action, Stage, STAGES};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,6 +135,7 @@ impl Default for TimeExit {
 
 // Work that touches nothing shared, in nanoseconds: estimates for a small
 // process forked from a small parent, not measurements.
+// Fixed nanoseconds that ignore the profile's clock: scaling them would move results.
 
 /// zap_pte_range's work per present pte beside its atomics: clear the
 /// pte, the rss count, the tlb gather's slot.
@@ -175,8 +179,6 @@ const OTHER_OBJECT_LINES: u64 = 24;
 /// A lock's name as the objects keep it, on the heap.
 const LOCK_NAME_BYTES: u64 = 64;
 
-/// `RW_LOCK_BIAS` of x86's rwlock before the qrwlock (3.16).
-const RW_LOCK_BIAS: u32 = 0x0100_0000;
 
 /// Everything the children share, and the parent's side of it.
 #[derive(Clone)]
@@ -191,7 +193,7 @@ struct Shared {
     page_lock: PageLock,
     /// The shmem mapping's radix tree, where the fault finds the page.
     page_tree: Mem,
-    /// How many of the parent's anonymous pages (Pages::anon), from the
+    /// How many of the parent's anonymous pages (Context::anon), from the
     /// first, each child writes in exit().
     exit_cow_faults: u32,
     i_mmap_mutex: LockRef,
@@ -211,18 +213,6 @@ struct Shared {
     exit_state: Vec<UserWord>,
 }
 
-/// The shared page's PG_locked and the page wait table's slot it hashes
-/// to: what lock_page and unlock_page touch.
-#[derive(Clone, Copy, Debug)]
-struct PageLock {
-    /// PG_locked of the struct page's `flags`: 1 while the page is locked.
-    flags: UserWord,
-    slot: WaitSlot,
-    slot_lock: LockRef,
-    /// The design's PG_waiters: an unlock looks at the slot only when set.
-    waiters_bit: bool,
-}
-
 /// An anonymous page of the parent's that the children map copy-on-write:
 /// its lock, `_count` and `_mapcount`, one struct page line for all.
 #[derive(Clone, Copy, Debug)]
@@ -230,90 +220,6 @@ struct AnonPage {
     lock: PageLock,
     count: UserWord,
     mapcount: UserWord,
-}
-
-/// A step of the exit path, or of the parent's wait(), as the record
-/// times it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    /// The child's first touch of the shared page, before it is ready.
-    Fault,
-    BeforeRelease,
-    /// exit()'s copy-on-write faults on the parent's pages, before do_exit.
-    ExitFaults,
-    ExitMm,
-    FreePgtables,
-    RemoveVma,
-    ExitFiles,
-    ExitFs,
-    ExitNotify,
-    Schedule,
-    DoWait,
-    Asleep,
-    ReleaseTask,
-}
-
-/// The stages the record gives, and their names: the children's first.
-const REPORTED: [(Stage, &str); 12] = [
-    (Stage::Fault, "fault on the shared page (lock_page), before the release"),
-    (Stage::ExitFaults, "exit(): copy-on-write faults (lock_page)"),
-    (Stage::ExitMm, "exit_mm (unmap_vmas)"),
-    (Stage::FreePgtables, "free_pgtables"),
-    (Stage::RemoveVma, "remove_vma"),
-    (Stage::ExitFiles, "exit_files"),
-    (Stage::ExitFs, "exit_fs and do_exit's other private work"),
-    (Stage::ExitNotify, "exit_notify"),
-    (Stage::Schedule, "last schedule"),
-    (Stage::DoWait, "parent: do_wait"),
-    (Stage::Asleep, "parent: asleep in wait()"),
-    (Stage::ReleaseTask, "parent: release_task"),
-];
-const STAGES: usize = Stage::ReleaseTask as usize + 1;
-
-/// Simulated time spent in each stage, summed over the tasks.
-type StageTimes = Arc<Mutex<[Ps; STAGES]>>;
-
-/// A task's clock for its stages: the time until each op ends goes to the
-/// stage of that op.
-struct Stages {
-    times: StageTimes,
-    current: Stage,
-    since: Ps,
-}
-
-impl Stages {
-    fn returned(&mut self, now: Ps) {
-        let mut times = self.times.lock().expect("one thread runs programs");
-        times[self.current as usize] += now - self.since;
-        self.since = now;
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Action {
-    Op(Op),
-    ReadLock(UserWord),
-    WriteLock(UserWord),
-    ReadUnlock(UserWord),
-    WriteUnlock(UserWord),
-    /// lock_page: test_and_set of PG_locked, and __lock_page's sleep on
-    /// the wait-table slot while it was set (`queued`: on the slot's list).
-    LockPage { page: PageLock, queued: bool },
-    /// The waiter joins, or leaves, the slot's list, under its lock.
-    PageWaitAdd(PageLock),
-    PageWaitDel(PageLock),
-    /// unlock_page: clear PG_locked, then wake a waiter if there is one.
-    UnlockPage(PageLock),
-    /// waitqueue_active: the read of the slot's list every v3.8 unlock makes.
-    PageWaitCheck(PageLock),
-    /// An atomic dec of a struct page field on each of the parent's pages
-    /// from `at` to `end`, one op at a time, so a child's queue does not
-    /// hold one action per page.
-    PageDrops {
-        field: PageField,
-        at: u32,
-        end: u32,
-    },
 }
 
 /// The struct page fields the exit drops one of.
@@ -325,583 +231,24 @@ enum PageField {
     Count,
 }
 
-/// An rwlock acquisition in flight: the atomic, its undo when it failed,
-/// the spin until the lock looks free, and again.
-#[derive(Clone, Copy, Debug)]
-struct RwAttempt {
-    word: UserWord,
-    write: bool,
-    phase: RwPhase,
+/// What the parent and every child of one run share beside simulated
+/// memory: the page wait lists their page locks read, the parent's
+/// anonymous pages, and the time they spent in each stage, which the
+/// readout reads once the run is over. One per run, built with its tasks.
+struct Context {
+    waiters: Arc<PageWaiters>,
+    anon: Box<[AnonPage]>,
+    /// Simulated time spent in each stage, summed over the tasks.
+    stage_ps: [AtomicU64; STAGES],
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RwPhase {
-    Try,
-    Undo,
-    Spin,
-}
-
-impl RwAttempt {
-    fn amount(&self) -> u32 {
-        if self.write {
-            RW_LOCK_BIAS
-        } else {
-            1
-        }
+impl Context {
+    fn spent(&self, stage: Stage, ps: Ps) {
+        self.stage_ps[stage as usize].fetch_add(ps, Ordering::Relaxed);
     }
 
-    fn op(&self) -> Op {
-        match self.phase {
-            RwPhase::Try => Op::Atomic(self.word, AtomicOp::Add(self.amount())),
-            RwPhase::Undo => Op::Atomic(self.word, AtomicOp::Sub(self.amount())),
-            RwPhase::Spin if self.write => Op::SpinUntil(self.word, Until::Equals(0)),
-            RwPhase::Spin => Op::SpinUntil(self.word, Until::Below(RW_LOCK_BIAS)),
-        }
-    }
-
-    /// The op returned `old`: whether the lock is now held.
-    fn returned(&mut self, old: u32) -> bool {
-        match self.phase {
-            RwPhase::Try => {
-                let free = if self.write {
-                    old == 0
-                } else {
-                    old < RW_LOCK_BIAS
-                };
-                if !free {
-                    self.phase = RwPhase::Undo;
-                }
-                free
-            }
-            RwPhase::Undo => {
-                self.phase = RwPhase::Spin;
-                false
-            }
-            RwPhase::Spin => {
-                self.phase = RwPhase::Try;
-                false
-            }
-        }
-    }
-}
-
-/// A task's actions in order, each in its stage; an rwlock acquisition
-/// runs as many ops as it takes, and a page lock as its waits need.
-struct Actions {
-    queue: VecDeque<(Stage, Action)>,
-    attempt: Option<RwAttempt>,
-    /// Whether the op in flight is a plain atomic, whose old value its
-    /// program reads.
-    atomic_in_flight: bool,
-    /// The page-lock action in flight, which decides what follows it.
-    page_in_flight: Option<Action>,
-    pages: Pages,
-    stages: Stages,
-}
-
-/// The most actions a page lock's outcome puts back at once: the slot's
-/// lock, onto its list, the PG_waiters bit, the lock's release, the wait
-/// for PG_locked, the lock again.
-const PAGE_LOCK_OUTCOME_ACTIONS: usize = 6;
-
-/// What every task's actions share about the parent's pages.
-#[derive(Clone)]
-struct Pages {
-    /// Tasks on the wait-table lists of the pages, as the kernel's lists hold them.
-    waiters: Arc<Mutex<u32>>,
-    anon: Arc<[AnonPage]>,
-}
-
-impl Actions {
-    fn new(times: StageTimes, pages: Pages) -> Actions {
-        Actions {
-            queue: VecDeque::new(),
-            attempt: None,
-            atomic_in_flight: false,
-            page_in_flight: None,
-            pages,
-            stages: Stages {
-                times,
-                current: Stage::BeforeRelease,
-                since: 0,
-            },
-        }
-    }
-
-    /// The queue's room: at tens of thousands of children, most of a run's memory.
-    fn held_bytes(&self) -> u64 {
-        (self.queue.capacity() * size_of::<(Stage, Action)>()) as u64
-    }
-
-    fn push(&mut self, stage: Stage, ops: impl IntoIterator<Item = Op>) {
-        self.queue
-            .extend(ops.into_iter().map(|op| (stage, Action::Op(op))));
-    }
-
-    fn next(&mut self) -> Option<Op> {
-        if let Some(attempt) = &self.attempt {
-            return Some(attempt.op());
-        }
-        let (stage, action) = self.queue.pop_front()?;
-        self.stages.current = stage;
-        self.atomic_in_flight = matches!(action, Action::Op(Op::Atomic(..)));
-        self.page_in_flight = matches!(
-            action,
-            Action::LockPage { .. } | Action::UnlockPage(_) | Action::PageWaitCheck(_)
-        )
-        .then_some(action);
-        Some(match action {
-            Action::Op(op) => op,
-            Action::ReadLock(word) | Action::WriteLock(word) => {
-                let attempt = RwAttempt {
-                    word,
-                    write: matches!(action, Action::WriteLock(_)),
-                    phase: RwPhase::Try,
-                };
-                self.attempt = Some(attempt);
-                attempt.op()
-            }
-            Action::ReadUnlock(word) => Op::Atomic(word, AtomicOp::Sub(1)),
-            Action::WriteUnlock(word) => Op::Atomic(word, AtomicOp::Sub(RW_LOCK_BIAS)),
-            Action::LockPage { page, .. } => Op::Atomic(page.flags, AtomicOp::Exchange(1)),
-            Action::PageWaitAdd(page) | Action::PageWaitDel(page) => {
-                let mut waiters = self.pages.waiters.lock().expect("one thread runs programs");
-                if matches!(action, Action::PageWaitAdd(_)) {
-                    *waiters += 1;
-                } else {
-                    *waiters -= 1;
-                }
-                Op::Access(page.slot.list, AccessKind::Write)
-            }
-            Action::UnlockPage(page) => Op::Atomic(page.flags, AtomicOp::Store(0)),
-            Action::PageWaitCheck(page) => Op::Access(page.slot.list, AccessKind::Read),
-            Action::PageDrops { field, at, end } => {
-                if at + 1 < end {
-                    let rest = Action::PageDrops {
-                        field,
-                        at: at + 1,
-                        end,
-                    };
-                    self.queue.push_front((stage, rest));
-                }
-                let page = &self.pages.anon[at as usize];
-                let word = match field {
-                    PageField::MapCount => page.mapcount,
-                    PageField::Count => page.count,
-                };
-                Op::Atomic(word, AtomicOp::Sub(1))
-            }
-        })
-    }
-
-    /// A page-lock action returned `old`: what it takes next goes first
-    /// (at most PAGE_LOCK_OUTCOME_ACTIONS).
-    fn page_returned(&mut self, action: Action, old: u32) {
-        let waiters = *self.pages.waiters.lock().expect("one thread runs programs");
-        let mut next = Vec::new();
-        match action {
-            Action::LockPage { page, queued } if old == 0 && queued => {
-                // finish_wait: off the slot's list.
-                next = vec![
-                    Action::Op(Op::SpinLock(page.slot_lock)),
-                    Action::PageWaitDel(page),
-                    Action::Op(Op::SpinUnlock(page.slot_lock)),
-                ];
-            }
-            Action::LockPage { .. } if old == 0 => {}
-            Action::LockPage { page, queued } => {
-                // prepare_to_wait_exclusive, then sleep while PG_locked is set.
-                next.push(Action::Op(Op::SpinLock(page.slot_lock)));
-                if !queued {
-                    next.push(Action::PageWaitAdd(page));
-                    if page.waiters_bit {
-                        next.push(Action::Op(Op::Access(page.flags.mem, AccessKind::Rmw)));
-                    }
-                }
-                next.extend([
-                    Action::Op(Op::SpinUnlock(page.slot_lock)),
-                    Action::Op(Op::WaitEvent(page.flags, Until::Equals(0))),
-                    Action::LockPage { page, queued: true },
-                ]);
-            }
-            Action::UnlockPage(page) if !page.waiters_bit => next.push(Action::PageWaitCheck(page)),
-            Action::UnlockPage(page) | Action::PageWaitCheck(page) if waiters > 0 => {
-                next = vec![
-                    Action::Op(Op::SpinLock(page.slot_lock)),
-                    Action::Op(Op::WakeUpOne(page.flags.mem)),
-                    Action::Op(Op::SpinUnlock(page.slot_lock)),
-                ];
-            }
-            _ => {}
-        }
-        debug_assert!(next.len() <= PAGE_LOCK_OUTCOME_ACTIONS);
-        let stage = self.stages.current;
-        for action in next.into_iter().rev() {
-            self.queue.push_front((stage, action));
-        }
-    }
-
-    /// Past the release every step is the kernel's: exit, or wait(); so
-    /// is the fault before it, and exit()'s faults.
-    fn in_kernel(&self) -> bool {
-        self.stages.current != Stage::BeforeRelease
-    }
-
-    /// The op ended: the old value of a plain atomic, for its program.
-    fn returned(&mut self, done: Done) -> Option<u32> {
-        self.stages.returned(done.now);
-        if let Some(action) = self.page_in_flight.take() {
-            self.page_returned(action, done.ret as u32);
-            return None;
-        }
-        if let Some(attempt) = &mut self.attempt {
-            if attempt.returned(done.ret as u32) {
-                self.attempt = None;
-            }
-            return None;
-        }
-        self.atomic_in_flight.then_some(done.ret as u32)
-    }
-}
-
-struct Child {
-    actions: Actions,
-}
-
-impl Program for Child {
-    fn next_op(&mut self) -> Op {
-        self.actions.next().unwrap_or(Op::Exit)
-    }
-
-    fn op_returned(&mut self, done: Done) {
-        self.actions.returned(done);
-    }
-
-    fn in_kernel(&self) -> bool {
-        self.actions.in_kernel()
-    }
-
-    fn held_bytes(&self) -> u64 {
-        self.actions.held_bytes()
-    }
-}
-
-fn child_actions(
-    s: &Shared,
-    child: usize,
-    schedule_ps: u64,
-    times: StageTimes,
-    pages: Pages,
-) -> Actions {
-    let ns = |n: u64| Op::Compute(n * 1000);
-    let mut a = Actions::new(times, pages);
-    // The first touch of the shared page faults: fork copied no pte of a
-    // shared mapping. shmem_fault finds the page and returns it locked;
-    // __do_fault maps it and unlocks it.
-    a.push(
-        Stage::Fault,
-        [
-            Op::Access(s.page_tree, AccessKind::Read),
-            Op::Atomic(s.page_count, AtomicOp::Add(1)),
-        ],
-    );
-    a.queue.push_back((
-        Stage::Fault,
-        Action::LockPage {
-            page: s.page_lock,
-            queued: false,
-        },
-    ));
-    a.push(
-        Stage::Fault,
-        [Op::Atomic(s.mapcount, AtomicOp::Add(1)), ns(FAULT_PRIVATE_NS)],
-    );
-    a.queue
-        .push_back((Stage::Fault, Action::UnlockPage(s.page_lock)));
-    a.push(
-        Stage::BeforeRelease,
-        [
-            Op::Atomic(s.ready, AtomicOp::Add(1)),
-            Op::SpinUntil(s.quit, Until::NotEquals(0)),
-        ],
-    );
-    // exit(): the first write to each of these pages since fork is a
-    // copy-on-write fault; do_wp_page locks the old page to see whether it
-    // may reuse it (it may not: every sibling maps it), copies it, and
-    // drops the child's mapping and reference of it.
-    let anon = a.pages.anon.clone();
-    let (written, end) = (s.exit_cow_faults, anon.len() as u32);
-    let shared = |field| Action::PageDrops {
-        field,
-        at: written,
-        end,
-    };
-    for page in &anon[..written as usize] {
-        a.queue.push_back((
-            Stage::ExitFaults,
-            Action::LockPage {
-                page: page.lock,
-                queued: false,
-            },
-        ));
-        a.push(
-            Stage::ExitFaults,
-            [Op::Access(page.mapcount.mem, AccessKind::Read)],
-        );
-        a.queue
-            .push_back((Stage::ExitFaults, Action::UnlockPage(page.lock)));
-        a.push(
-            Stage::ExitFaults,
-            [
-                ns(COW_COPY_NS),
-                Op::Atomic(page.mapcount, AtomicOp::Sub(1)),
-                Op::Atomic(page.count, AtomicOp::Sub(1)),
-            ],
-        );
-    }
-    // exit_mm -> exit_mmap -> unmap_vmas: zap the shared page, then each
-    // pte: a page still shared with the parent loses this mapping
-    // (page_remove_rmap); one the child copied is its own.
-    let vmas = s.anon_vma_roots.len() as u32 + 1 + TEXT_VMAS;
-    a.push(
-        Stage::ExitMm,
-        [
-            Op::Access(s.page_flags, AccessKind::Rmw),
-            Op::Access(s.page_flags, AccessKind::Read),
-            Op::Atomic(s.mapcount, AtomicOp::Sub(1)),
-            ns(u64::from(vmas) * UNMAP_VMA_NS),
-        ],
-    );
-    if written < end {
-        a.queue
-            .push_back((Stage::ExitMm, shared(PageField::MapCount)));
-    }
-    a.push(Stage::ExitMm, [ns(u64::from(end) * ZAP_PTE_NS)]);
-    // free_pgtables: each vma's anon_vmas, then the file vma from i_mmap.
-    for &(lock, root) in &s.anon_vma_roots {
-        a.push(
-            Stage::FreePgtables,
-            [
-                Op::SpinLock(lock),
-                Op::Access(root, AccessKind::Write),
-                ns(VMA_UNLINK_NS),
-                Op::SpinUnlock(lock),
-            ],
-        );
-    }
-    a.push(
-        Stage::FreePgtables,
-        [
-            Op::SpinLock(s.i_mmap_mutex),
-            Op::Access(s.i_mmap, AccessKind::Write),
-            ns(VMA_UNLINK_NS),
-            Op::SpinUnlock(s.i_mmap_mutex),
-        ],
-    );
-    // free_pgd_range frees a PTE page per vma and the pages above them;
-    // tlb_finish_mmu -> free_pages_and_swap_cache -> release_pages drops
-    // the gathered pages' references: the shared pages' `_count`.
-    let pt_pages = s.anon_vma_roots.len() as u64 + 1 + u64::from(UPPER_PT_PAGES);
-    a.push(Stage::FreePgtables, [ns(pt_pages * FREE_PT_PAGE_NS)]);
-    if written < end {
-        a.queue
-            .push_back((Stage::FreePgtables, shared(PageField::Count)));
-    }
-    a.push(
-        Stage::RemoveVma,
-        [Op::Atomic(s.shm_file, AtomicOp::Sub(1))],
-    );
-    a.push(
-        Stage::ExitFiles,
-        s.std_files.iter().map(|&f| Op::Atomic(f, AtomicOp::Sub(1))),
-    );
-    for &(d_lock, d_count) in &s.dentries {
-        a.push(
-            Stage::ExitFs,
-            [
-                Op::SpinLock(d_lock),
-                Op::Access(d_count, AccessKind::Write),
-                Op::SpinUnlock(d_lock),
-            ],
-        );
-    }
-    a.push(Stage::ExitFs, [ns(EXIT_OTHER_PRIVATE_NS)]);
-    a.queue
-        .push_back((Stage::ExitNotify, Action::WriteLock(s.tasklist_lock)));
-    a.push(
-        Stage::ExitNotify,
-        [
-            Op::SpinLock(s.siglock),
-            ns(NOTIFY_NS),
-            Op::SpinLock(s.wait_chldexit_lock),
-            Op::Atomic(s.notified, AtomicOp::Add(1)),
-            Op::WakeUp(s.notified.mem),
-            Op::SpinUnlock(s.wait_chldexit_lock),
-            Op::SpinUnlock(s.siglock),
-            Op::Atomic(s.exit_state[child], AtomicOp::Store(EXIT_ZOMBIE)),
-        ],
-    );
-    a.queue
-        .push_back((Stage::ExitNotify, Action::WriteUnlock(s.tasklist_lock)));
-    a.push(Stage::Schedule, [Op::Compute(schedule_ps)]);
-    // Tens of thousands of children each hold their queue from the start:
-    // without the room its growth left, it is half the size. A page lock's
-    // outcome puts its actions back at the front while the lock's own
-    // is out: room for those keeps the queue from growing again then.
-    a.queue.shrink_to(a.queue.len() + PAGE_LOCK_OUTCOME_ACTIONS);
-    a
-}
-
-/// The parent: wait for every child to be ready, release them, then
-/// wait() until none is left, each wait() walking the remaining children
-/// in fork order under `tasklist_lock` for the first zombie.
-struct Parent {
-    shared: Shared,
-    children: u32,
-    /// Children not yet reaped, in fork order.
-    alive: Vec<usize>,
-    state: ParentState,
-    actions: Actions,
-    /// The old value the last plain atomic returned, until a step reads it.
-    last: Option<u32>,
-    syscall_ps: u64,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum ParentState {
-    Release,
-    /// wait(): read how many children have notified, then walk.
-    WaitStart,
-    Walk {
-        notified: u32,
-        at: usize,
-    },
-    Reaped,
-    Done,
-}
-
-impl Program for Parent {
-    fn next_op(&mut self) -> Op {
-        self.choose_op()
-    }
-
-    /// The test does not pin the parent.
-    fn affinity(&self) -> Affinity {
-        Affinity::CpusFrom(0)
-    }
-
-    fn op_returned(&mut self, done: Done) {
-        if let Some(old) = self.actions.returned(done) {
-            self.last = Some(old);
-        }
-    }
-
-    fn in_kernel(&self) -> bool {
-        self.actions.in_kernel()
-    }
-
-    fn held_bytes(&self) -> u64 {
-        self.actions.held_bytes() + (self.alive.capacity() * size_of::<usize>()) as u64
-    }
-}
-
-impl Parent {
-    fn choose_op(&mut self) -> Op {
-        loop {
-            if let Some(op) = self.actions.next() {
-                return op;
-            }
-            let s = &self.shared;
-            let last = self.last.take();
-            match self.state {
-                ParentState::Release => {
-                    self.actions.push(
-                        Stage::BeforeRelease,
-                        [
-                            Op::SpinUntil(s.ready, Until::Equals(self.children)),
-                            Op::Clock,
-                            Op::Atomic(s.quit, AtomicOp::Store(1)),
-                        ],
-                    );
-                    self.state = ParentState::WaitStart;
-                }
-                ParentState::WaitStart if self.alive.is_empty() => {
-                    self.actions.push(Stage::DoWait, [Op::Clock, Op::Exit]);
-                    self.state = ParentState::Done;
-                }
-                ParentState::WaitStart => {
-                    self.actions.push(
-                        Stage::DoWait,
-                        [
-                            Op::Compute(self.syscall_ps / 2),
-                            Op::Atomic(s.notified, AtomicOp::Load),
-                        ],
-                    );
-                    self.actions
-                        .queue
-                        .push_back((Stage::DoWait, Action::ReadLock(s.tasklist_lock)));
-                    self.state = ParentState::Walk {
-                        notified: u32::MAX,
-                        at: 0,
-                    };
-                }
-                ParentState::Walk { notified, at } => {
-                    // The first result is the notify count; later ones are exit states.
-                    let notified = if notified == u32::MAX {
-                        last.unwrap_or(0)
-                    } else {
-                        if last == Some(EXIT_ZOMBIE) {
-                            let child = self.alive.remove(at - 1);
-                            self.reap(child);
-                            continue;
-                        }
-                        notified
-                    };
-                    if at < self.alive.len() {
-                        let child = self.alive[at];
-                        self.actions.push(
-                            Stage::DoWait,
-                            [Op::Atomic(s.exit_state[child], AtomicOp::Load)],
-                        );
-                        self.state = ParentState::Walk {
-                            notified,
-                            at: at + 1,
-                        };
-                    } else {
-                        // No zombie yet: sleep until another child notifies.
-                        self.actions
-                            .queue
-                            .push_back((Stage::DoWait, Action::ReadUnlock(s.tasklist_lock)));
-                        self.actions.push(
-                            Stage::Asleep,
-                            [Op::WaitEvent(s.notified, Until::NotEquals(notified))],
-                        );
-                        self.state = ParentState::WaitStart;
-                    }
-                }
-                ParentState::Reaped => {
-                    self.actions
-                        .push(Stage::DoWait, [Op::Compute(self.syscall_ps / 2)]);
-                    self.state = ParentState::WaitStart;
-                }
-                ParentState::Done => return Op::Exit,
-            }
-        }
-    }
-
-    /// wait_task_zombie drops the read lock; release_task takes it for write.
-    fn reap(&mut self, child: usize) {
-        let s = &self.shared;
-        let q = &mut self.actions.queue;
-        q.push_back((Stage::DoWait, Action::ReadUnlock(s.tasklist_lock)));
-        q.push_back((Stage::ReleaseTask, Action::Op(Op::Compute(REAP_NS * 1000))));
-        q.push_back((Stage::ReleaseTask, Action::WriteLock(s.tasklist_lock)));
-        q.push_back((
-            Stage::ReleaseTask,
-            Action::Op(Op::Atomic(s.exit_state[child], AtomicOp::Store(EXIT_DEAD))),
-        ));
-        q.push_back((Stage::ReleaseTask, Action::WriteUnlock(s.tasklist_lock)));
-        self.state = ParentState::Reaped;
+    fn total(&self, stage: Stage) -> Ps {
+        self.stage_ps[stage as usize].load(Ordering::Relaxed)
     }
 }
 
@@ -913,7 +260,7 @@ fn is_parents(stage: Stage) -> bool {
 /// The stages the readout reports, each with its figure's name: a child's
 /// stage is its mean per child. The exit faults' only where there are any.
 fn stage_figures(reports_exit_faults: bool) -> impl Iterator<Item = (Stage, String)> {
-    REPORTED
+    actions::REPORTED
         .into_iter()
         .filter(move |&(stage, _)| stage != Stage::ExitFaults || reports_exit_faults)
         .map(|(stage, name)| {
@@ -970,10 +317,7 @@ impl Workload for TimeExit {
         .fold(0, u64::saturating_add);
         // Each child's exit queued whole (child_actions), the parent's list
         // of children, and the name of each lock the objects hold.
-        let queue = CHILD_ACTIONS
-            + 4 * vmas
-            + 6 * u64::from(self.exit_cow_faults)
-            + PAGE_LOCK_OUTCOME_ACTIONS as u64;
+        let queue = CHILD_ACTIONS + 4 * vmas + 6 * u64::from(self.exit_cow_faults);
         let action = size_of::<(Stage, Action)>() as u64;
         let held = [
             children.saturating_mul(queue.saturating_mul(action)),
@@ -1149,36 +493,30 @@ impl Workload for TimeExit {
             exit_state,
         };
         let reports_exit_faults = self.exit_cow_faults > 0;
-        let times: StageTimes = Arc::new(Mutex::new([0; STAGES]));
-        let pages = Pages {
-            waiters: Arc::new(Mutex::new(0)),
+        let context = Arc::new(Context {
+            waiters: Arc::default(),
             anon: anon_pages.into(),
-        };
+            stage_ps: Default::default(),
+        });
         let mut tasks: Vec<TaskSpec> = (0..n)
             .map(|c| TaskSpec {
                 cpu: c % machine.cpus(),
-                program: Box::new(Child {
-                    actions: child_actions(
-                        &shared,
-                        c as usize,
-                        machine.costs.schedule,
-                        times.clone(),
-                        pages.clone(),
-                    ),
-                }),
+                program: Box::new(Child::new(
+                    &shared,
+                    c as usize,
+                    machine.costs.schedule,
+                    context.clone(),
+                )),
             })
             .collect();
         tasks.push(TaskSpec {
             cpu: 0,
-            program: Box::new(Parent {
+            program: Box::new(Parent::new(
                 shared,
-                children: n,
-                alive: (0..n as usize).collect(),
-                state: ParentState::Release,
-                actions: Actions::new(times.clone(), pages),
-                last: None,
-                syscall_ps: machine.costs.syscall,
-            }),
+                n,
+                machine.costs.syscall,
+                context.clone(),
+            )),
         });
         let processes = n + 1;
         Setup {
@@ -1190,9 +528,8 @@ impl Workload for TimeExit {
             lock_names: o.into_lock_names(),
             readout: Some(Box::new(move |window, timeline| {
                 let mut figures = time_until_all_exited(window, timeline);
-                let times = times.lock().expect("the run is over");
                 for (stage, name) in stage_figures(reports_exit_faults) {
-                    let total = times[stage as usize] as f64 / 1e6;
+                    let total = context.total(stage) as f64 / 1e6;
                     let figure = if is_parents(stage) {
                         total
                     } else {
@@ -1203,6 +540,7 @@ impl Workload for TimeExit {
                 figures
             })),
             keys: None,
+            thread_futexes: Vec::new(),
         }
     }
 }
@@ -1230,6 +568,8 @@ fn time_until_all_exited(_: &RunWindow, timeline: &Timeline) -> Vec<Metric> {
 mod tests {
     use super::*;
     use crate::machine::presets::preset;
+    use crate::task::{AtomicOp, Done, Op, Program, Until};
+    use crate::workload::primitives::rwlock::RW_LOCK_BIAS;
     use rand::SeedableRng;
 
     /// The size counted from the numbers holds what is laid out: the
@@ -1266,5 +606,114 @@ mod tests {
                 size.lines
             );
         }
+    }
+
+    /// The programs of a time_exit of `children` children on icx-2s, the
+    /// parent last.
+    fn programs(children: u32, exit_cow_faults: u32) -> Vec<Box<dyn Program>> {
+        let machine = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let workload = TimeExit {
+            children: Some(children),
+            anon_pages: 4,
+            exit_cow_faults,
+            ..TimeExit::default()
+        };
+        let mut memory = MemoryMap::new(machine.line_size());
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let setup = workload.setup(&machine, &mut memory, &mut rng);
+        setup.tasks.into_iter().map(|t| t.program).collect()
+    }
+
+    /// Runs `program` alone, each op returning what `answer` gives for it,
+    /// until it exits or has issued `limit` ops; gives the ops it issued.
+    fn drive(
+        program: &mut dyn Program,
+        limit: usize,
+        answer: impl Fn(&Op) -> u32,
+    ) -> Vec<Op> {
+        let mut ops = Vec::new();
+        while ops.len() < limit {
+            let op = program.next_op();
+            ops.push(op);
+            if op == Op::Exit {
+                break;
+            }
+            program.op_returned(Done {
+                now: ops.len() as u64 * 1000,
+                ret: answer(&op).into(),
+                counted: true,
+            });
+        }
+        ops
+    }
+
+    fn count(ops: &[Op], what: impl Fn(&Op) -> bool) -> usize {
+        ops.iter().filter(|op| what(op)).count()
+    }
+
+    /// Uncontended, a child locks the shared page at its fault and each
+    /// page exit() writes once, and takes tasklist_lock for write once,
+    /// around its notification of the parent, before its last schedule.
+    #[test]
+    fn a_child_locks_each_page_it_faults_on_and_notifies_under_tasklist_lock() {
+        let mut tasks = programs(2, 3);
+        let ops = drive(tasks[0].as_mut(), 10_000, |_| 0);
+        assert_eq!(ops.last(), Some(&Op::Exit));
+        let test_and_set = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Exchange(1)));
+        assert_eq!(count(&ops, test_and_set), 1 + 3);
+        let write_lock = ops
+            .iter()
+            .position(|op| matches!(op, Op::Atomic(_, AtomicOp::Add(RW_LOCK_BIAS))))
+            .unwrap();
+        let write_unlock = ops
+            .iter()
+            .position(|op| matches!(op, Op::Atomic(_, AtomicOp::Sub(RW_LOCK_BIAS))))
+            .unwrap();
+        assert!(write_lock < write_unlock);
+        let notify = &ops[write_lock..write_unlock];
+        assert_eq!(count(notify, |op| matches!(op, Op::WakeUp(_))), 1);
+        let zombie = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Store(EXIT_ZOMBIE)));
+        assert_eq!(count(notify, zombie), 1);
+        assert!(matches!(ops[ops.len() - 2], Op::Compute(_)), "{ops:?}");
+    }
+
+    /// Every exit_state the parent reads is a zombie's: it reaps each
+    /// child in turn under tasklist_lock for write, then reads the clock
+    /// the second time and exits.
+    #[test]
+    fn the_parent_reaps_every_zombie_it_finds_then_reads_the_clock_and_exits() {
+        let children = 3;
+        let mut tasks = programs(children, 0);
+        let parent = tasks.last_mut().unwrap();
+        let ops = drive(parent.as_mut(), 10_000, |op| match op {
+            Op::Atomic(_, AtomicOp::Load) => EXIT_ZOMBIE,
+            _ => 0,
+        });
+        assert_eq!(ops.last(), Some(&Op::Exit));
+        assert_eq!(count(&ops, |op| *op == Op::Clock), 2);
+        let dead = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Store(EXIT_DEAD)));
+        assert_eq!(count(&ops, dead), children as usize);
+        let write_lock = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Add(RW_LOCK_BIAS)));
+        assert_eq!(count(&ops, write_lock), children as usize);
+        assert_eq!(count(&ops, |op| matches!(op, Op::WaitEvent(..))), 0);
+    }
+
+    /// Finding no zombie, the parent drops tasklist_lock's read side and
+    /// sleeps until the count of notifications moves past what it read.
+    #[test]
+    fn a_parent_that_finds_no_zombie_sleeps_until_another_child_notifies() {
+        let mut tasks = programs(2, 0);
+        let parent = tasks.last_mut().unwrap();
+        let ops = drive(parent.as_mut(), 40, |op| match op {
+            Op::Atomic(_, AtomicOp::Load) => 1,
+            _ => 0,
+        });
+        let asleep = ops
+            .iter()
+            .position(|op| matches!(op, Op::WaitEvent(_, Until::NotEquals(1))))
+            .unwrap();
+        let read_unlock = |op: &Op| matches!(op, Op::Atomic(_, AtomicOp::Sub(1)));
+        assert!(matches!(ops[asleep - 1], op if read_unlock(&op)), "{ops:?}");
+        assert_eq!(count(&ops[..asleep], |op| matches!(op, Op::Clock)), 1);
     }
 }
