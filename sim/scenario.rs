@@ -254,7 +254,9 @@ impl Prepared<'_> {
         }
     }
 
-    /// What a run of it lays out, as laid out: how the estimate was measured.
+    /// What a run of it lays out, as laid out: what the estimate's per-unit
+    /// figures were measured against, and what a test holds the estimate to
+    /// for every shipped config.
     pub fn footprint(&self) -> Result<Footprint, ScenarioError> {
         let laid_out = self.lay_out()?;
         let hash = &laid_out.hash;

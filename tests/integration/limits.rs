@@ -272,3 +272,57 @@ fn native_hash_with_100000_threads_or_4e9_futexes_is_refused_before_a_thread_sta
         );
     }
 }
+
+/// The memory check counts a run from its config's numbers; laying it out
+/// is what it must never need. So what it counts must cover what a run
+/// does lay out: every shipped config's first repetition of each design at
+/// each point, counted and then laid out, field by field. Runs the count
+/// puts past 256 MiB are left out, to keep the test fast.
+#[test]
+fn the_count_from_a_configs_numbers_covers_what_each_shipped_run_lays_out() {
+    use futexsim::config::Config;
+    use futexsim::machine::Machine;
+    let configs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut compared = 0;
+    for entry in fs::read_dir(&configs).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let config = Config::load(&path, &[]).unwrap();
+        for run in config.runs().iter().filter(|r| r.repetition == 0) {
+            let machine = Machine::new(run.scenario.machine.clone()).unwrap();
+            let prepared = run.scenario.prepare(&machine).unwrap();
+            let counted = prepared.estimate();
+            if counted.bytes() > 256 << 20 {
+                continue;
+            }
+            let laid_out = prepared.footprint().unwrap();
+            let at = format!(
+                "{} point {} design {}",
+                path.display(),
+                run.point,
+                run.design
+            );
+            assert!(
+                counted.lines >= laid_out.lines,
+                "{at}: lines {counted:?} < {laid_out:?}"
+            );
+            assert!(
+                counted.locks >= laid_out.locks,
+                "{at}: locks {counted:?} < {laid_out:?}"
+            );
+            assert!(
+                counted.tasks >= laid_out.tasks,
+                "{at}: tasks {counted:?} < {laid_out:?}"
+            );
+            assert_eq!(counted.cpus, laid_out.cpus, "{at}");
+            assert!(
+                counted.program_bytes >= laid_out.program_bytes,
+                "{at}: program bytes {counted:?} < {laid_out:?}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "only {compared} runs compared");
+}
