@@ -407,6 +407,7 @@ impl<C: Count> Offsets<C> {
     }
 
     /// The offset's statistics, added (with nothing counted) if new.
+    // Forced, as `record` is: counting an access stays inline in the count loop.
     #[inline(always)]
     fn at(&mut self, offset: u16) -> &mut OffsetStats<C> {
         // A line has a handful of offsets: a scan beats a binary search.
@@ -513,6 +514,7 @@ impl<C: Count> LineStats<C> {
     }
 
     /// Counts one access; `cpus` is the machine's CPU count.
+    // Forced: inline in the count loop; without the hot path's ten, 8% more instructions.
     #[inline(always)]
     pub(super) fn record(
         &mut self,

@@ -19,6 +19,7 @@
 //! holds. The storing task's own reads of a user word find its value in
 //! the buffer before then (store-to-load forwarding).
 
+use super::event::{Event, Waiter};
 use super::{Engine, Redo, Wait};
 use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
@@ -26,10 +27,6 @@ use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, Mem};
 use crate::task::{AtomicOp, UserWord};
 use std::collections::VecDeque;
-
-/// The directory's name for a CPU's store-buffer entry waiting at a line:
-/// apart from every task's (tasks are below LINE_EVENTS).
-pub(super) const STORE_WAITERS: u32 = 1 << 31;
 
 /// A slot of the store buffer whose store has not committed: when it
 /// does is known only once every store before it has its line.
@@ -84,7 +81,28 @@ struct HeldStore {
     queued: bool,
 }
 
-/// One CPU's accesses in flight and the compute it runs.
+/// The CPUs' memory-order state and the compute each runs.
+pub(super) struct Cpus {
+    /// Per CPU: its stores and loads in flight.
+    order: Vec<CpuOrder>,
+    /// The compute each CPU runs, a core's threads side by side; per CPU,
+    /// where its own and its SMT sibling's are (`compute_slots`).
+    compute: Vec<ThreadCompute>,
+    compute_slots: Vec<(u32, u32)>,
+}
+
+impl Cpus {
+    pub(super) fn new(m: &Machine) -> Cpus {
+        let (compute_slots, slot_count) = compute_slots(m);
+        Cpus {
+            order: (0..m.cpus()).map(|_| CpuOrder::new(m)).collect(),
+            compute: vec![ThreadCompute::default(); slot_count],
+            compute_slots,
+        }
+    }
+}
+
+/// One CPU's accesses in flight.
 pub(super) struct CpuOrder {
     /// When each of the last `store_buffer` stores commits, as a ring: a
     /// store that finds its slot not yet drained waits for it.
@@ -108,7 +126,7 @@ pub(super) struct CpuOrder {
 }
 
 /// The compute one CPU runs. A core's threads are kept side by side
-/// (memory_order::compute_slots): each one's compute step reads its
+/// (`compute_slots`): each one's compute step reads its
 /// sibling's, which is then in the same host line.
 #[derive(Clone, Copy, Default)]
 pub(super) struct ThreadCompute {
@@ -124,7 +142,7 @@ pub(super) struct ThreadCompute {
 /// next thread of its core, `Machine::sibling_of`; u32::MAX for none):
 /// CPU c is thread c / cores of core c % cores, as Linux numbers them on
 /// x86, so a core's threads are neighbours. Also the slots' count.
-pub(super) fn compute_slots(m: &Machine) -> (Vec<(u32, u32)>, usize) {
+fn compute_slots(m: &Machine) -> (Vec<(u32, u32)>, usize) {
     let t = &m.spec.topology;
     let cores = t.sockets * t.cores_per_socket;
     let slot = |c: u32| (c % cores) * t.threads_per_core + c / cores;
@@ -135,7 +153,7 @@ pub(super) fn compute_slots(m: &Machine) -> (Vec<(u32, u32)>, usize) {
 }
 
 impl CpuOrder {
-    pub(super) fn new(m: &Machine) -> CpuOrder {
+    fn new(m: &Machine) -> CpuOrder {
         CpuOrder {
             commits: vec![0; m.store_buffer as usize].into_boxed_slice(),
             next_store: 0,
@@ -206,13 +224,13 @@ impl Engine<'_> {
     pub(super) fn user_value(&self, task: u32, word: UserWord) -> u32 {
         let cpu = self.tasks[task as usize].cpu as usize;
         let committed = self.futex.value(task, word.mem.addr, word.kind);
-        self.order[cpu].forwarded(task, word, committed)
+        self.cpus.order[cpu].forwarded(task, word, committed)
     }
 
     #[inline]
     fn order_of(&mut self, task: u32) -> &mut CpuOrder {
         let cpu = self.tasks[task as usize].cpu as usize;
-        &mut self.order[cpu]
+        &mut self.cpus.order[cpu]
     }
 
     /// When the loads the task issued and has not awaited complete, if
@@ -243,8 +261,8 @@ impl Engine<'_> {
     /// makes its step again as `redo` says. None: no event of its own.
     pub(super) fn await_drain(&mut self, task: u32, redo: Redo) -> Option<Ps> {
         let cpu = self.tasks[task as usize].cpu as usize;
-        debug_assert!(self.order[cpu].drain_waiter.is_none());
-        self.order[cpu].drain_waiter = Some(task);
+        debug_assert!(self.cpus.order[cpu].drain_waiter.is_none());
+        self.cpus.order[cpu].drain_waiter = Some(task);
         self.park(task, redo);
         self.tasks[task as usize].wait = Wait::Drain;
         None
@@ -269,7 +287,7 @@ impl Engine<'_> {
     ) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
         let l1 = self.m.l1_ps;
-        if self.order[cpu as usize].commits.is_empty() {
+        if self.cpus.order[cpu as usize].commits.is_empty() {
             let Some(out) = self.ask(task, now, mem, AccessKind::Write) else {
                 self.park(task, redo);
                 return None;
@@ -281,7 +299,7 @@ impl Engine<'_> {
                 at_once: out.class == Class::L1Hit,
             });
         }
-        let o = &mut self.order[cpu as usize];
+        let o = &mut self.cpus.order[cpu as usize];
         let slot = o.next_store;
         // With every earlier store committed, the slot is free; else a full
         // buffer holds the store until its oldest entry drains.
@@ -330,26 +348,26 @@ impl Engine<'_> {
                 cpu,
                 mem.line,
                 AccessKind::Rmw,
-                STORE_WAITERS + cpu,
+                Waiter::StoreBuffer(cpu).id(),
             ) {
                 store.queued = true;
-                self.order[cpu as usize].held.push_back(store);
+                self.cpus.order[cpu as usize].held.push_back(store);
                 return Some(retired);
             }
         }
         let asked = self.ask_for_store(cpu, now, mem, carries.kind(), false);
         match asked {
-            Request::Served(out) if self.order[cpu as usize].held.is_empty() => {
+            Request::Served(out) if self.cpus.order[cpu as usize].held.is_empty() => {
                 self.committed(cpu, &store, out.done);
             }
             Request::Served(out) => {
                 store.done = Some(out.done);
-                self.order[cpu as usize].held.push_back(store);
+                self.cpus.order[cpu as usize].held.push_back(store);
             }
             Request::Waits(turn) => {
                 self.schedule_turn(turn);
                 store.queued = true;
-                self.order[cpu as usize].held.push_back(store);
+                self.cpus.order[cpu as usize].held.push_back(store);
             }
         }
         Some(retired)
@@ -367,7 +385,7 @@ impl Engine<'_> {
         kind: AccessKind,
         granted: bool,
     ) -> Request {
-        let waiter = STORE_WAITERS + cpu;
+        let waiter = Waiter::StoreBuffer(cpu).id();
         self.dir
             .request(self.m, cpu, now, mem.line, mem.addr, kind, waiter, granted)
     }
@@ -376,7 +394,7 @@ impl Engine<'_> {
     /// there) at `now`: it is served, then the stores riding with it, hits
     /// in the line the grant brought; and the stores they held back commit.
     pub(super) fn store_granted(&mut self, cpu: u32, line: LineId, now: Ps) {
-        let o = &self.order[cpu as usize];
+        let o = &self.cpus.order[cpu as usize];
         let Some(first) = o
             .held
             .iter()
@@ -385,7 +403,7 @@ impl Engine<'_> {
             unreachable!("a store is granted only while it waits")
         };
         for index in first..o.held.len() {
-            let h = &self.order[cpu as usize].held[index];
+            let h = &self.cpus.order[cpu as usize].held[index];
             // An entry with a place of its own in the queue waits for its own grant.
             let rider = !h.queued && h.done.is_none() && h.mem.line == line;
             if index != first && !rider {
@@ -395,7 +413,7 @@ impl Engine<'_> {
             let Request::Served(out) = self.ask_for_store(cpu, now, mem, kind, true) else {
                 unreachable!("a granted request is served")
             };
-            self.order[cpu as usize].held[index].done = Some(out.done);
+            self.cpus.order[cpu as usize].held[index].done = Some(out.done);
         }
         self.commit_in_order(cpu, now);
     }
@@ -412,7 +430,7 @@ impl Engine<'_> {
             mem,
             carries,
             ..
-        }) = self.order[cpu as usize].held.front()
+        }) = self.cpus.order[cpu as usize].held.front()
         {
             let mut done = done;
             if !self.dir.owned_by(self.m, cpu, mem.line) {
@@ -420,22 +438,22 @@ impl Engine<'_> {
                     Request::Served(out) => done = out.done,
                     Request::Waits(turn) => {
                         self.schedule_turn(turn);
-                        let front = &mut self.order[cpu as usize].held[0];
+                        let front = &mut self.cpus.order[cpu as usize].held[0];
                         (front.done, front.queued) = (None, true);
                         return;
                     }
                 }
             }
-            let Some(store) = self.order[cpu as usize].held.pop_front() else {
+            let Some(store) = self.cpus.order[cpu as usize].held.pop_front() else {
                 unreachable!("the front was just seen")
             };
             self.dir.visible(store.mem.line);
             self.committed(cpu, &store, done);
         }
-        let o = &mut self.order[cpu as usize];
+        let o = &mut self.cpus.order[cpu as usize];
         if o.held.is_empty() {
             if let Some(task) = o.drain_waiter.take() {
-                self.queue.push(now, task);
+                self.queue.push(now, Event::Task(task));
             }
         }
     }
@@ -448,7 +466,7 @@ impl Engine<'_> {
     #[inline(always)]
     fn committed(&mut self, cpu: u32, store: &HeldStore, done: Ps) {
         let performs = matches!(store.carries, Carries::Atomic { .. });
-        let o = &mut self.order[cpu as usize];
+        let o = &mut self.cpus.order[cpu as usize];
         let mut commit = done.max(o.committed_by).max(store.after_loads);
         if performs {
             commit = commit.max(o.committed_by + self.m.rmw_ps);
@@ -463,6 +481,7 @@ impl Engine<'_> {
     }
 
     /// What a store carries is there for every CPU once it commits.
+    // Forced: one copy, in the commit; the ten forced (`coherence::access`...) save 8%.
     #[inline(always)]
     fn publish(&mut self, mem: Mem, carries: Carries) {
         match carries {
@@ -488,7 +507,7 @@ impl Engine<'_> {
     #[inline(always)]
     pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<bool, Ps> {
         let cpu = self.tasks[task as usize].cpu;
-        let (slot, free_at) = self.order[cpu as usize].first_free;
+        let (slot, free_at) = self.cpus.order[cpu as usize].first_free;
         if free_at > now {
             return Err(free_at);
         }
@@ -497,7 +516,7 @@ impl Engine<'_> {
             self.park(task, Redo::Step);
             return Ok(false);
         };
-        let o = &mut self.order[cpu as usize];
+        let o = &mut self.cpus.order[cpu as usize];
         if out.class != Class::L1Hit {
             o.miss_until(slot, out.done);
         }
@@ -519,9 +538,9 @@ impl Engine<'_> {
     pub(super) fn compute_end(&mut self, task: u32, now: Ps, work: Ps) -> Ps {
         let cpu = self.tasks[task as usize].cpu as usize;
         let stretch = self.m.smt_stretch_permille;
-        let (me, sibling) = self.compute_slots[cpu];
-        let work = work + std::mem::take(&mut self.compute[me as usize].owed);
-        let end = match self.compute.get_mut(sibling as usize) {
+        let (me, sibling) = self.cpus.compute_slots[cpu];
+        let work = work + std::mem::take(&mut self.cpus.compute[me as usize].owed);
+        let end = match self.cpus.compute.get_mut(sibling as usize) {
             Some(sib) if sib.until > now && stretch > 1000 => {
                 let shared = sib.until - now;
                 let stretched = work * stretch / 1000;
@@ -538,14 +557,14 @@ impl Engine<'_> {
             }
             _ => now + work,
         };
-        self.compute[me as usize].until = end;
+        self.cpus.compute[me as usize].until = end;
         end
     }
 
     /// The CPU's compute step was cut at `now` (the tick preempted it).
     pub(super) fn compute_cut(&mut self, cpu: u32, now: Ps) {
-        let (me, _) = self.compute_slots[cpu as usize];
-        let c = &mut self.compute[me as usize];
+        let (me, _) = self.cpus.compute_slots[cpu as usize];
+        let c = &mut self.cpus.compute[me as usize];
         c.until = c.until.min(now);
     }
 }

@@ -39,10 +39,11 @@
 //! per event, and nothing else: no tick is armed and no task waits for a
 //! turn.
 
-use super::{Engine, Spin, Wait, MAX_TASKS};
-use crate::coherence::AccessKind;
+use super::event::Event;
+use super::{Engine, Spin, Wait};
 use crate::kernel::script::{Cost, LockRef, Step};
-use crate::machine::{Machine, MAX_CPUS};
+use crate::kernel::ttwu::{self, WakeeLines};
+use crate::machine::Machine;
 use crate::machine::{Ps, SchedCosts, TaskPlacement};
 use crate::memory::{Home, Mem, MemoryMap};
 use crate::task::{Affinity, TaskSpec};
@@ -60,10 +61,6 @@ const TASK_STRUCT_STRIDE: u64 = 16 << 10;
 const STATE_OFFSET: u64 = 24;
 const PI_LOCK_OFFSET: u64 = 2_304;
 const FIRST_BYTES: u64 = 128;
-
-/// The first event id of the CPUs' ticks: CPU c's tick is this plus c,
-/// above every task's id and below the warm-up's.
-pub(super) const TICK_EVENTS: u32 = (MAX_TASKS - 1 - MAX_CPUS as usize) as u32;
 
 /// Where the scheduler's kernel state lives in memory.
 pub struct SchedLayout {
@@ -203,21 +200,23 @@ pub(super) struct Sched {
     llc_cpus: Vec<Vec<u32>>,
 }
 
-/// Where a task stands with its CPU, kept in its Task.
+/// Where a task stands with its CPU, kept in its Task; what every event
+/// reads (`compute_end`, `off`) first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub(super) struct OnCpu {
-    /// Runnable or asleep, but not the CPU's current task.
-    pub off: bool,
-    /// An event that came while the task was off its CPU: when it was due.
-    pub deferred: Option<Ps>,
-    /// The first CPU the scheduler may place it on; None: it stays on its CPU.
-    pub free_from: Option<u32>,
-    /// The CPU the wake-up in flight chose for it.
-    pub wake_cpu: u32,
     /// When the user compute step in flight ends (its event's time); an
     /// event before it is the end of a step the tick cut, and is dropped.
     /// Ps::MAX while the cut step's remainder waits for the CPU.
     pub compute_end: Ps,
+    /// Runnable or asleep, but not the CPU's current task.
+    pub off: bool,
+    /// The CPU the wake-up in flight chose for it.
+    pub wake_cpu: u32,
+    /// The first CPU the scheduler may place it on; None: it stays on its CPU.
+    pub free_from: Option<u32>,
+    /// An event that came while the task was off its CPU: when it was due.
+    pub deferred: Option<Ps>,
 }
 
 impl Sched {
@@ -390,16 +389,17 @@ impl Engine<'_> {
         }
     }
 
-    /// try_to_wake_up's accesses, written into the waker's script after
-    /// the Wake step: they end in the wakee's activation. A wakee the
-    /// scheduler places gets its CPU now, on the runqueues' state as the
-    /// wake-up begins, and the waker reads each runqueue the choice looked at.
+    /// try_to_wake_up's accesses (kernel::ttwu), written into the waker's
+    /// script after the Wake step: they end in the wakee's activation. A
+    /// wakee the scheduler places gets its CPU now, on the runqueues' state
+    /// as the wake-up begins, and the waker reads each runqueue the choice
+    /// looked at.
     pub(super) fn try_to_wake_up(&mut self, waker: u32, wakee: u32) {
         let s = &self.sched;
-        let (state, pi_lock) = (
-            s.layout.states[wakee as usize],
-            s.layout.pi_locks[wakee as usize],
-        );
+        let lines = WakeeLines {
+            state: s.layout.states[wakee as usize],
+            pi_lock: s.layout.pi_locks[wakee as usize],
+        };
         let o = &self.tasks[wakee as usize];
         let prev = o.cpu;
         let (target, read) = match o.on_cpu.free_from {
@@ -409,30 +409,12 @@ impl Engine<'_> {
             _ => (prev, Vec::new()),
         };
         let rq_lock = s.rq_lock(target);
-        let reads: Vec<Step> = read
-            .into_iter()
-            .map(|c| Step::access(s.layout.runqueues[c as usize], AccessKind::Read))
-            .collect();
-        self.tasks[wakee as usize].on_cpu.wake_cpu = target;
+        let runqueues = read.into_iter().map(|c| s.layout.runqueues[c as usize]);
+        let steps = ttwu::try_to_wake_up(wakee, lines, runqueues, rq_lock);
         let t = &mut self.tasks[waker as usize];
-        let at = t.pc;
-        t.script.splice(
-            at..at,
-            [
-                Step::access(pi_lock, AccessKind::Rmw),
-                Step::access(state, AccessKind::Read),
-            ]
-            .into_iter()
-            .chain(reads)
-            .chain([
-                Step::Lock(rq_lock),
-                Step::access(rq_lock.word(), AccessKind::Write),
-                Step::access(state, AccessKind::Write),
-                Step::Activate(wakee),
-                Step::Unlock(rq_lock),
-                Step::access(pi_lock, AccessKind::Write),
-            ]),
-        );
+        let at = t.pc as usize;
+        t.script.splice(at..at, steps);
+        self.tasks[wakee as usize].on_cpu.wake_cpu = target;
     }
 
     /// ttwu_do_activate, with the target's runqueue lock held: the time
@@ -441,7 +423,7 @@ impl Engine<'_> {
     pub(super) fn activate(&mut self, waker: u32, wakee: u32, now: Ps) -> Ps {
         let o = &mut self.tasks[wakee as usize];
         if o.wait != Wait::Blocked {
-            o.woken_early = true;
+            o.op.woken_early = true;
             return now;
         }
         o.wait = Wait::Running;
@@ -485,7 +467,7 @@ impl Engine<'_> {
         t.on_cpu.off = false;
         t.on_cpu.compute_end = 0;
         if let Some(due) = t.on_cpu.deferred.take() {
-            self.queue.push(at.max(due), task);
+            self.queue.push(at.max(due), Event::Task(task));
         }
         let cpu = t.cpu as usize;
         let c = &mut self.sched.cpus[cpu];
@@ -543,7 +525,7 @@ impl Engine<'_> {
     pub(super) fn sleep(&mut self, task: u32, now: Ps, ps: Ps) {
         self.tasks[task as usize].wait = Wait::Blocked;
         let off = now + self.sched.schedule;
-        self.queue.push(off + ps, task);
+        self.queue.push(off + ps, Event::Task(task));
         self.leave_cpu(task, off, off);
     }
 
@@ -576,7 +558,7 @@ impl Engine<'_> {
             return;
         }
         c.ticking = true;
-        self.queue.push(at, TICK_EVENTS + cpu);
+        self.queue.push(at, Event::Tick(cpu));
     }
 
     /// A compute step that ends at `end` began: a user one (a workload's
@@ -624,7 +606,7 @@ impl Engine<'_> {
         let t = &mut self.tasks[task as usize];
         let remainder = t.on_cpu.compute_end - now;
         t.pc -= 1;
-        t.script[t.pc] = Step::Compute(Cost::Ps(remainder));
+        t.script[t.pc as usize] = Step::Compute(Cost::Ps(remainder));
         t.on_cpu.compute_end = Ps::MAX;
         t.on_cpu.deferred = Some(now);
         self.compute_cut(cpu, now);

@@ -3,13 +3,44 @@
 //! what it looks at, and what it does next, is the lock protocol's
 //! (kernel::spinlock); this file prices it.
 
-use super::memory_order::{Carries, Fence, STORE_WAITERS};
-use super::{Engine, Redo, Spin, Wait, LINE_EVENTS};
+use super::event::{Event, Waiter};
+use super::memory_order::{Carries, Fence};
+use super::{Engine, Redo, Spin, Wait};
 use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
 use crate::kernel::spinlock::{After, LockWait, Next, Order};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
+
+/// The tasks spinning on each watched line, as lists: a line's `watch` in
+/// the directory is 1 + its list's index, 0 for none.
+#[derive(Default)]
+pub(super) struct Spinners {
+    lists: Vec<Vec<u32>>,
+    /// Lists no line uses, for the next line watched.
+    free: Vec<u32>,
+}
+
+impl Spinners {
+    /// Adds `task` to the spinners of the line whose watch is `slot`,
+    /// giving the line a list if it has none.
+    fn watch(&mut self, slot: &mut u32, task: u32) {
+        if *slot == 0 {
+            let index = self.free.pop().unwrap_or_else(|| {
+                self.lists.push(Vec::new());
+                self.lists.len() as u32 - 1
+            });
+            *slot = index + 1;
+        }
+        self.lists[*slot as usize - 1].push(task);
+    }
+
+    /// The spinners of list `index`, taken out: the list is free.
+    pub(super) fn take(&mut self, index: usize) -> std::vec::Drain<'_, u32> {
+        self.free.push(index as u32);
+        self.lists[index].drain(..)
+    }
+}
 
 impl Engine<'_> {
     /// The task's event has come: it runs on, or its spin has news.
@@ -37,23 +68,24 @@ impl Engine<'_> {
     /// when the server frees after it.
     pub(super) fn line_turn(&mut self, queue: u32, now: Ps) {
         match self.dir.turn(self.m, queue, now) {
-            Turn::Busy(at) => self.queue.push(at, LINE_EVENTS + queue),
+            Turn::Busy(at) => self.queue.push(at, Event::LineTurn(queue)),
             Turn::Idle => {}
             Turn::Granted { waiter, line, more } => {
-                if let Some(cpu) = waiter.checked_sub(STORE_WAITERS) {
-                    self.store_granted(cpu, line, now);
-                } else {
-                    let t = &mut self.tasks[waiter as usize];
-                    debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
-                    t.granted = Some(line);
-                    self.redo(waiter, now);
-                    // A grant not taken (the redo asked for another line
-                    // first) lapses with its task's next request.
-                    self.tasks[waiter as usize].granted = None;
+                match Waiter::of_id(waiter) {
+                    Waiter::StoreBuffer(cpu) => self.store_granted(cpu, line, now),
+                    Waiter::Task(waiter) => {
+                        let t = &mut self.tasks[waiter as usize];
+                        debug_assert_eq!(t.wait, Wait::AtLine, "only a waiting task is granted");
+                        t.granted = Some(line);
+                        self.redo(waiter, now);
+                        // A grant not taken (the redo asked for another line
+                        // first) lapses with its task's next request.
+                        self.tasks[waiter as usize].granted = None;
+                    }
                 }
                 if more {
                     let at = self.dir.next_turn(queue, now);
-                    self.queue.push(at, LINE_EVENTS + queue);
+                    self.queue.push(at, Event::LineTurn(queue));
                 }
             }
         }
@@ -62,7 +94,7 @@ impl Engine<'_> {
     /// The task's wait is over: it makes its request again as it parked it.
     fn redo(&mut self, task: u32, now: Ps) {
         self.tasks[task as usize].wait = Wait::Running;
-        match self.redo[task as usize] {
+        match self.tasks[task as usize].line.redo {
             Redo::Step => self.step(task, now),
             Redo::Reread(spin) => self.reread(task, now, self.watched(task, spin), spin),
             Redo::Follow { lock, next } => {
@@ -119,8 +151,8 @@ impl Engine<'_> {
         let done = read.done;
         let t = &mut self.tasks[task as usize];
         t.wait = Wait::Check { spin, turn };
-        t.read_writes = read_writes;
-        self.queue.push(done, task);
+        t.line.read_writes = read_writes;
+        self.queue.push(done, Event::Task(task));
     }
 
     /// A spinner's re-read completed: it goes on when the read showed its
@@ -129,7 +161,7 @@ impl Engine<'_> {
     fn recheck(&mut self, task: u32, now: Ps, spin: Spin, turn: bool) {
         if !turn {
             let line = self.watched(task, spin);
-            if self.dir.writes(line.line) != self.tasks[task as usize].read_writes {
+            if self.dir.writes(line.line) != self.tasks[task as usize].line.read_writes {
                 self.reread(task, now, line, spin);
             } else {
                 self.spin(task, spin);
@@ -159,7 +191,7 @@ impl Engine<'_> {
     /// from a read of the lock word served before the lock's release.
     #[inline]
     fn count_stale_read(&mut self, task: u32, lock: LockRef) {
-        let read = self.tasks[task as usize].read_writes;
+        let read = self.tasks[task as usize].line.read_writes;
         let released = self.locks.released_at(lock.id);
         // Write counts wrap: compare by distance.
         if (released.wrapping_sub(read) as i32) > 0 {
@@ -225,17 +257,17 @@ impl Engine<'_> {
                         // What the atomic returned is its turn or not; a
                         // write after it wakes the task to read again.
                         let t = &mut self.tasks[task as usize];
-                        t.read_writes = self.dir.writes(mem.line);
+                        t.line.read_writes = self.dir.writes(mem.line);
                         t.wait = Wait::Check {
                             spin: Spin::Lock(wait),
                             turn: false,
                         };
-                        self.queue.push(at, task);
+                        self.queue.push(at, Event::Task(task));
                         None
                     }
                     After::Look(_) | After::Move(_) => {
                         self.tasks[task as usize].wait = Wait::Lock { lock, after };
-                        self.queue.push(at, task);
+                        self.queue.push(at, Event::Task(task));
                         None
                     }
                 }
@@ -264,14 +296,6 @@ impl Engine<'_> {
     }
 
     fn watch(&mut self, line: LineId, task: u32) {
-        let slot = self.dir.watch(line);
-        if *slot == 0 {
-            let index = self.free_watchers.pop().unwrap_or_else(|| {
-                self.watchers.push(Vec::new());
-                self.watchers.len() as u32 - 1
-            });
-            *slot = index + 1;
-        }
-        self.watchers[*slot as usize - 1].push(task);
+        self.spinners.watch(self.dir.watch(line), task);
     }
 }

@@ -3,7 +3,8 @@
 //! timing lives in the engine. The futex files are named as the kernel's
 //! (kernel/futex/): core.rs holds what every op shares, and syscalls.rs,
 //! waitwake.rs, requeue.rs and pi.rs build on it alone. page_wait.rs is
-//! the other hashed table of wait queues, the one lock_page sleeps on.
+//! the other hashed table of wait queues, the one lock_page sleeps on;
+//! ttwu.rs is the scheduler's wake-up, whose CPU the engine chooses.
 
 pub mod core;
 #[cfg(test)]
@@ -20,4 +21,5 @@ pub mod syscalls;
 pub mod table;
 #[cfg(test)]
 mod testing;
+pub mod ttwu;
 pub mod waitwake;

@@ -184,10 +184,13 @@ pub struct Locks {
     mcs_nodes: Vec<Mem>,
     node_next: Vec<u32>,
     node_locked: Vec<bool>,
+    /// The id of the workload's lock 0: its locks follow the kernel's.
+    workload_base: u32,
 }
 
 impl Locks {
-    /// `count` locks of `kind`, for tasks whose CPUs' MCS nodes are `mcs_nodes`.
+    /// `count` locks of `kind`, for tasks whose CPUs' MCS nodes are
+    /// `mcs_nodes`; a workload's locks are numbered after them.
     pub fn new(kind: LockKind, count: u32, mcs_nodes: Vec<Mem>) -> Locks {
         let tasks = mcs_nodes.len();
         Locks {
@@ -196,7 +199,19 @@ impl Locks {
             mcs_nodes,
             node_next: vec![NONE; tasks],
             node_locked: vec![false; tasks],
+            workload_base: count,
         }
+    }
+
+    /// A workload's lock, numbered among the kernel's.
+    pub fn workload_lock(&self, lock: LockRef) -> LockRef {
+        LockRef::new(self.workload_base + lock.id, lock.word())
+    }
+
+    /// Which of the workload's locks lock `id` is; None for the kernel's.
+    #[inline]
+    pub fn workload_index(&self, id: u32) -> Option<u32> {
+        id.checked_sub(self.workload_base)
     }
 
     /// How spin_lock's first atomic is ordered: the generic ticket lock's
