@@ -3,6 +3,7 @@
 //!
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
+pub mod address_map;
 pub mod analysis;
 pub mod campaign;
 pub mod coherence;
@@ -15,6 +16,7 @@ pub mod hash;
 pub mod host;
 pub mod huge_pages;
 pub mod kernel;
+pub mod limits;
 pub mod machine;
 pub mod memory;
 pub mod perf_stat;

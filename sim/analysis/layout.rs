@@ -4,10 +4,10 @@
 //! uniform hash would give (docs/references.md §4).
 
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
-use super::population::MAX_KEYS;
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, SetSlots, TableSel};
 use crate::kernel::key::KeyError;
 use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
+use crate::limits::{MAX_ANALYSIS_KEYS, MAX_ANALYSIS_SLOTS};
 use crate::machine::{Platform, PlatformError};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
@@ -15,14 +15,11 @@ use crate::workload::futex_words::{FutexWords, PlacedKey};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Most bucket slots, over all table instances, one analysis looks at.
-pub const MAX_SLOTS: u64 = 1 << 26;
-
 /// Why a layout cannot be analysed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LayoutError {
     /// More keys than one analysis holds in memory and time.
-    #[error("{keys} keys is more than the {MAX_KEYS} the layout analysis takes")]
+    #[error("{keys} keys is more than the {MAX_ANALYSIS_KEYS} the layout analysis takes")]
     TooManyKeys { keys: u64 },
     #[error(transparent)]
     Platform(#[from] PlatformError),
@@ -31,7 +28,7 @@ pub enum LayoutError {
     Design { design: String, error: DesignError },
     #[error("design '{design}': {error}")]
     Key { design: String, error: KeyError },
-    #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes")]
+    #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_ANALYSIS_SLOTS} the layout analysis takes")]
     TooManySlots { design: String, slots: u64 },
     /// A key names a process the analysis was not given.
     #[error("a key names process {process} of {processes}")]
@@ -534,7 +531,7 @@ pub fn check_set(
 /// Whether the analysis takes this many keys.
 fn keys_fit(words: &FutexWords) -> Result<(), LayoutError> {
     let keys = words.count();
-    if keys > MAX_KEYS {
+    if keys > MAX_ANALYSIS_KEYS {
         return Err(LayoutError::TooManyKeys { keys });
     }
     Ok(())
@@ -595,7 +592,7 @@ fn tables(
         .chain(hash.private.iter().flatten())
         .map(|t| t.slots)
         .sum();
-    if all_slots > MAX_SLOTS {
+    if all_slots > MAX_ANALYSIS_SLOTS {
         return Err(LayoutError::TooManySlots {
             design: design.name.clone(),
             slots: all_slots,

@@ -2,18 +2,13 @@
 //! asked for: the keys are those the benchmark's own set-up places for the
 //! seed (its `place`), the addresses the benchmark really uses.
 
+use crate::limits::{MAX_ANALYSIS_KEYS, MAX_ANALYSIS_TASKS};
 use crate::workload::futex_words::FutexWords;
 use crate::workload::perf_hash::PerfHash;
 use crate::workload::will_it_scale::{Mode, WillItScale};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
-
-/// Most threads or tasks a population may have: as many as the largest
-/// machine futexsim models has CPUs.
-pub const MAX_TASKS: u32 = 1 << 16;
-/// Most keys a population may have, so one analysis stays in memory and time.
-pub const MAX_KEYS: u64 = 1 << 24;
 
 /// Which benchmark's futexes are hashed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -42,15 +37,17 @@ impl KeyPopulation {
             KeyPopulation::PerfHash { threads, .. } => (threads, "threads"),
             KeyPopulation::WillItScale { tasks, .. } => (tasks, "tasks"),
         };
-        if !(1..=MAX_TASKS).contains(&tasks) {
-            return Err(format!("{what} = {tasks}: must be from 1 to {MAX_TASKS}"));
+        if !(1..=MAX_ANALYSIS_TASKS).contains(&tasks) {
+            return Err(format!(
+                "{what} = {tasks}: must be from 1 to {MAX_ANALYSIS_TASKS}"
+            ));
         }
         if let KeyPopulation::PerfHash { futexes: 0, .. } = self {
             return Err("futexes = 0: each thread needs at least one futex".into());
         }
-        if self.keys() > MAX_KEYS {
+        if self.keys() > MAX_ANALYSIS_KEYS {
             return Err(format!(
-                "{} keys is more than the {MAX_KEYS} the layout analysis takes",
+                "{} keys is more than the {MAX_ANALYSIS_KEYS} the layout analysis takes",
                 self.keys()
             ));
         }
@@ -187,7 +184,7 @@ mod tests {
     #[test]
     fn limits_are_checked() {
         let too_many = KeyPopulation::PerfHash {
-            threads: MAX_TASKS,
+            threads: MAX_ANALYSIS_TASKS,
             futexes: 1 << 10,
             shared: false,
         };

@@ -26,6 +26,7 @@ pub use store::{now_utc, peak_rss_bytes, reset_peak_rss};
 
 use crate::config::{Config, ConfigError, PlannedRun};
 use crate::files::{self, FileError};
+use crate::limits;
 use crate::machine::Machine;
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
@@ -442,7 +443,7 @@ impl Campaign {
             let ours = |bytes: &[u8]| {
                 std::str::from_utf8(bytes).is_ok_and(|text| run_file::is_futexsims(&name, text))
             };
-            if files::remove(&entry.path(), files::RUN_FILE, &ours)? {
+            if files::remove(&entry.path(), limits::RUN_FILE, &ours)? {
                 removed += 1;
             }
         }
@@ -618,7 +619,7 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
 }
 
 fn read_identity(path: &Path) -> Result<Option<Identity>, CampaignError> {
-    let Some(text) = files::read_text_if_any(path, files::CAMPAIGN)? else {
+    let Some(text) = files::read_text_if_any(path, limits::CAMPAIGN_FILE)? else {
         return Ok(None);
     };
     serde_json::from_str(&text)
@@ -638,7 +639,7 @@ fn is_identity(bytes: &[u8]) -> bool {
 /// (an empty reason when there is no file). What is not a regular file, or
 /// is over the cap, is refused.
 fn read_run_file(path: &Path, id: &str) -> Result<Result<RunFile, String>, CampaignError> {
-    let bytes = match files::read(path, files::RUN_FILE) {
+    let bytes = match files::read(path, limits::RUN_FILE) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => return Ok(Err(String::new())),
         Err(e) => return Err(e.into()),

@@ -13,6 +13,7 @@ mod tree;
 use crate::analysis::layout::LayoutError;
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
+use crate::limits::{MAX_NAME_BYTES, MAX_POINTS, MAX_RUNS, MAX_WINDOW_US};
 use crate::machine::{presets, Machine, MachineSpec};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::workload::{WorkloadError, WorkloadSpec};
@@ -113,7 +114,7 @@ impl Config {
     pub fn load(path: &Path, rules: &[String]) -> Result<Config, ConfigError> {
         let file = path.display().to_string();
         let text =
-            crate::files::read_text(path, crate::files::CONFIG).map_err(|e| ConfigError {
+            crate::files::read_text(path, crate::limits::CONFIG_FILE).map_err(|e| ConfigError {
                 file: file.clone(),
                 line: 0,
                 column: 0,
@@ -359,15 +360,6 @@ fn resolve_tables(
     }
     Ok((tables, baseline))
 }
-
-/// The most sweep points a config may allow itself (run.max_points).
-pub const MAX_POINTS: u64 = 1_000_000;
-/// The most runs (points x designs x repetitions) one campaign plans.
-pub const MAX_RUNS: u64 = 100_000;
-/// The longest window: 1000 s simulated, far inside u64 picoseconds.
-pub const MAX_WINDOW_US: u64 = 1_000_000_000;
-/// Design names end up in chart file names; a file name has 255 bytes.
-pub const MAX_NAME_BYTES: usize = 100;
 
 /// The run window in picoseconds must fit: the key and why when it does not.
 fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {

@@ -37,6 +37,7 @@
 //! ordered core a relaxed add, sub or exchange is not waited for. A barrier spans the
 //! threads that share its memory: each process's, or all with `shared`.
 
+use crate::limits::{MAX_PROGRAM_MEMORY, MAX_PROGRAM_SLOTS, MAX_PROGRAM_STEPS_PER_PASS};
 use super::WorkloadError;
 use super::objects::Objects;
 use super::pthread::Barrier;
@@ -205,13 +206,9 @@ const VARIABLES: &[&str] = &[
     "processes",
     "iteration",
 ];
-/// Bounds that keep a hostile config from exhausting memory.
-const MAX_SLOTS: u64 = 1 << 20;
 /// What a lock of a program holds as laid out: its name on the heap, and
 /// its word in its table's list.
 const LOCK_BYTES: u64 = 96;
-const MAX_STEPS_PER_PASS: u64 = 1 << 20;
-const MAX_MEMORY: u64 = 1 << 30;
 
 /// A step, checked and resolved.
 #[derive(Clone, Debug)]
@@ -386,9 +383,9 @@ impl ProgramSpec {
                 StepSpec::Repeat { times, steps } => {
                     let mut body = Vec::new();
                     self.compile_into(steps, &format!("{path}[{i}].steps"), &mut body)?;
-                    if (out.len() + body.len()) as u64 * u64::from(*times) > MAX_STEPS_PER_PASS {
+                    if (out.len() + body.len()) as u64 * u64::from(*times) > MAX_PROGRAM_STEPS_PER_PASS {
                         return Err(format!(
-                            "{at}: more than {MAX_STEPS_PER_PASS} steps per pass once repeated"
+                            "{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass once repeated"
                         ));
                     }
                     for _ in 0..*times {
@@ -398,9 +395,9 @@ impl ProgramSpec {
                 }
             };
             out.push(step);
-            if out.len() as u64 > MAX_STEPS_PER_PASS {
+            if out.len() as u64 > MAX_PROGRAM_STEPS_PER_PASS {
                 return Err(format!(
-                    "{at}: more than {MAX_STEPS_PER_PASS} steps per pass"
+                    "{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass"
                 ));
             }
         }
@@ -531,17 +528,17 @@ impl Workload for ProgramSpec {
                     .into(),
             );
         }
-        if self.memory < 4 || self.memory > MAX_MEMORY {
+        if self.memory < 4 || self.memory > MAX_PROGRAM_MEMORY {
             return Err(format!(
-                "program: memory must be from 4 bytes to {MAX_MEMORY}"
+                "program: memory must be from 4 bytes to {MAX_PROGRAM_MEMORY}"
             ).into());
         }
         let heaps = if self.shared { 1 } else { u64::from(self.processes) };
         user_memory::check_heaps("program", heaps, self.memory)?;
         for t in &self.tables {
-            if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
+            if !t.slots.is_power_of_two() || t.slots > MAX_PROGRAM_SLOTS || t.stride < 4 {
                 return Err(format!(
-                    "program: table '{}': slots must be a power of two up to {MAX_SLOTS} and stride at least 4",
+                    "program: table '{}': slots must be a power of two up to {MAX_PROGRAM_SLOTS} and stride at least 4",
                     t.name
                 ).into());
             }
