@@ -11,7 +11,7 @@
 //! Parsing and evaluation never panic: input length and nesting depth are
 //! capped so that hostile configs cannot exhaust the stack or the CPU.
 
-use crate::config::echo;
+use crate::echo::echo;
 use crate::limits::{MAX_EXPR_DEPTH, MAX_EXPR_LEN};
 use std::fmt;
 

@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod campaign;
 pub mod coherence;
 pub mod config;
+pub mod echo;
 pub mod engine;
 pub mod expr;
 pub mod files;

@@ -11,8 +11,9 @@ use crate::limits::{MAX_ANALYSIS_KEYS, MAX_ANALYSIS_SLOTS};
 use crate::machine::{Platform, PlatformError};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
+use crate::record::{ExpectedLoadCount, LoadCount, LoadRecord, UniformLoad};
 use crate::workload::futex_words::{FutexWords, PlacedKey};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Why a layout cannot be analysed.
@@ -35,25 +36,11 @@ pub enum LayoutError {
     StrayKey { process: u32, processes: usize },
 }
 
-/// How many buckets hold a given number of keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoadCount {
-    pub load: u64,
-    pub buckets: u64,
-}
-
 /// How many lines of the bucket arrays hold a given number of lock words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct LockCount {
     pub locks: u64,
     pub lines: u64,
-}
-
-/// How many buckets a uniform hash would leave with a given number of keys.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpectedLoadCount {
-    pub load: u64,
-    pub buckets: f64,
 }
 
 /// Expected counts below this many buckets are left out of the histogram
@@ -789,6 +776,34 @@ fn expected_figures(instances: &[(Bins, &InstanceLines)], keys: u64) -> Expected
     e.keys_sharing_bucket_sd = sharing_var.sqrt();
     e.colliding_pairs_sd = pairs_var.sqrt();
     e
+}
+
+/// The record of a layout analysis, as a run's result carries it. Kept
+/// here, beside what it reads, so that the record imports no analysis.
+impl LoadRecord {
+    pub fn from_layout(r: &LayoutReport) -> LoadRecord {
+        let e = &r.expected;
+        LoadRecord {
+            keys: r.keys,
+            buckets: r.reachable_buckets,
+            max_load: r.max_load,
+            mean_load: r.mean_load_nonempty,
+            keys_sharing_bucket: r.keys_sharing_bucket,
+            keys_sharing_line: r.keys_on_shared_lines,
+            colliding_pairs: r.colliding_pairs,
+            histogram: r.load_histogram.clone(),
+            uniform: UniformLoad {
+                max_load: e.max_load,
+                mean_load: e.mean_load_nonempty,
+                keys_sharing_bucket: e.keys_sharing_bucket,
+                keys_sharing_bucket_sd: e.keys_sharing_bucket_sd,
+                keys_sharing_line: e.keys_on_shared_lines,
+                colliding_pairs: e.colliding_pairs,
+                colliding_pairs_sd: e.colliding_pairs_sd,
+                histogram: r.expected_load_histogram.clone(),
+            },
+        }
+    }
 }
 
 #[cfg(test)]

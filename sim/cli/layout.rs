@@ -5,10 +5,11 @@
 use super::{parse_u32, parse_u64, CliError};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, ValueEnum};
-use futexsim::analysis::layout::{analyze, LayoutReport, LoadCount};
+use futexsim::analysis::layout::{analyze, LayoutReport};
 use futexsim::analysis::population::KeyPopulation;
 use futexsim::kernel::table::{preset, PRESET_NAMES};
 use futexsim::machine::Platform;
+use futexsim::record::LoadCount;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -6,8 +6,8 @@
 
 use crate::cli::CliError;
 use clap::{Args, Subcommand};
-use futexsim::config::echo;
 use futexsim::config::profile;
+use futexsim::echo::echo;
 use futexsim::files::{self, TOML_SIGNATURE};
 use futexsim::machine::import::{self, Shape};
 use futexsim::machine::{presets, Machine, MachineSpec};
