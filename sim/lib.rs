@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod campaign;
 pub mod coherence;
 pub mod config;
+pub mod dir_lock;
 pub mod echo;
 pub mod engine;
 pub mod expr;
@@ -17,6 +18,8 @@ pub mod hash;
 pub mod host;
 pub mod huge_pages;
 pub mod kernel;
+#[cfg(test)]
+mod layers;
 pub mod limits;
 pub mod machine;
 pub mod memory;

@@ -100,23 +100,23 @@ impl Cap {
 
 /// A config, a validation suite or a machine profile: the largest shipped
 /// is 40 KiB; a generated sweep of a few thousand values stays far below.
-pub const CONFIG_FILE: Cap = Cap::new("a config", 16 << 20);
+pub const CONFIG_CAP: Cap = Cap::new("a config", 16 << 20);
 /// A measured latency matrix (4096 CPUs squared, 8 bytes a figure: 128 MiB).
-pub const MEASUREMENTS_FILE: Cap = Cap::new("a measurements file", 256 << 20);
+pub const MEASUREMENTS_CAP: Cap = Cap::new("a measurements file", 256 << 20);
 /// A result set: the default campaign's is 4.5 MiB, a 4096-CPU sweep's tens.
-pub const RESULTS_FILE: Cap = Cap::new("a result set", 1 << 30);
+pub const RESULTS_CAP: Cap = Cap::new("a result set", 1 << 30);
 /// One run's file: the largest committed is under 1 MiB.
-pub const RUN_FILE: Cap = Cap::new("a run file", 256 << 20);
+pub const RUN_FILE_CAP: Cap = Cap::new("a run file", 256 << 20);
 /// A campaign's mark (it holds the resolved config).
-pub const CAMPAIGN_FILE: Cap = Cap::new("a campaign file", 64 << 20);
+pub const CAMPAIGN_CAP: Cap = Cap::new("a campaign file", 64 << 20);
 /// A campaign's lock file: the holder's process id and host.
-pub const LOCK_FILE: Cap = Cap::new("a lock file", 64);
+pub const LOCK_FILE_CAP: Cap = Cap::new("a lock file", 64);
 /// A report's manifest: a line per file of the report.
-pub const MANIFEST_FILE: Cap = Cap::new("a report's manifest", 16 << 20);
+pub const MANIFEST_CAP: Cap = Cap::new("a report's manifest", 16 << 20);
 /// A report's file, read back to prove futexsim wrote it.
-pub const REPORT_FILE: Cap = Cap::new("a report file", 1 << 30);
+pub const REPORT_FILE_CAP: Cap = Cap::new("a report file", 1 << 30);
 /// A file futexsim is about to replace, read to prove it wrote it.
-pub const REPLACED_FILE: Cap = Cap::new("a file futexsim replaces", 1 << 30);
+pub const REPLACED_CAP: Cap = Cap::new("a file futexsim replaces", 1 << 30);
 
 #[cfg(test)]
 mod tests {
@@ -175,8 +175,8 @@ mod tests {
     #[test]
     fn a_file_that_holds_a_measured_matrix_of_the_largest_machine_is_read() {
         // A latency matrix of 4096 CPUs, 8 bytes a figure, as measured.
-        const { assert!(4096 * 4096 * 8 <= MEASUREMENTS_FILE.bytes) };
-        const { assert!(RESULTS_FILE.bytes <= REPLACED_FILE.bytes) };
-        const { assert!(REPORT_FILE.bytes <= REPLACED_FILE.bytes) };
+        const { assert!(4096 * 4096 * 8 <= MEASUREMENTS_CAP.bytes) };
+        const { assert!(RESULTS_CAP.bytes <= REPLACED_CAP.bytes) };
+        const { assert!(REPORT_FILE_CAP.bytes <= REPLACED_CAP.bytes) };
     }
 }

@@ -15,12 +15,11 @@
 //! or a campaign (campaign.json is the mark), and removes only files it can
 //! tell are its own.
 
-mod lock;
 mod run_file;
 pub mod shard;
 mod store;
 
-pub use lock::{lock, lock_shared, DirLock, LOCK_FILE};
+use crate::dir_lock::{lock, DirLock, LOCK_FILE};
 pub use shard::Shard;
 pub use store::{now_utc, peak_rss_bytes, reset_peak_rss};
 
@@ -443,7 +442,7 @@ impl Campaign {
             let ours = |bytes: &[u8]| {
                 std::str::from_utf8(bytes).is_ok_and(|text| run_file::is_futexsims(&name, text))
             };
-            if files::remove(&entry.path(), limits::RUN_FILE, &ours)? {
+            if files::remove(&entry.path(), limits::RUN_FILE_CAP, &ours)? {
                 removed += 1;
             }
         }
@@ -619,7 +618,7 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
 }
 
 fn read_identity(path: &Path) -> Result<Option<Identity>, CampaignError> {
-    let Some(text) = files::read_text_if_any(path, limits::CAMPAIGN_FILE)? else {
+    let Some(text) = files::read_text_if_any(path, limits::CAMPAIGN_CAP)? else {
         return Ok(None);
     };
     serde_json::from_str(&text)
@@ -639,7 +638,7 @@ fn is_identity(bytes: &[u8]) -> bool {
 /// (an empty reason when there is no file). What is not a regular file, or
 /// is over the cap, is refused.
 fn read_run_file(path: &Path, id: &str) -> Result<Result<RunFile, String>, CampaignError> {
-    let bytes = match files::read(path, limits::RUN_FILE) {
+    let bytes = match files::read(path, limits::RUN_FILE_CAP) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => return Ok(Err(String::new())),
         Err(e) => return Err(e.into()),

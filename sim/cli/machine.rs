@@ -67,7 +67,7 @@ pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
     let mut siblings_from_a_matrix = false;
     for path in &args.files {
         let file = path.display().to_string();
-        let text = futexsim::files::read_text(path, futexsim::limits::MEASUREMENTS_FILE)
+        let text = futexsim::files::read_text(path, futexsim::limits::MEASUREMENTS_CAP)
             .map_err(|e| CliError::Input(format!("{file}: cannot read it: {}", e.reason())))?;
         let measurement =
             import::read(&text).map_err(|e| CliError::Input(format!("{file}:{e}")))?;

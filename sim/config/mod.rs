@@ -117,7 +117,7 @@ impl Config {
     pub fn load(path: &Path, rules: &[String]) -> Result<Config, ConfigError> {
         let file = path.display().to_string();
         let text =
-            crate::files::read_text(path, crate::limits::CONFIG_FILE).map_err(|e| ConfigError {
+            crate::files::read_text(path, crate::limits::CONFIG_CAP).map_err(|e| ConfigError {
                 file: file.clone(),
                 line: 0,
                 column: 0,
@@ -386,7 +386,7 @@ fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {
 /// and free of what would break the report's Markdown around it. A
 /// config's `[[table]]` and a `--rule` are held to this one rule. A `/`
 /// stays allowed: rules divide with it, and a chart's file name replaces
-/// it (`charts::file_part`).
+/// it (`files::file_part`).
 pub(crate) fn check_design_name(name: &str) -> Result<(), NameError> {
     let at = |pred: &dyn Fn(char) -> bool| name.chars().position(pred);
     let (why, at) = if name.trim().is_empty() {
@@ -445,7 +445,7 @@ pub(crate) struct NameError {
 /// write one chart file. The first `written` designs are the config's own
 /// `[[table]]`s, the rest come from `--rule`.
 fn check_chart_names(src: &Source, designs: &[String], written: usize) -> Result<(), ConfigError> {
-    use crate::report::charts::file_part;
+    use crate::files::file_part;
     for (i, a) in designs.iter().enumerate() {
         if let Some(b) = designs[..i].iter().find(|b| file_part(b) == file_part(a)) {
             let message = format!(

@@ -24,7 +24,7 @@
 //! 6. the old generation is removed, file by file from its manifest, each
 //!    only when its hash matches; anything else in it stays, named.
 //!
-//! The caller holds the directory's lock ([`crate::campaign::lock`]).
+//! The caller holds the directory's lock ([`crate::dir_lock::lock`]).
 
 pub mod c2c;
 pub mod charts;
@@ -37,7 +37,7 @@ pub mod summary;
 pub mod usl;
 
 use crate::files::{self, FileError};
-use crate::limits::{self, MANIFEST_FILE, REPORT_FILE};
+use crate::limits::{self, MANIFEST_CAP, REPORT_FILE_CAP};
 use crate::results::{ResultSet, SpeedLog};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -182,7 +182,9 @@ fn make_link(dir: &Path, entry: &str, old: &Published) -> Result<(), FileError> 
                 source,
             })?;
             let rel = format!("{entry}/{}", item.file_name().to_string_lossy());
-            files::remove(&item.path(), REPORT_FILE, &|b: &[u8]| old.proves(&rel, b))?;
+            files::remove(&item.path(), REPORT_FILE_CAP, &|b: &[u8]| {
+                old.proves(&rel, b)
+            })?;
         }
         if !files::remove_empty_dir(&path)? {
             return Err(FileError::Refused {
@@ -304,7 +306,7 @@ impl Published {
     fn proves(&self, rel: &str, bytes: &[u8]) -> bool {
         match self.manifest.get(rel) {
             Some(Some(hash)) => files::hash_hex(bytes) == *hash,
-            Some(None) => files::read(&self.manifest_dir.join(rel), REPORT_FILE)
+            Some(None) => files::read(&self.manifest_dir.join(rel), REPORT_FILE_CAP)
                 .is_ok_and(|theirs| theirs == bytes),
             None => false,
         }
@@ -312,7 +314,7 @@ impl Published {
 
     fn proves_file(&self, path: &Path, rel: &str) -> bool {
         fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
-            && files::read(path, REPORT_FILE).is_ok_and(|bytes| self.proves(rel, &bytes))
+            && files::read(path, REPORT_FILE_CAP).is_ok_and(|bytes| self.proves(rel, &bytes))
     }
 
     /// The generations the new one replaces.
@@ -359,7 +361,7 @@ const MANIFEST_SIGNATURE: files::Signature =
 /// written before manifests had them); None when there is none, or what is
 /// there is not a manifest futexsim wrote.
 fn read_manifest(generation: &Path) -> Result<Option<BTreeMap<String, Option<String>>>, FileError> {
-    let Some(bytes) = files::read_own(&generation.join(MANIFEST), MANIFEST_FILE)? else {
+    let Some(bytes) = files::read_own(&generation.join(MANIFEST), MANIFEST_CAP)? else {
         return Ok(None);
     };
     let Ok(text) = String::from_utf8(bytes) else {
@@ -411,7 +413,7 @@ fn remove_generation(generation: &Path) -> Result<(), FileError> {
     for (path, hash) in &listed {
         let path = generation.join(path);
         let ours = |bytes: &[u8]| hash.as_ref().is_none_or(|h| files::hash_hex(bytes) == *h);
-        files::remove(&path, REPORT_FILE, &ours)?;
+        files::remove(&path, REPORT_FILE_CAP, &ours)?;
         let mut parent = path.parent();
         while let Some(p) = parent.filter(|p| p.starts_with(generation) && *p != generation) {
             dirs.insert(p.to_path_buf());
@@ -420,7 +422,7 @@ fn remove_generation(generation: &Path) -> Result<(), FileError> {
     }
     // The manifest last: until it goes, a kill leaves a generation the
     // next publish can still remove.
-    files::remove(&generation.join(MANIFEST), MANIFEST_FILE, &|_| true)?; // proven above
+    files::remove(&generation.join(MANIFEST), MANIFEST_CAP, &|_| true)?; // proven above
     for d in dirs.iter().rev() {
         files::remove_empty_dir(d)?;
     }
@@ -535,7 +537,7 @@ pub fn incomparable(a: &ResultSet, b: &ResultSet) -> Option<String> {
 /// [`read`] under the directory's shared lock: a futexsim writing there
 /// finishes first.
 pub fn read_locked(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
-    let _lock = crate::campaign::lock_shared(dir)?;
+    let _lock = crate::dir_lock::lock_shared(dir)?;
     read(dir)
 }
 
@@ -556,7 +558,7 @@ pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
-    let text = files::read(path, limits::RESULTS_FILE)?;
+    let text = files::read(path, limits::RESULTS_CAP)?;
     crate::results::from_json(&text).map_err(|why| ReadError::Json {
         path: path.into(),
         why,
