@@ -125,23 +125,6 @@ pub struct ResizesInRun {
     pub resize_ns: u64,
 }
 
-/// The slots a process's private hash has after each of its thread
-/// creations, and how many resizes that took: futex_hash_allocate_default
-/// (bd54df5ea7ca) sizes by the threads the process has at that creation,
-/// the new one not yet counted (the main thread and the k - 1 created
-/// before it at the k-th), and only ever grows; an era without growth keeps
-/// the first size.
-pub fn default_slots_history(
-    rule: &Expr,
-    vars: &SizingVars,
-    threads: u64,
-    grows: bool,
-) -> Result<(u64, u32), DesignError> {
-    let steps = growth_steps(rule, vars, threads, grows)?;
-    let last = steps.last().map_or(0, |g| g.slots);
-    Ok((last, steps.len().saturating_sub(1) as u32))
-}
-
 /// One table of a private hash's growth: the creation that allocated it
 /// (the 0-based index of the thread created, the threads then existing
 /// being one more) and its slots.
@@ -154,6 +137,10 @@ pub struct Generation {
 /// Every table futex_hash_allocate_default allocates over `threads`
 /// thread creations, the first at the first creation; a later one only
 /// where the rule gives more slots than the table in use.
+/// futex_hash_allocate_default (bd54df5ea7ca) sizes by the threads the
+/// process has at that creation, the new one not yet counted (the main
+/// thread and the k - 1 created before it at the k-th); an era without
+/// growth keeps the first size.
 pub fn growth_steps(
     rule: &Expr,
     vars: &SizingVars,

@@ -27,6 +27,7 @@
 //!   waiter never touches the table.
 
 use crate::address_map::{KERNEL_BSS_PAGE_WAIT, ZONE_PAGE_WAIT, ZONE_STRIDE};
+use crate::hash::multiplicative::{hash_64_by, GOLDEN_RATIO_64, GOLDEN_RATIO_PRIME_64};
 use crate::memory::{Home, Mem, MemoryMap, RegionId};
 use serde::{Deserialize, Serialize};
 
@@ -34,10 +35,6 @@ use serde::{Deserialize, Serialize};
 /// spinlock at 0, the list head (two pointers) at 8.
 const WAIT_QUEUE_HEAD_BYTES: u64 = 24;
 const LIST_OFFSET: u64 = 8;
-
-/// The two multipliers `hash_64` has used.
-const GOLDEN_RATIO_PRIME_64: u64 = 0x9e37_ffff_fffc_0001;
-const GOLDEN_RATIO_64: u64 = 0x61c8_8646_80b5_83eb;
 
 /// A page wait table design.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,7 +103,7 @@ impl PageWaitDesign {
 
     /// `hash_ptr(page, bits)`: the slot of the struct page at `page`.
     pub fn slot_of(&self, page: u64) -> u64 {
-        page.wrapping_mul(self.multiplier) >> (64 - self.bits)
+        hash_64_by(self.multiplier, page, self.bits)
     }
 
     /// Lays out the table the pages homed on `node` wait on: their zone's,

@@ -523,11 +523,6 @@ impl Machine {
         let t = &self.spec.topology;
         t.sockets_per_board.unwrap_or(t.sockets) * t.nodes_per_socket
     }
-
-    /// CPUs of a memory node, in CPU order.
-    pub fn cpus_of_node(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
-        (0..self.cpus()).filter(move |&c| self.places[c as usize].node == node)
-    }
 }
 
 /// The hierarchy's parameters from `[coherence]`, each absent one derived

@@ -37,6 +37,7 @@
 //! ordered core a relaxed add, sub or exchange is not waited for. A barrier spans the
 //! threads that share its memory: each process's, or all with `shared`.
 
+use crate::hash::multiplicative::hash_64;
 use crate::limits::{MAX_PROGRAM_MEMORY, MAX_PROGRAM_SLOTS, MAX_PROGRAM_STEPS_PER_PASS};
 use super::WorkloadError;
 use super::objects::Objects;
@@ -817,15 +818,6 @@ struct Thread {
     think: Xoshiro256PlusPlus,
 }
 
-/// include/linux/hash.h `hash_64`: the top `bits` bits of the key times GOLDEN_RATIO_64.
-fn hash_64(key: u64, bits: u32) -> u64 {
-    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
-    if bits == 0 {
-        return 0;
-    }
-    key.wrapping_mul(GOLDEN_RATIO_64) >> (64 - bits)
-}
-
 impl Thread {
     /// An expression's value for this thread at `iteration`. Expressions are
     /// checked before the run; one that overflows at a late iteration reads as 0.
@@ -897,17 +889,5 @@ impl Body for Thread {
                 Step::Barrier => Action::BarrierWait(self.barrier),
             });
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::hash_64;
-
-    #[test]
-    fn hash_64_keeps_the_top_bits_of_the_golden_ratio_product() {
-        assert_eq!(hash_64(1, 8), 0x61);
-        assert_eq!(hash_64(2, 4), 0xc);
-        assert_eq!(hash_64(12345, 0), 0);
     }
 }
