@@ -75,6 +75,8 @@ pub const MAX_RUNS: u64 = 100_000;
 pub const MAX_WINDOW_US: u64 = 1_000_000_000;
 /// Design names end up in chart file names; a file name has 255 bytes.
 pub const MAX_NAME_BYTES: usize = 100;
+/// A config's name is its campaign's directory's.
+pub const MAX_DIR_NAME_BYTES: usize = 200;
 
 /// Longest accepted sizing expression, in characters. Sizing rules are
 /// one-liners; the cap bounds the work a hostile config can ask of the parser.
@@ -164,6 +166,13 @@ mod tests {
         // is a step futexsim accepts.
         assert!(MAX_NS * 1e3 * 1e6 < u64::MAX as f64);
         const { assert!(1.0 / MIN_GHZ <= MAX_NS) };
+    }
+
+    #[test]
+    fn a_design_or_config_name_futexsim_accepts_fits_a_file_name() {
+        // A chart's file name adds a prefix and ".svg" to a design's name.
+        const { assert!(MAX_NAME_BYTES + 32 <= 255) };
+        const { assert!(MAX_DIR_NAME_BYTES <= 255) };
     }
 
     #[test]

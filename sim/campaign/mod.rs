@@ -25,7 +25,7 @@ pub use store::{now_utc, peak_rss_bytes, reset_peak_rss};
 
 use crate::config::{Config, ConfigError, PlannedRun};
 use crate::files::{self, FileError};
-use crate::limits;
+use crate::limits::{self, MAX_DIR_NAME_BYTES};
 use crate::machine::Machine;
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
@@ -513,26 +513,41 @@ impl Campaign {
 
 /// Why `name` (a config's) cannot be one directory under a campaigns'
 /// root: it must be a plain file name, so that the campaign stays under it.
-pub fn check_dir_name(name: &str) -> Result<(), String> {
+pub fn check_dir_name(name: &str) -> Result<(), DirNameError> {
     if name.is_empty() {
-        return Err("it is empty".into());
+        return Err(DirNameError::Empty);
     }
     if name == "." || name == ".." {
-        return Err(format!("'{name}' names a directory at or above the root"));
+        return Err(DirNameError::AtOrAboveRoot(name.to_string()));
     }
     if name.starts_with('.') {
-        return Err("it starts with '.'".into());
+        return Err(DirNameError::Hidden);
     }
     if let Some(c) = name
         .chars()
         .find(|c| c.is_control() || matches!(c, '/' | '\\'))
     {
-        return Err(format!("it holds {:?}", c));
+        return Err(DirNameError::Holds(c));
     }
-    if name.len() > 200 {
-        return Err(format!("it is {} bytes long, more than 200", name.len()));
+    if name.len() > MAX_DIR_NAME_BYTES {
+        return Err(DirNameError::TooLong(name.len()));
     }
     Ok(())
+}
+
+/// Why a config's name cannot be a campaign's directory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DirNameError {
+    #[error("it is empty")]
+    Empty,
+    #[error("'{0}' names a directory at or above the root")]
+    AtOrAboveRoot(String),
+    #[error("it starts with '.'")]
+    Hidden,
+    #[error("it holds {0:?}")]
+    Holds(char),
+    #[error("it is {0} bytes long, more than {MAX_DIR_NAME_BYTES}")]
+    TooLong(usize),
 }
 
 /// Whether two paths name one file (a shard merged into itself).

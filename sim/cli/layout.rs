@@ -94,7 +94,9 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         }
     };
-    population.validate().map_err(CliError::Input)?;
+    population
+        .validate()
+        .map_err(|e| CliError::Input(e.to_string()))?;
     let words = population.place(args.seed);
     let designs = args
         .tables
