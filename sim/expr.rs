@@ -11,17 +11,9 @@
 //! Parsing and evaluation never panic: input length and nesting depth are
 //! capped so that hostile configs cannot exhaust the stack or the CPU.
 
-use crate::config::echo;
+use crate::echo::echo;
+use crate::limits::{MAX_EXPR_DEPTH, MAX_EXPR_LEN};
 use std::fmt;
-
-/// Longest accepted source, in characters. Sizing rules are one-liners; the cap
-/// bounds the work a hostile config can ask of the parser.
-pub const MAX_LEN: usize = 4096;
-
-/// Deepest accepted nesting of parentheses and calls. The parser and the
-/// evaluator recurse once per level, so this bounds their stack use.
-/// Operator chains such as `1 + 2 + 3` are stored flat and do not nest.
-pub const MAX_DEPTH: usize = 64;
 
 /// A parse or evaluation error, located in the expression's source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,10 +71,10 @@ impl Expr {
     /// are only resolved by `eval` or `check_variables`.
     pub fn parse(src: &str) -> Result<Expr, ExprError> {
         // `nth` stops early, so an enormous input is rejected without a full scan.
-        if src.chars().nth(MAX_LEN).is_some() {
+        if src.chars().nth(MAX_EXPR_LEN).is_some() {
             return Err(ExprError::new(
-                MAX_LEN + 1,
-                format!("expression is longer than {MAX_LEN} characters"),
+                MAX_EXPR_LEN + 1,
+                format!("expression is longer than {MAX_EXPR_LEN} characters"),
             ));
         }
         let mut parser = Parser {
@@ -574,12 +566,12 @@ impl<'a> Parser<'a> {
 
     /// The nesting depth inside a '(' at `column`, if within the limit.
     fn enter(depth: usize, column: usize) -> Result<usize, ExprError> {
-        if depth < MAX_DEPTH {
+        if depth < MAX_EXPR_DEPTH {
             Ok(depth + 1)
         } else {
             Err(ExprError::new(
                 column,
-                format!("expression nests deeper than {MAX_DEPTH} levels"),
+                format!("expression nests deeper than {MAX_EXPR_DEPTH} levels"),
             ))
         }
     }
@@ -1000,35 +992,35 @@ mod tests {
     #[test]
     fn nesting_is_limited() {
         let nested = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
-        assert_eq!(value(&nested(MAX_DEPTH)), 1);
+        assert_eq!(value(&nested(MAX_EXPR_DEPTH)), 1);
         assert_eq!(
-            error(&nested(MAX_DEPTH + 1)),
+            error(&nested(MAX_EXPR_DEPTH + 1)),
             format!(
                 "column {}: expression nests deeper than 64 levels",
-                MAX_DEPTH + 1
+                MAX_EXPR_DEPTH + 1
             )
         );
         let calls = |n: usize| format!("{}1{}", "min(".repeat(n), ", 2)".repeat(n));
-        assert_eq!(value(&calls(MAX_DEPTH)), 1);
-        assert!(error(&calls(MAX_DEPTH + 1)).contains("nests deeper than 64 levels"));
+        assert_eq!(value(&calls(MAX_EXPR_DEPTH)), 1);
+        assert!(error(&calls(MAX_EXPR_DEPTH + 1)).contains("nests deeper than 64 levels"));
         // Far beyond the limit must still fail cleanly, not overflow the stack.
-        assert!(Expr::parse(&"(".repeat(MAX_LEN)).is_err());
+        assert!(Expr::parse(&"(".repeat(MAX_EXPR_LEN)).is_err());
     }
 
     #[test]
     fn length_is_limited_but_long_chains_do_not_nest() {
         let chain = |terms: usize| vec!["1"; terms].join("+");
         // `terms` ones make 2 * terms - 1 characters.
-        let longest = chain(MAX_LEN / 2 + 1);
-        assert_eq!(longest.chars().count(), MAX_LEN + 1);
+        let longest = chain(MAX_EXPR_LEN / 2 + 1);
+        assert_eq!(longest.chars().count(), MAX_EXPR_LEN + 1);
         assert_eq!(
             error(&longest),
             "column 4097: expression is longer than 4096 characters"
         );
-        let fits = chain(MAX_LEN / 2);
-        assert_eq!(value(&fits), MAX_LEN as u64 / 2);
+        let fits = chain(MAX_EXPR_LEN / 2);
+        assert_eq!(value(&fits), MAX_EXPR_LEN as u64 / 2);
         // Characters, not bytes, are counted.
-        let wide = format!("1{}", "\u{3000}".repeat(MAX_LEN - 1));
+        let wide = format!("1{}", "\u{3000}".repeat(MAX_EXPR_LEN - 1));
         assert_eq!(value(&wide), 1);
     }
 }

@@ -26,6 +26,7 @@
 //! that what a directory holds is still the old state or the new one.
 
 use crate::hash::lookup3::hashlittle2;
+use crate::limits::{Cap, LOCK_FILE_CAP, REPLACED_CAP};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -94,33 +95,6 @@ pub fn is_users_to_fix(e: &io::Error) -> bool {
 }
 
 pub type Result<T> = std::result::Result<T, FileError>;
-
-/// How much of a kind of input futexsim reads whole.
-#[derive(Clone, Copy, Debug)]
-pub struct Cap {
-    what: &'static str,
-    bytes: u64,
-}
-
-impl Cap {
-    pub const fn new(what: &'static str, bytes: u64) -> Cap {
-        Cap { what, bytes }
-    }
-}
-
-/// A config, a validation suite or a machine profile: the largest shipped
-/// is 40 KiB; a generated sweep of a few thousand values stays far below.
-pub const CONFIG: Cap = Cap::new("a config", 16 << 20);
-/// A measured latency matrix (4096 CPUs squared, 8 bytes a figure: 128 MiB).
-pub const MEASUREMENTS: Cap = Cap::new("a measurements file", 256 << 20);
-/// A result set: the default campaign's is 4.5 MiB, a 4096-CPU sweep's tens.
-pub const RESULTS: Cap = Cap::new("a result set", 1 << 30);
-/// One run's file: the largest committed is under 1 MiB.
-pub const RUN_FILE: Cap = Cap::new("a run file", 256 << 20);
-/// A campaign's mark (it holds the resolved config).
-pub const CAMPAIGN: Cap = Cap::new("a campaign file", 64 << 20);
-/// A file futexsim is about to replace, read to prove it wrote it.
-const REPLACED: Cap = Cap::new("a file futexsim replaces", 1 << 30);
 
 /// 16 hex digits of lookup3's 64-bit hash: the content hash of temporary
 /// names, manifests and signatures.
@@ -347,7 +321,7 @@ pub fn check_replaceable(path: &Path, ours: Proof) -> Result<()> {
 /// The (device, inode) of the regular file futexsim may replace at `path`,
 /// None when the name is free; refused when anything else is there.
 fn occupant(path: &Path, ours: Proof, new: &[u8]) -> Result<Option<(u64, u64)>> {
-    let Some(old) = read_own(path, REPLACED)? else {
+    let Some(old) = read_own(path, REPLACED_CAP)? else {
         return Ok(None);
     };
     if old != new && !ours(&old) {
@@ -698,7 +672,7 @@ pub fn remove_temp_files(dir: &Path) -> Result<usize> {
             continue;
         }
         let path = entry.path();
-        if remove(&path, REPLACED, &|bytes| hash_hex(bytes) == hash)? {
+        if remove(&path, REPLACED_CAP, &|bytes| hash_hex(bytes) == hash)? {
             removed += 1;
         }
     }
@@ -722,6 +696,19 @@ fn temp_name_parts(name: &str) -> Option<(&str, &str)> {
     (digits(pid, false) && hash.len() == 16 && digits(hash, true)).then_some((pid, hash))
 }
 
+/// A design name made safe for a file name: a chart's, a run's.
+pub fn file_part(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Whether `name` is one of futexsim's temporary names (whoever wrote it).
 pub fn is_temp_name(name: &str) -> bool {
     temp_name_parts(name).is_some()
@@ -731,7 +718,7 @@ pub fn is_temp_name(name: &str) -> bool {
 /// file holding at most a process id if present. A link, a FIFO, or a
 /// file with anything else in it is refused, never opened for writing.
 pub fn open_lock_file(path: &Path) -> Result<File> {
-    if let Some(bytes) = read_own(path, Cap::new("a lock file", 64))? {
+    if let Some(bytes) = read_own(path, LOCK_FILE_CAP)? {
         if !bytes.iter().all(|b| b.is_ascii_digit() || *b == b'\n') {
             return Err(FileError::refused(
                 path,
@@ -820,6 +807,7 @@ pub mod fault {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::{CONFIG_CAP, RUN_FILE_CAP};
 
     fn scratch(name: &str) -> PathBuf {
         let dir =
@@ -860,7 +848,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).unwrap();
         assert!(write(&link, b"x", &|_| true).is_err());
         assert!(open_lock_file(&link).is_err());
-        assert!(!remove(&link, RUN_FILE, &|_| true).unwrap());
+        assert!(!remove(&link, RUN_FILE_CAP, &|_| true).unwrap());
         assert_eq!(fs::read(&target).unwrap(), b"keep");
         assert!(fs::symlink_metadata(&link)
             .unwrap()
@@ -877,7 +865,7 @@ mod tests {
         // SAFETY: a NUL-terminated path that outlives the call.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
         assert!(matches!(
-            read(&fifo, CONFIG),
+            read(&fifo, CONFIG_CAP),
             Err(FileError::Refused { .. })
         ));
         assert!(matches!(

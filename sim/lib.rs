@@ -3,10 +3,13 @@
 //!
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
+pub mod address_map;
 pub mod analysis;
 pub mod campaign;
 pub mod coherence;
 pub mod config;
+pub mod dir_lock;
+pub mod echo;
 pub mod engine;
 pub mod expr;
 pub mod files;
@@ -15,6 +18,9 @@ pub mod hash;
 pub mod host;
 pub mod huge_pages;
 pub mod kernel;
+#[cfg(test)]
+mod layers;
+pub mod limits;
 pub mod machine;
 pub mod memory;
 pub mod perf_stat;

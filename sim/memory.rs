@@ -9,6 +9,9 @@ pub type LineId = u32;
 pub type RegionId = u32;
 
 pub const PAGE_SHIFT: u32 = 12;
+/// x86-64's base page. The futex code always works with base pages, even on
+/// huge mappings; a machine's page size is its profile's (64 KiB on ppc64le).
+pub const PAGE_SIZE: u64 = 1 << PAGE_SHIFT;
 
 /// A byte the simulator can access: its address and the line holding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

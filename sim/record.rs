@@ -2,7 +2,6 @@
 //! that depends on the host (wall-clock speed is kept apart in `Speed`), so
 //! the same scenario and seed give a byte-identical record.
 
-use crate::analysis::layout::{ExpectedLoadCount, LayoutReport, LoadCount};
 use crate::coherence::{Class, LineStats, Totals};
 use crate::engine::metrics::LockStats;
 use crate::kernel::futex_hash::PrivateLife;
@@ -540,30 +539,18 @@ pub struct UniformLoad {
     pub histogram: Vec<ExpectedLoadCount>,
 }
 
-impl LoadRecord {
-    pub fn from_layout(r: &LayoutReport) -> LoadRecord {
-        let e = &r.expected;
-        LoadRecord {
-            keys: r.keys,
-            buckets: r.reachable_buckets,
-            max_load: r.max_load,
-            mean_load: r.mean_load_nonempty,
-            keys_sharing_bucket: r.keys_sharing_bucket,
-            keys_sharing_line: r.keys_on_shared_lines,
-            colliding_pairs: r.colliding_pairs,
-            histogram: r.load_histogram.clone(),
-            uniform: UniformLoad {
-                max_load: e.max_load,
-                mean_load: e.mean_load_nonempty,
-                keys_sharing_bucket: e.keys_sharing_bucket,
-                keys_sharing_bucket_sd: e.keys_sharing_bucket_sd,
-                keys_sharing_line: e.keys_on_shared_lines,
-                colliding_pairs: e.colliding_pairs,
-                colliding_pairs_sd: e.colliding_pairs_sd,
-                histogram: r.expected_load_histogram.clone(),
-            },
-        }
-    }
+/// How many buckets hold a given number of keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadCount {
+    pub load: u64,
+    pub buckets: u64,
+}
+
+/// How many buckets a uniform hash would leave with a given number of keys.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpectedLoadCount {
+    pub load: u64,
+    pub buckets: f64,
 }
 
 /// One line in perf c2c's Shared Data Cache Line Table: the load classes

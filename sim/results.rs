@@ -180,7 +180,7 @@ impl ResultSet {
 /// What a design's chart files are named after (report::charts): names
 /// that differ only in characters a file name leaves out name one file.
 fn chart_name(design: &str) -> String {
-    crate::report::charts::file_part(design)
+    crate::files::file_part(design)
 }
 
 /// Host-dependent figures of the campaign's runs: kept beside the result set

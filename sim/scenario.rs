@@ -7,10 +7,11 @@ use crate::analysis::layout;
 use crate::engine::{place_at_fork, Engine, SchedLayout};
 use crate::footprint::{Footprint, MemoryLimit};
 use crate::kernel::core::{first_task_and_count, FutexSystem, TaskInfo};
+use crate::kernel::futex_hash::SetSlots;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo};
-use crate::kernel::futex_hash::{SetSlots, MAX_TABLE_BYTES};
 use crate::kernel::resize::InRunCreation;
 use crate::kernel::table::{eval_slots, DesignError, Placement, SizingVars, TableDesign};
+use crate::limits::MAX_TABLE_BYTES;
 use crate::machine::{Machine, MachineError, MachineSpec, PlatformError};
 use crate::memory::MemoryMap;
 use crate::record::{LoadRecord, RunOrigin, RunRecord, Speed, TableRecord};
@@ -55,7 +56,7 @@ pub struct Scenario {
 
 /// The most threads one run simulates: far more than any benchmark of the
 /// suite runs, and few enough that every task's state fits in memory.
-pub const MAX_THREADS: u32 = 1 << 20;
+pub const MAX_THREADS: u32 = crate::limits::MAX_RUN_TASKS;
 
 /// Checks a workload against the machine it runs on, giving its thread count:
 /// its own parameters (the futex words futexsim lays out among them). More

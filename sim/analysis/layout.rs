@@ -4,25 +4,23 @@
 //! uniform hash would give (docs/references.md §4).
 
 use super::balls_into_bins::{expected_load_histogram, expected_max_load, Bins};
-use super::population::MAX_KEYS;
 use crate::kernel::futex_hash::{Bucket, FutexHash, ProcessInfo, SetSlots, TableSel};
 use crate::kernel::key::KeyError;
 use crate::kernel::table::{DesignError, FieldName, SizingVars, TableDesign};
+use crate::limits::{MAX_ANALYSIS_KEYS, MAX_ANALYSIS_SLOTS};
 use crate::machine::{Platform, PlatformError};
 use crate::memory::MemoryMap;
 use crate::prefetch::prefetch;
+use crate::record::{ExpectedLoadCount, LoadCount, LoadRecord, UniformLoad};
 use crate::workload::futex_words::{FutexWords, PlacedKey};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Most bucket slots, over all table instances, one analysis looks at.
-pub const MAX_SLOTS: u64 = 1 << 26;
 
 /// Why a layout cannot be analysed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LayoutError {
     /// More keys than one analysis holds in memory and time.
-    #[error("{keys} keys is more than the {MAX_KEYS} the layout analysis takes")]
+    #[error("{keys} keys is more than the {MAX_ANALYSIS_KEYS} the layout analysis takes")]
     TooManyKeys { keys: u64 },
     #[error(transparent)]
     Platform(#[from] PlatformError),
@@ -31,18 +29,11 @@ pub enum LayoutError {
     Design { design: String, error: DesignError },
     #[error("design '{design}': {error}")]
     Key { design: String, error: KeyError },
-    #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_SLOTS} the layout analysis takes")]
+    #[error("design '{design}' has {slots} bucket slots here, more than the {MAX_ANALYSIS_SLOTS} the layout analysis takes")]
     TooManySlots { design: String, slots: u64 },
     /// A key names a process the analysis was not given.
     #[error("a key names process {process} of {processes}")]
     StrayKey { process: u32, processes: usize },
-}
-
-/// How many buckets hold a given number of keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoadCount {
-    pub load: u64,
-    pub buckets: u64,
 }
 
 /// How many lines of the bucket arrays hold a given number of lock words.
@@ -50,13 +41,6 @@ pub struct LoadCount {
 pub struct LockCount {
     pub locks: u64,
     pub lines: u64,
-}
-
-/// How many buckets a uniform hash would leave with a given number of keys.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpectedLoadCount {
-    pub load: u64,
-    pub buckets: f64,
 }
 
 /// Expected counts below this many buckets are left out of the histogram
@@ -534,7 +518,7 @@ pub fn check_set(
 /// Whether the analysis takes this many keys.
 fn keys_fit(words: &FutexWords) -> Result<(), LayoutError> {
     let keys = words.count();
-    if keys > MAX_KEYS {
+    if keys > MAX_ANALYSIS_KEYS {
         return Err(LayoutError::TooManyKeys { keys });
     }
     Ok(())
@@ -595,7 +579,7 @@ fn tables(
         .chain(hash.private.iter().flatten())
         .map(|t| t.slots)
         .sum();
-    if all_slots > MAX_SLOTS {
+    if all_slots > MAX_ANALYSIS_SLOTS {
         return Err(LayoutError::TooManySlots {
             design: design.name.clone(),
             slots: all_slots,
@@ -792,6 +776,34 @@ fn expected_figures(instances: &[(Bins, &InstanceLines)], keys: u64) -> Expected
     e.keys_sharing_bucket_sd = sharing_var.sqrt();
     e.colliding_pairs_sd = pairs_var.sqrt();
     e
+}
+
+/// The record of a layout analysis, as a run's result carries it. Kept
+/// here, beside what it reads, so that the record imports no analysis.
+impl LoadRecord {
+    pub fn from_layout(r: &LayoutReport) -> LoadRecord {
+        let e = &r.expected;
+        LoadRecord {
+            keys: r.keys,
+            buckets: r.reachable_buckets,
+            max_load: r.max_load,
+            mean_load: r.mean_load_nonempty,
+            keys_sharing_bucket: r.keys_sharing_bucket,
+            keys_sharing_line: r.keys_on_shared_lines,
+            colliding_pairs: r.colliding_pairs,
+            histogram: r.load_histogram.clone(),
+            uniform: UniformLoad {
+                max_load: e.max_load,
+                mean_load: e.mean_load_nonempty,
+                keys_sharing_bucket: e.keys_sharing_bucket,
+                keys_sharing_bucket_sd: e.keys_sharing_bucket_sd,
+                keys_sharing_line: e.keys_on_shared_lines,
+                colliding_pairs: e.colliding_pairs,
+                colliding_pairs_sd: e.colliding_pairs_sd,
+                histogram: r.expected_load_histogram.clone(),
+            },
+        }
+    }
 }
 
 #[cfg(test)]

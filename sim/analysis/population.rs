@@ -2,6 +2,7 @@
 //! asked for: the keys are those the benchmark's own set-up places for the
 //! seed (its `place`), the addresses the benchmark really uses.
 
+use crate::limits::{MAX_ANALYSIS_KEYS, MAX_ANALYSIS_TASKS};
 use crate::workload::futex_words::FutexWords;
 use crate::workload::perf_hash::PerfHash;
 use crate::workload::will_it_scale::{Mode, WillItScale};
@@ -9,11 +10,16 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
-/// Most threads or tasks a population may have: as many as the largest
-/// machine futexsim models has CPUs.
-pub const MAX_TASKS: u32 = 1 << 16;
-/// Most keys a population may have, so one analysis stays in memory and time.
-pub const MAX_KEYS: u64 = 1 << 24;
+/// Why a population cannot be analysed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PopulationError {
+    #[error("{what} = {tasks}: must be from 1 to {MAX_ANALYSIS_TASKS}")]
+    Tasks { what: &'static str, tasks: u32 },
+    #[error("futexes = 0: each thread needs at least one futex")]
+    NoFutexes,
+    #[error("{0} keys is more than the {MAX_ANALYSIS_KEYS} the layout analysis takes")]
+    Keys(u64),
+}
 
 /// Which benchmark's futexes are hashed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -37,22 +43,19 @@ pub enum KeyPopulation {
 }
 
 impl KeyPopulation {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PopulationError> {
         let (tasks, what) = match *self {
             KeyPopulation::PerfHash { threads, .. } => (threads, "threads"),
             KeyPopulation::WillItScale { tasks, .. } => (tasks, "tasks"),
         };
-        if !(1..=MAX_TASKS).contains(&tasks) {
-            return Err(format!("{what} = {tasks}: must be from 1 to {MAX_TASKS}"));
+        if !(1..=MAX_ANALYSIS_TASKS).contains(&tasks) {
+            return Err(PopulationError::Tasks { what, tasks });
         }
         if let KeyPopulation::PerfHash { futexes: 0, .. } = self {
-            return Err("futexes = 0: each thread needs at least one futex".into());
+            return Err(PopulationError::NoFutexes);
         }
-        if self.keys() > MAX_KEYS {
-            return Err(format!(
-                "{} keys is more than the {MAX_KEYS} the layout analysis takes",
-                self.keys()
-            ));
+        if self.keys() > MAX_ANALYSIS_KEYS {
+            return Err(PopulationError::Keys(self.keys()));
         }
         Ok(())
     }
@@ -187,16 +190,19 @@ mod tests {
     #[test]
     fn limits_are_checked() {
         let too_many = KeyPopulation::PerfHash {
-            threads: MAX_TASKS,
+            threads: MAX_ANALYSIS_TASKS,
             futexes: 1 << 10,
             shared: false,
         };
-        assert!(too_many.validate().unwrap_err().contains("keys"));
+        assert_eq!(too_many.validate(), Err(PopulationError::Keys(1 << 26)));
         let none = KeyPopulation::WillItScale {
             tasks: 0,
             process_mode: false,
             shared: false,
         };
-        assert!(none.validate().unwrap_err().contains("tasks = 0"));
+        assert_eq!(
+            none.validate().map_err(|e| e.to_string()),
+            Err(format!("tasks = 0: must be from 1 to {MAX_ANALYSIS_TASKS}"))
+        );
     }
 }

@@ -15,17 +15,17 @@
 //! or a campaign (campaign.json is the mark), and removes only files it can
 //! tell are its own.
 
-mod lock;
 mod run_file;
 pub mod shard;
 mod store;
 
-pub use lock::{lock, lock_shared, DirLock, LOCK_FILE};
+use crate::dir_lock::{lock, DirLock, LOCK_FILE};
 pub use shard::Shard;
 pub use store::{now_utc, peak_rss_bytes, reset_peak_rss};
 
 use crate::config::{Config, ConfigError, PlannedRun};
 use crate::files::{self, FileError};
+use crate::limits::{self, MAX_DIR_NAME_BYTES};
 use crate::machine::{Machine, MachineError};
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
@@ -456,7 +456,7 @@ impl Campaign {
             let ours = |bytes: &[u8]| {
                 std::str::from_utf8(bytes).is_ok_and(|text| run_file::is_futexsims(&name, text))
             };
-            if files::remove(&entry.path(), files::RUN_FILE, &ours)? {
+            if files::remove(&entry.path(), limits::RUN_FILE_CAP, &ours)? {
                 removed += 1;
             }
         }
@@ -527,26 +527,41 @@ impl Campaign {
 
 /// Why `name` (a config's) cannot be one directory under a campaigns'
 /// root: it must be a plain file name, so that the campaign stays under it.
-pub fn check_dir_name(name: &str) -> Result<(), String> {
+pub fn check_dir_name(name: &str) -> Result<(), DirNameError> {
     if name.is_empty() {
-        return Err("it is empty".into());
+        return Err(DirNameError::Empty);
     }
     if name == "." || name == ".." {
-        return Err(format!("'{name}' names a directory at or above the root"));
+        return Err(DirNameError::AtOrAboveRoot(name.to_string()));
     }
     if name.starts_with('.') {
-        return Err("it starts with '.'".into());
+        return Err(DirNameError::Hidden);
     }
     if let Some(c) = name
         .chars()
         .find(|c| c.is_control() || matches!(c, '/' | '\\'))
     {
-        return Err(format!("it holds {:?}", c));
+        return Err(DirNameError::Holds(c));
     }
-    if name.len() > 200 {
-        return Err(format!("it is {} bytes long, more than 200", name.len()));
+    if name.len() > MAX_DIR_NAME_BYTES {
+        return Err(DirNameError::TooLong(name.len()));
     }
     Ok(())
+}
+
+/// Why a config's name cannot be a campaign's directory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DirNameError {
+    #[error("it is empty")]
+    Empty,
+    #[error("'{0}' names a directory at or above the root")]
+    AtOrAboveRoot(String),
+    #[error("it starts with '.'")]
+    Hidden,
+    #[error("it holds {0:?}")]
+    Holds(char),
+    #[error("it is {0} bytes long, more than {MAX_DIR_NAME_BYTES}")]
+    TooLong(usize),
 }
 
 /// Whether two paths name one file (a shard merged into itself).
@@ -632,7 +647,7 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
 }
 
 fn read_identity(path: &Path) -> Result<Option<Identity>, CampaignError> {
-    let Some(text) = files::read_text_if_any(path, files::CAMPAIGN)? else {
+    let Some(text) = files::read_text_if_any(path, limits::CAMPAIGN_CAP)? else {
         return Ok(None);
     };
     serde_json::from_str(&text)
@@ -652,7 +667,7 @@ fn is_identity(bytes: &[u8]) -> bool {
 /// (an empty reason when there is no file). What is not a regular file, or
 /// is over the cap, is refused.
 fn read_run_file(path: &Path, id: &str) -> Result<Result<RunFile, String>, CampaignError> {
-    let bytes = match files::read(path, files::RUN_FILE) {
+    let bytes = match files::read(path, limits::RUN_FILE_CAP) {
         Ok(bytes) => bytes,
         Err(e) if e.is_not_found() => return Ok(Err(String::new())),
         Err(e) => return Err(e.into()),

@@ -7,7 +7,7 @@
 
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::config::echo;
+use futexsim::echo::echo;
 use futexsim::report::{self, c2c, summary};
 use std::io::Write;
 use std::path::PathBuf;

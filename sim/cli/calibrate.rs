@@ -4,7 +4,8 @@
 use crate::cli::machine::{base_profile, check_profile_path, write_profile};
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::host::calibrate::{measure, profile, Effort};
+use futexsim::host::calibrate::profile;
+use futexsim::host::measure::{measure, Effort};
 use futexsim::machine::MachineSpec;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -5,11 +5,11 @@
 use super::{parse_u32, parse_u64, CliError};
 use clap::builder::PossibleValuesParser;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
-use futexsim::analysis::population::MAX_TASKS;
 use futexsim::hash::HashForm;
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use futexsim::kernel::key::{get_futex_key, FutexNode, KeyKind, KeySource, WordSize};
 use futexsim::kernel::table::{preset, Placement, SizingVars, PRESET_NAMES};
+use futexsim::limits::MAX_ANALYSIS_TASKS;
 use futexsim::machine::Platform;
 use futexsim::memory::MemoryMap;
 use serde::Serialize;
@@ -226,9 +226,9 @@ fn place_futex(args: &FutexArgs) -> Result<FutexPlacement, CliError> {
         page_size: args.page_size,
     };
     platform.validate().map_err(|e| input(e.to_string()))?;
-    if !(1..=u64::from(MAX_TASKS)).contains(&threads) {
+    if !(1..=u64::from(MAX_ANALYSIS_TASKS)).contains(&threads) {
         return Err(input(format!(
-            "threads = {threads}: must be from 1 to {MAX_TASKS}"
+            "threads = {threads}: must be from 1 to {MAX_ANALYSIS_TASKS}"
         )));
     }
     let mut design =

@@ -5,10 +5,11 @@
 use super::{parse_u32, parse_u64, CliError};
 use clap::builder::PossibleValuesParser;
 use clap::{Args, ValueEnum};
-use futexsim::analysis::layout::{analyze, LayoutReport, LoadCount};
+use futexsim::analysis::layout::{analyze, LayoutReport};
 use futexsim::analysis::population::KeyPopulation;
 use futexsim::kernel::table::{preset, PRESET_NAMES};
 use futexsim::machine::Platform;
+use futexsim::record::LoadCount;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -93,7 +94,9 @@ pub fn run(args: &LayoutArgs, out: &mut dyn Write) -> Result<(), CliError> {
             }
         }
     };
-    population.validate().map_err(CliError::Input)?;
+    population
+        .validate()
+        .map_err(|e| CliError::Input(e.to_string()))?;
     let words = population.place(args.seed);
     let designs = args
         .tables

@@ -6,8 +6,8 @@
 
 use crate::cli::CliError;
 use clap::{Args, Subcommand};
-use futexsim::config::echo;
 use futexsim::config::profile;
+use futexsim::echo::echo;
 use futexsim::files::{self, TOML_SIGNATURE};
 use futexsim::machine::import::{self, Shape};
 use futexsim::machine::{presets, Machine, MachineSpec};
@@ -67,7 +67,7 @@ pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
     let mut siblings_from_a_matrix = false;
     for path in &args.files {
         let file = path.display().to_string();
-        let text = futexsim::files::read_text(path, futexsim::files::MEASUREMENTS)
+        let text = futexsim::files::read_text(path, futexsim::limits::MEASUREMENTS_CAP)
             .map_err(|e| CliError::Input(format!("{file}: cannot read it: {}", e.reason())))?;
         let measurement =
             import::read(&text).map_err(|e| CliError::Input(format!("{file}:{e}")))?;

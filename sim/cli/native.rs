@@ -73,10 +73,10 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
         .check(memory_limit().as_ref(), thread_limit().as_ref())
         .map_err(CliError::Input)?;
     if options.mlockall {
-        lock_all_memory().map_err(CliError::Failed)?;
+        lock_all_memory().map_err(|e| CliError::Failed(e.to_string()))?;
     }
     if let Some(buckets) = options.buckets {
-        request_hash_buckets(buckets).map_err(CliError::Failed)?;
+        request_hash_buckets(buckets).map_err(|e| CliError::Failed(e.to_string()))?;
     }
     writeln!(
         out,
@@ -87,9 +87,9 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
         options.runtime
     )?;
     out.flush()?;
-    let figures = bench.run().map_err(CliError::Failed)?;
+    let figures = bench.run().map_err(|e| CliError::Failed(e.to_string()))?;
     print_figures(&figures, options.silent, out)?;
-    let hashing = hashing_line(options.buckets).map_err(CliError::Failed)?;
+    let hashing = hashing_line(options.buckets).map_err(|e| CliError::Failed(e.to_string()))?;
     writeln!(out, "{hashing}")?;
     Ok(())
 }

@@ -16,7 +16,7 @@ pub struct ReportArgs {
 pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<(), CliError> {
     // Locked before anything is read: a `run` at work in DIR finishes first,
     // and its results are the ones published again.
-    let _lock = futexsim::campaign::lock(&args.dir)?;
+    let _lock = futexsim::dir_lock::lock(&args.dir)?;
     let (set, speed) = report::read(&args.dir)?;
     report::write(&args.dir, &set, &speed)?;
     writeln!(out, "{}", args.dir.join(report::REPORT_MD).display())?;

@@ -84,7 +84,7 @@ fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
     let spec = crate::cli::calibrate::calibrate(
         "icx-2s",
         &dir.join("host.toml"),
-        futexsim::host::calibrate::Effort::FULL,
+        futexsim::host::measure::Effort::FULL,
         out,
     )?;
     let rows = futexsim::host::compare::compare(&spec, 300).map_err(CliError::Failed)?;

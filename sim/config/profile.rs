@@ -31,7 +31,7 @@ pub fn load(
     named_at: impl FnOnce(String) -> ConfigError,
 ) -> Result<MachineSpec, ConfigError> {
     let file = path.display().to_string();
-    let text = crate::files::read_text(path, crate::files::CONFIG).map_err(|e| {
+    let text = crate::files::read_text(path, crate::limits::CONFIG_CAP).map_err(|e| {
         named_at(format!(
             "cannot read the machine profile {file}: {}; expected a profile file \
              (the format of configs/machines/*.toml) or a shipped preset's name",

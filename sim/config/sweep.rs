@@ -1,8 +1,8 @@
 //! Sweep axes: which field each axis sets, its values, and the Cartesian
 //! product of all axes, first axis outermost.
 
-use super::echo;
 use super::source::{ConfigError, Source};
+use crate::echo::echo;
 use std::ops::Range;
 use toml::Value;
 

@@ -10,7 +10,7 @@
 //! ticks (`Engine::new` checks a run's numbers against `MAX_LINE_QUEUES`).
 
 use super::queue::MAX_TASKS;
-use crate::machine::MAX_CPUS;
+use crate::limits::MAX_CPUS;
 
 /// An event of the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

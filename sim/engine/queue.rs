@@ -15,7 +15,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const TASK_BITS: u32 = 24;
-pub const MAX_TASKS: usize = 1 << TASK_BITS;
+pub const MAX_TASKS: usize = crate::limits::EVENT_TASK_IDS;
 
 #[derive(Default)]
 pub struct EventQueue {

@@ -51,11 +51,11 @@ use std::collections::{HashMap, VecDeque};
 
 /// Per-CPU runqueues, in a range of the direct map no other kernel object
 /// of the model reaches: one page apart, so no two share a line.
-const RUNQUEUES: u64 = 0xffff_8a00_0000_0000;
+const RUNQUEUES: u64 = crate::address_map::RUNQUEUES.base;
 /// task_structs, from the task_struct slab: 16 KiB apart (a task_struct is
 /// 9-10 KiB on x86-64).
-const TASK_STRUCTS: u64 = 0xffff_8b00_0000_0000;
-const TASK_STRUCT_STRIDE: u64 = 16 << 10;
+const TASK_STRUCTS: u64 = crate::address_map::TASK_STRUCTS.base;
+const TASK_STRUCT_STRIDE: u64 = crate::address_map::TASK_STRUCT_STRIDE;
 /// `__state` sits in the task_struct's first line (after thread_info);
 /// `pi_lock` in a line of its own further in.
 const STATE_OFFSET: u64 = 24;

@@ -10,6 +10,8 @@
 //!   jhash implementation". Used from 2.6.37 or 2.6.38 on (the exact release is unconfirmed)
 //!   through current kernels.
 //!
+//! [`multiplicative`] is the kernel's other hash, `hash_64`, which the page wait table uses.
+//!
 //! [`word_hasher`] is apart from both: the simulator's own fast hasher for its lookup tables.
 //!
 //! Both are written here from the algorithm descriptions (mix and final step tables) in
@@ -18,6 +20,7 @@
 
 pub mod lookup2;
 pub mod lookup3;
+pub mod multiplicative;
 pub mod word_hasher;
 
 use std::fmt;

@@ -25,7 +25,8 @@ pub fn compare(spec: &MachineSpec, native_ms: u64) -> Result<Vec<Comparison>, St
                 shared,
                 duration: Duration::from_millis(native_ms),
             }
-            .run()?;
+            .run()
+            .map_err(|e| e.to_string())?;
             out.push(Comparison {
                 what: format!(
                     "perf hash -t {threads}{}, averaged ops/s",

@@ -5,6 +5,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod measure;
 pub mod native;
 mod sys;
 pub mod topology;

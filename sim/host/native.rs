@@ -192,20 +192,20 @@ impl HashBench {
 
     /// Runs the bench. Threads that start before one fails to (or fails to
     /// get its futexes) are called off and joined: the error says which.
-    pub fn run(&self) -> Result<HashFigures, String> {
+    pub fn run(&self) -> Result<HashFigures, NativeError> {
         self.run_failing_at(None)
     }
 
     /// `run`, where `fail_at` (for tests) is a thread whose start fails.
-    fn run_failing_at(&self, fail_at: Option<usize>) -> Result<HashFigures, String> {
+    fn run_failing_at(&self, fail_at: Option<usize>) -> Result<HashFigures, NativeError> {
         if self.threads == 0 || self.futexes == 0 {
-            return Err("threads and futexes must be at least 1".into());
+            return Err(NativeError::NoWork);
         }
         let cpus = online_cpus();
         let stop = AtomicBool::new(false);
         let gate = Gate::new();
-        let failed: Mutex<Option<String>> = Mutex::new(None);
-        let fail = |why: String| {
+        let failed: Mutex<Option<NativeError>> = Mutex::new(None);
+        let fail = |why: NativeError| {
             failed
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -227,9 +227,7 @@ impl HashBench {
                     pin_to(i % cpus);
                     let mut words: Vec<AtomicU32> = Vec::new();
                     if words.try_reserve_exact(futexes).is_err() {
-                        fail(format!(
-                            "thread {i} could not allocate its {futexes} futexes"
-                        ));
+                        fail(NativeError::Allocation { thread: i, futexes });
                         return None;
                     }
                     words.extend((0..futexes).map(|_| AtomicU32::new(0)));
@@ -266,9 +264,11 @@ impl HashBench {
                 match spawned {
                     Ok(handle) => workers.push(handle),
                     Err(e) => {
-                        fail(format!(
-                            "starting thread {i} of {threads} failed: {e}; {i} started were stopped"
-                        ));
+                        fail(NativeError::Spawn {
+                            thread: i,
+                            threads,
+                            error: e,
+                        });
                         break;
                     }
                 }
@@ -291,28 +291,23 @@ impl HashBench {
         let threads: Option<Vec<ThreadFigures>> = figures.into_iter().collect();
         match threads {
             Some(threads) => Ok(HashFigures { threads, runtime }),
-            None => Err("a bench thread stopped without its figures".into()),
+            None => Err(NativeError::NoFigures),
         }
     }
 }
 
 /// perf's -b: a private futex hash of `buckets` slots for this process (0:
 /// the global hash), set before the threads start.
-pub fn request_hash_buckets(buckets: u32) -> Result<(), String> {
-    set_futex_hash_slots(buckets).map_err(|e| {
-        format!("requesting {buckets} hash buckets failed: {e} (PR_FUTEX_HASH needs Linux 6.16)")
-    })
+pub fn request_hash_buckets(buckets: u32) -> Result<(), NativeError> {
+    set_futex_hash_slots(buckets).map_err(|error| NativeError::HashBuckets { buckets, error })
 }
 
 /// The line perf prints after its summary: which futex hash the process
 /// used. With -b, the kernel must have kept the size asked for.
-pub fn hashing_line(requested: Option<u32>) -> Result<String, String> {
+pub fn hashing_line(requested: Option<u32>) -> Result<String, NativeError> {
     let in_use = futex_hash_slots();
     match requested {
-        Some(asked) if in_use != Some(asked) => Err(format!(
-            "requested {asked} hash buckets, but the kernel uses {}",
-            in_use.map_or("an unknown number".into(), |n| n.to_string())
-        )),
+        Some(asked) if in_use != Some(asked) => Err(NativeError::HashNotKept { asked, in_use }),
         Some(0) => Ok("Futex hashing: global hash".into()),
         Some(asked) => Ok(format!("Futex hashing: {asked} hash buckets")),
         None => Ok(match in_use {
@@ -323,12 +318,37 @@ pub fn hashing_line(requested: Option<u32>) -> Result<String, String> {
 }
 
 /// perf's -m: lock all current and future memory.
-pub fn lock_all_memory() -> Result<(), String> {
+pub fn lock_all_memory() -> Result<(), NativeError> {
     // SAFETY: mlockall takes flags only.
     match unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } {
         0 => Ok(()),
-        _ => Err(format!("mlockall: {}", std::io::Error::last_os_error())),
+        _ => Err(NativeError::LockMemory(std::io::Error::last_os_error())),
     }
+}
+
+/// Why a native bench could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeError {
+    #[error("threads and futexes must be at least 1")]
+    NoWork,
+    #[error("thread {thread} could not allocate its {futexes} futexes")]
+    Allocation { thread: usize, futexes: usize },
+    #[error(
+        "starting thread {thread} of {threads} failed: {error}; {thread} started were stopped"
+    )]
+    Spawn {
+        thread: usize,
+        threads: usize,
+        error: std::io::Error,
+    },
+    #[error("a bench thread stopped without its figures")]
+    NoFigures,
+    #[error("requesting {buckets} hash buckets failed: {error} (PR_FUTEX_HASH needs Linux 6.16)")]
+    HashBuckets { buckets: u32, error: std::io::Error },
+    #[error("requested {asked} hash buckets, but the kernel uses {}", in_use.map_or("an unknown number".into(), |n| n.to_string()))]
+    HashNotKept { asked: u32, in_use: Option<u32> },
+    #[error("mlockall: {0}")]
+    LockMemory(std::io::Error),
 }
 
 /// Per-thread atomic adds per second of two threads pinned to CPUs 0 and 1,
@@ -440,7 +460,7 @@ mod tests {
         let result = received
             .recv_timeout(Duration::from_secs(30))
             .expect("the threads started were stopped, not left waiting");
-        let err = result.unwrap_err();
+        let err = result.unwrap_err().to_string();
         assert!(err.contains("starting thread 5 of 8 failed"), "{err}");
     }
 

@@ -6,15 +6,15 @@
 //! are in syscalls.rs (dispatch), waitwake.rs, requeue.rs and pi.rs, which
 //! build on this file alone.
 
-use super::futex_hash::{Bucket, FutexHash, TableInstance, TableSel, KERNEL_STACKS};
+use super::futex_hash::{Bucket, FutexHash, TableInstance, TableSel};
 use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
+use super::placement::{KernelObjects, KeyObjects, STRUCT_PAGE_BYTES};
 use super::script::{Cost, LockRef, Script, Step};
 use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
-use crate::analysis::population::MAX_TASKS;
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
-use crate::machine::{Ps, MAX_NODES};
-use crate::memory::{Arena, Home, LineId, Mem, MemoryMap, RegionId};
+use crate::machine::Ps;
+use crate::memory::{LineId, Mem, MemoryMap, RegionId};
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,23 +219,12 @@ pub struct FutexSystem {
     pub(super) now: Ps,
 }
 
-/// The objects a shared key's path touches beside the bucket: each user
-/// region's `struct page`s, each process's `mm_struct` line holding
-/// mm_count, and the shared file's inode line holding i_count. futexsim
-/// places them in an area of its own: only which line each is matters.
-struct KeyObjects {
-    page_size: u64,
-    /// For each region a futex word may be in: its struct page array's region and base.
-    struct_pages: Vec<Option<(RegionId, u64)>>,
-    mm_count: Vec<Mem>,
-    inode_count: Mem,
-}
-
 /// Offsets in `struct page` (x86-64): `flags` (lock_page's bit) at 0,
 /// `_refcount` at 52; both in the page's one 64-byte line.
 const PAGE_FLAGS: u64 = 0;
 const PAGE_REFCOUNT: u64 = 52;
-const STRUCT_PAGE_BYTES: u64 = 64;
+/// The per-CPU futex reference count's offset in a CPU's per-CPU area.
+const PERCPU_REF_OFFSET: u64 = 128;
 /// Offsets in `struct futex_private_hash`'s header: the reference (6.16-rc's
 /// rcuref `users`, 6.17's `state`) at 0, `hash_mask` at 4, `mm` at 24,
 /// 6.16-rc's `immutable` at 33.
@@ -243,24 +232,6 @@ pub const HEADER_REF: u64 = 0;
 pub const HEADER_MASK: u64 = 4;
 pub const HEADER_MM: u64 = 24;
 pub const HEADER_IMMUTABLE: u64 = 33;
-/// The vmemmap's place in the x86-64 kernel map, and an area for the mm and
-/// inode lines.
-const VMEMMAP: u64 = 0xffff_ea00_0000_0000;
-const KEY_OBJECTS: u64 = 0xffff_a000_0000_0000;
-
-const PERCPU_STRIDE: u64 = 256;
-const PERCPU_REF_OFFSET: u64 = 128;
-const PERCPU_AREA: u64 = 0xffff_8882_0000_0000;
-/// kmalloc-128 objects (a `futex_pi_state` is about 100 bytes), one slab
-/// area per node because each task allocates its cache on its own node:
-/// the nodes' areas one after another, a page apart, in the 4 GiB below
-/// the next area of the direct map the simulator lays out
-/// (workload::will_it_scale's process stack pages). A fixed stride per node
-/// ran into that area from the fifth node on.
-const PI_STATE_SLABS: u64 = 0xffff_8883_0000_0000;
-const PI_STATE_BYTES: u64 = 128;
-// Every task's object and two pages a node fit in the 4 GiB.
-const _: () = assert!(MAX_TASKS as u64 * PI_STATE_BYTES + MAX_NODES as u64 * 2 * 4096 < 1 << 32);
 
 impl FutexSystem {
     /// Adds each task's kernel stack, each CPU's per-CPU area and the
@@ -288,51 +259,18 @@ impl FutexSystem {
                 .map(|t| t.as_ref().map(&mut base_of))
                 .collect(),
         };
-        let mut stacks = Arena::new(KERNEL_STACKS);
-        let futex_q = tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                // futex_wait's futex_q sits a little below the top of a 16 KiB stack.
-                let top = stacks.alloc(16 * 1024, 16 * 1024, 0) + 16 * 1024;
-                let addr = top - 0x200;
-                let region = memory.add(
-                    format!("task {i} kernel stack"),
-                    addr,
-                    64,
-                    Home::Node(cpu_nodes[t.cpu as usize]),
-                );
-                Mem {
-                    addr,
-                    line: memory.line_in(region, addr),
-                }
-            })
-            .collect();
-        let mut percpu_arena = Arena::new(PERCPU_AREA);
-        let percpu = cpu_nodes
-            .iter()
-            .enumerate()
-            .map(|(cpu, &node)| {
-                let base = percpu_arena.alloc(PERCPU_STRIDE, 64, 0);
-                (
-                    memory.add(
-                        format!("cpu {cpu} per-cpu"),
-                        base,
-                        PERCPU_STRIDE,
-                        Home::Node(node),
-                    ),
-                    base,
-                )
-            })
-            .collect();
-        let pi_state_cache = pi_state_objects(&tasks, cpu_nodes, memory);
         let tables: Vec<RegionId> = hash
             .global
             .iter()
             .chain(hash.private.iter().flatten())
             .map(|t| t.region)
             .collect();
-        let pins = KeyObjects::new(&tasks, &mms, cpu_nodes, page_size, &tables, memory);
+        let KernelObjects {
+            futex_q,
+            percpu,
+            pi_state_cache,
+            pins,
+        } = KernelObjects::place(&tasks, &mms, cpu_nodes, page_size, &tables, memory);
         let n = tasks.len();
         FutexSystem {
             hash,
@@ -969,112 +907,6 @@ impl FutexSystem {
     }
 }
 
-/// Each task's cached `futex_pi_state`, a kmalloc object on its CPU's node.
-fn pi_state_objects(tasks: &[TaskInfo], cpu_nodes: &[u32], memory: &mut MemoryMap) -> Vec<Mem> {
-    let nodes = cpu_nodes.iter().max().map_or(1, |&n| n + 1);
-    let mut per_node = vec![0u64; nodes as usize];
-    let slots: Vec<(u32, u64)> = tasks
-        .iter()
-        .map(|t| {
-            let node = cpu_nodes[t.cpu as usize];
-            let slot = per_node[node as usize];
-            per_node[node as usize] += 1;
-            (node, slot)
-        })
-        .collect();
-    let mut slabs = Arena::new(PI_STATE_SLABS);
-    let regions: Vec<Option<(RegionId, u64)>> = per_node
-        .iter()
-        .enumerate()
-        .map(|(node, &count)| {
-            (count > 0).then(|| {
-                let base = slabs.alloc(count * PI_STATE_BYTES, 1, 0);
-                let region = memory.add(
-                    format!("node {node} futex_pi_state cache"),
-                    base,
-                    count * PI_STATE_BYTES,
-                    Home::Node(node as u32),
-                );
-                (region, base)
-            })
-        })
-        .collect();
-    slots
-        .into_iter()
-        .map(|(node, slot)| {
-            let (region, base) = regions[node as usize].expect("a node with tasks has a region");
-            let addr = base + slot * PI_STATE_BYTES;
-            Mem {
-                addr,
-                line: memory.line_in(region, addr),
-            }
-        })
-        .collect()
-}
-
-impl KeyObjects {
-    /// Lays out the struct pages of every region a futex word may be in
-    /// (one 64-byte struct per page, on the page's node): each the workload
-    /// placed, not the futex tables; and the mm_count and i_count lines.
-    fn new(
-        tasks: &[TaskInfo],
-        mms: &[u64],
-        cpu_nodes: &[u32],
-        page_size: u64,
-        tables: &[RegionId],
-        memory: &mut MemoryMap,
-    ) -> KeyObjects {
-        let mut vmemmap = Arena::new(VMEMMAP);
-        // Looked up once a region: a design with a table per process has
-        // as many tables as processes.
-        let mut tables = tables.to_vec();
-        tables.sort_unstable();
-        let user: Vec<(usize, u64, u64, Home, String)> = memory
-            .regions()
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| tables.binary_search(&(i as RegionId)).is_err())
-            .map(|(i, r)| (i, r.base, r.len, r.home, r.name.clone()))
-            .collect();
-        let mut struct_pages = vec![None; memory.regions().len()];
-        for (i, base, len, home, name) in user {
-            let pages = (base + len.max(1) - 1) / page_size - base / page_size + 1;
-            let start = vmemmap.alloc(pages * STRUCT_PAGE_BYTES, 64, 0);
-            let region = memory.add(
-                format!("struct pages of {name}"),
-                start,
-                pages * STRUCT_PAGE_BYTES,
-                home,
-            );
-            struct_pages[i] = Some((region, start));
-        }
-        let mut objects = Arena::new(KEY_OBJECTS);
-        let mut line = |name: String, node: u32, memory: &mut MemoryMap| {
-            let addr = objects.alloc(64, 64, 0);
-            let region = memory.add(name, addr, 64, Home::Node(node));
-            Mem {
-                addr,
-                line: memory.line_in(region, addr),
-            }
-        };
-        let mm_count = first_task_and_count(tasks.iter().map(|t| t.process), mms.len())
-            .into_iter()
-            .enumerate()
-            .map(|(p, (first, _))| {
-                let node = first.map_or(0, |t| cpu_nodes[tasks[t].cpu as usize]);
-                line(format!("process {p} mm_struct (mm_count)"), node, memory)
-            })
-            .collect();
-        let inode_count = line("shared file inode (i_count)".into(), 0, memory);
-        KeyObjects {
-            page_size,
-            struct_pages,
-            mm_count,
-            inode_count,
-        }
-    }
-}
-
 #[cfg(test)]
 impl FutexSystem {
     /// Names the field a script's access touches, for the era tests: a
@@ -1181,40 +1013,5 @@ mod in_transit_tests {
         assert!(!t.any(7));
         t.inc(7);
         assert!(t.any(7));
-    }
-}
-
-#[cfg(test)]
-mod pi_state_tests {
-    use super::{pi_state_objects, TaskInfo, PI_STATE_SLABS};
-    use crate::machine::MAX_NODES;
-    use crate::memory::MemoryMap;
-
-    /// With a task on every node Linux supports, each node's cached
-    /// `futex_pi_state` objects stay in the 4 GiB the layout gives them,
-    /// and no two nodes' objects share a page.
-    #[test]
-    fn every_node_s_slab_stays_in_its_area() {
-        let cpu_nodes: Vec<u32> = (0..MAX_NODES).flat_map(|n| [n, n]).collect();
-        let tasks: Vec<TaskInfo> = (0..cpu_nodes.len() as u32)
-            .map(|cpu| TaskInfo { process: 0, cpu })
-            .collect();
-        let mut memory = MemoryMap::new(64);
-        let objects = pi_state_objects(&tasks, &cpu_nodes, &mut memory);
-        assert_eq!(objects.len(), tasks.len());
-        let mut pages: Vec<(u64, u32)> = Vec::new();
-        for (object, task) in objects.iter().zip(&tasks) {
-            assert!(
-                (PI_STATE_SLABS..PI_STATE_SLABS + (1 << 32)).contains(&object.addr),
-                "{:#x}",
-                object.addr
-            );
-            pages.push((object.addr >> 12, cpu_nodes[task.cpu as usize]));
-        }
-        pages.sort_unstable();
-        pages.dedup();
-        for pair in pages.windows(2) {
-            assert!(pair[0].0 != pair[1].0, "nodes {pair:?} share a page");
-        }
     }
 }

@@ -6,7 +6,9 @@
 
 use super::key::{FutexKey, HashInput};
 use super::table::{eval_slots, DesignError, FieldName, Placement, SizingVars, TableDesign};
+use crate::address_map::{KERNEL_BSS_FUTEX_QUEUES, VMALLOC_TABLES};
 use crate::expr::Expr;
+use crate::limits::MAX_TABLE_BYTES;
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
 
 /// One bucket array in memory.
@@ -123,23 +125,6 @@ pub struct ResizesInRun {
     pub resize_ns: u64,
 }
 
-/// The slots a process's private hash has after each of its thread
-/// creations, and how many resizes that took: futex_hash_allocate_default
-/// (bd54df5ea7ca) sizes by the threads the process has at that creation,
-/// the new one not yet counted (the main thread and the k - 1 created
-/// before it at the k-th), and only ever grows; an era without growth keeps
-/// the first size.
-pub fn default_slots_history(
-    rule: &Expr,
-    vars: &SizingVars,
-    threads: u64,
-    grows: bool,
-) -> Result<(u64, u32), DesignError> {
-    let steps = growth_steps(rule, vars, threads, grows)?;
-    let last = steps.last().map_or(0, |g| g.slots);
-    Ok((last, steps.len().saturating_sub(1) as u32))
-}
-
 /// One table of a private hash's growth: the creation that allocated it
 /// (the 0-based index of the thread created, the threads then existing
 /// being one more) and its slots.
@@ -152,6 +137,10 @@ pub struct Generation {
 /// Every table futex_hash_allocate_default allocates over `threads`
 /// thread creations, the first at the first creation; a later one only
 /// where the rule gives more slots than the table in use.
+/// futex_hash_allocate_default (bd54df5ea7ca) sizes by the threads the
+/// process has at that creation, the new one not yet counted (the main
+/// thread and the k - 1 created before it at the k-th); an era without
+/// growth keeps the first size.
 pub fn growth_steps(
     rule: &Expr,
     vars: &SizingVars,
@@ -200,12 +189,6 @@ pub struct FutexHash {
     field_offsets: [Option<u32>; FieldName::ALL.len()],
 }
 
-/// The most bytes all of a design's tables may take together: far beyond
-/// any kernel's (2^24 slots of 64-byte buckets), and as much as the
-/// vmalloc area futexsim gives them holds (`build` checks that they fit
-/// there with the pages between them).
-pub const MAX_TABLE_BYTES: u64 = 1 << 30;
-
 /// Counts `bytes` more of tables, refusing a design whose tables overflow
 /// [`MAX_TABLE_BYTES`].
 fn add_table_bytes(total: &mut u64, bytes: u64) -> Result<(), DesignError> {
@@ -218,13 +201,6 @@ fn add_table_bytes(total: &mut u64, bytes: u64) -> Result<(), DesignError> {
     }
     Ok(())
 }
-
-/// Kernel virtual address areas: static .bss, and the vmalloc/direct map,
-/// where the tables end below the kernel stacks (kernel::core lays those
-/// out from KERNEL_STACKS on).
-const KERNEL_STATIC: u64 = 0xffff_ffff_8260_0000;
-const KERNEL_DYNAMIC: u64 = 0xffff_c900_0000_0000;
-pub(super) const KERNEL_STACKS: u64 = 0xffff_c900_4000_0000;
 
 impl FutexHash {
     /// Sizes and places every table instance, adding each to `memory`.
@@ -243,8 +219,8 @@ impl FutexHash {
         };
         let mut table_bytes = 0;
         add_table_bytes(&mut table_bytes, global_count * global_slots * bucket)?;
-        let mut statics = Arena::new(KERNEL_STATIC);
-        let mut dynamic = Arena::new(KERNEL_DYNAMIC);
+        let mut statics = Arena::new(KERNEL_BSS_FUTEX_QUEUES.base);
+        let mut dynamic = Arena::new(VMALLOC_TABLES.base);
         let mut instance =
             |name: String, slots: u64, header_bytes: u64, home: Home, arena_is_static: bool| {
                 let len = header_bytes + slots * bucket;
@@ -379,14 +355,20 @@ impl FutexHash {
             outgrown.push(tables);
         }
         // Laid out a page apart, tables within the byte limit can still
-        // run into the kernel stacks: one table per node on a large machine.
-        let area = KERNEL_STACKS - KERNEL_DYNAMIC;
-        let laid_out = dynamic.next_free() - KERNEL_DYNAMIC;
-        if laid_out > area {
-            return Err(DesignError::TooLarge {
-                bytes: laid_out,
-                limit: area,
-            });
+        // run into the kernel stacks: one table per node on a large machine;
+        // and a static table larger than any era's into the page wait table
+        // after it in .bss.
+        for (arena, area) in [
+            (&statics, KERNEL_BSS_FUTEX_QUEUES),
+            (&dynamic, VMALLOC_TABLES),
+        ] {
+            let laid_out = arena.next_free() - area.base;
+            if laid_out > area.extent {
+                return Err(DesignError::TooLarge {
+                    bytes: laid_out,
+                    limit: area.extent,
+                });
+            }
         }
         Ok(FutexHash {
             design: design.clone(),
@@ -585,8 +567,9 @@ impl FutexHash {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::key::{get_futex_key, KeySource, WordSize, PAGE_SIZE};
+    use crate::kernel::key::{get_futex_key, KeySource, WordSize};
     use crate::kernel::table::preset;
+    use crate::memory::PAGE_SIZE;
 
     const MM: u64 = 0xffff_8881_00ab_c000;
 

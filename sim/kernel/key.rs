@@ -1,12 +1,10 @@
 //! `get_futex_key`: what names a futex, and exactly which u32 words of that
 //! name reach jhash2 in each kernel era (docs/kernel-facts.md §2).
 
+use crate::address_map::SHARED_FILE_INODE;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// x86-64's base page. The futex code always works with base pages, even on
-/// huge mappings; a machine's page size is its profile's (64 KiB on ppc64le).
-pub const PAGE_SIZE: u64 = 4096;
 /// Low bits of `offset` that tell key types apart (offset is a multiple of 4).
 pub const FUT_OFF_INODE: u32 = 1;
 pub const FUT_OFF_MMSHARED: u32 = 2;
@@ -86,10 +84,6 @@ pub enum KeySource {
     SharedFile { inode: u64, pgoff: u64 },
 }
 
-/// The inode standing for the one file mapping a workload's shared-file
-/// words are in (the page's inode and index stand in for the mapping).
-const SHARED_FILE_INODE: u64 = 0xffff_8881_4000_0000;
-
 impl KeySource {
     /// What identifies a word at `uaddr` mapped as `kind` in the process
     /// whose mm is `mm`, with pages of `page_size` bytes.
@@ -98,7 +92,7 @@ impl KeySource {
             KeyKind::Private | KeyKind::PrivateNuma(_) => KeySource::Private { mm },
             KeyKind::SharedAnon => KeySource::SharedAnon { mm },
             KeyKind::SharedFile => KeySource::SharedFile {
-                inode: SHARED_FILE_INODE,
+                inode: SHARED_FILE_INODE.base,
                 pgoff: uaddr / page_size,
             },
         }
@@ -239,6 +233,7 @@ impl FutexKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::PAGE_SIZE;
 
     const MM: u64 = 0xffff_8881_00ab_c000;
 

@@ -13,6 +13,7 @@ pub mod futex_hash;
 pub mod key;
 pub mod page_wait;
 pub mod pi;
+mod placement;
 pub mod requeue;
 pub mod resize;
 pub mod script;

@@ -26,6 +26,8 @@
 //!   says whether anyone waits (62906027091f, 4.11), so an unlock with no
 //!   waiter never touches the table.
 
+use crate::address_map::{KERNEL_BSS_PAGE_WAIT, ZONE_PAGE_WAIT, ZONE_STRIDE};
+use crate::hash::multiplicative::{hash_64_by, GOLDEN_RATIO_64, GOLDEN_RATIO_PRIME_64};
 use crate::memory::{Home, Mem, MemoryMap, RegionId};
 use serde::{Deserialize, Serialize};
 
@@ -33,15 +35,6 @@ use serde::{Deserialize, Serialize};
 /// spinlock at 0, the list head (two pointers) at 8.
 const WAIT_QUEUE_HEAD_BYTES: u64 = 24;
 const LIST_OFFSET: u64 = 8;
-
-/// Where the v3.8 tables are allocated: node 0's bootmem, low in the
-/// direct map; and the v4.11 table's place in the kernel image's .bss.
-const ZONE_TABLE_BASE: u64 = 0xffff_8880_7f00_0000;
-const IMAGE_TABLE_BASE: u64 = 0xffff_ffff_82a0_0000;
-
-/// The two multipliers `hash_64` has used.
-const GOLDEN_RATIO_PRIME_64: u64 = 0x9e37_ffff_fffc_0001;
-const GOLDEN_RATIO_64: u64 = 0x61c8_8646_80b5_83eb;
 
 /// A page wait table design.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,16 +103,16 @@ impl PageWaitDesign {
 
     /// `hash_ptr(page, bits)`: the slot of the struct page at `page`.
     pub fn slot_of(&self, page: u64) -> u64 {
-        page.wrapping_mul(self.multiplier) >> (64 - self.bits)
+        hash_64_by(self.multiplier, page, self.bits)
     }
 
     /// Lays out the table the pages homed on `node` wait on: their zone's,
     /// or the machine's on the boot node.
     pub fn lay_out(&self, memory: &mut MemoryMap, node: u32) -> WaitTable {
         let (base, home) = if self.per_zone {
-            (ZONE_TABLE_BASE + (u64::from(node) << 32), node)
+            (ZONE_PAGE_WAIT.base + u64::from(node) * ZONE_STRIDE, node)
         } else {
-            (IMAGE_TABLE_BASE, 0)
+            (KERNEL_BSS_PAGE_WAIT.base, 0)
         };
         let base = base.next_multiple_of(self.align);
         let region = memory.add(
@@ -170,7 +163,7 @@ mod tests {
     /// x86-64's vmemmap: the struct page of frame `pfn` is at this base
     /// plus 64 x pfn.
     fn struct_page(pfn: u64) -> u64 {
-        0xffff_ea00_0000_0000 + pfn * 64
+        crate::address_map::VMEMMAP.base + pfn * 64
     }
 
     /// How many slots `d` spreads a slot's worth of neighbouring struct pages over.

@@ -56,7 +56,6 @@ use crate::memory::{Arena, Home, Mem, MemoryMap};
 const MM_HASH_LOCK: u64 = 0;
 const MM_PHASH: u64 = 32;
 const MM_ATOMIC: u64 = 48;
-const MM_FUTEX_LINES: u64 = 0xffff_a100_0000_0000;
 
 /// How threads come to exist while the run goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,7 +112,7 @@ impl FutexSystem {
     /// with none and grows it at its creations. Adds the mm lines and the
     /// locks the resizes use.
     pub fn create_threads_in_run(&mut self, creation: &InRunCreation, memory: &mut MemoryMap) {
-        let mut arena = Arena::new(MM_FUTEX_LINES);
+        let mut arena = Arena::new(crate::address_map::MM_FUTEX_LINES.base);
         let mut next_lock = self.lock_count();
         let processes = self.hash.growth.len();
         let mut outgrown_lock_base = Vec::with_capacity(processes);

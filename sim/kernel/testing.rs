@@ -4,11 +4,12 @@
 
 use super::core::{FutexOp, FutexSystem, TaskInfo};
 use super::futex_hash::{FutexHash, ProcessInfo, SetSlots};
-use super::key::{KeyKind, PAGE_SIZE};
+use super::key::KeyKind;
 use super::resize::InRunCreation;
 use super::script::{Script, Step};
 use super::table::{preset, SizingVars};
 use crate::machine::Ps;
+use crate::memory::PAGE_SIZE;
 use crate::memory::{Home, Mem, MemoryMap};
 
 const HEAP: u64 = 0x5555_5555_6000;

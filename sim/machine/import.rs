@@ -15,7 +15,7 @@
 //! each other than to the rest of the node.
 
 use super::{MachineSpec, RemoteSpec, TopologySpec};
-use crate::config::echo;
+use crate::echo::echo;
 use std::fmt;
 
 /// A mistake in an input file, at its 1-based line and column.

@@ -8,19 +8,16 @@ mod platform;
 pub mod presets;
 mod profile;
 
-pub use platform::{Platform, PlatformError, MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_PAGE};
+pub use platform::{Platform, PlatformError};
 
 pub use profile::{
     CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
     MemoryModel, Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
+use crate::limits::{MAX_CPUS, MAX_IN_FLIGHT, MAX_LOCAL_BATCH, MAX_NODES, MAX_PAGE, MIN_PAGE};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
-
-/// The most store-buffer entries or misses in flight a profile may give a
-/// core: beyond any core built (Golden Cove's store buffer has 114).
-pub const MAX_IN_FLIGHT: u32 = 256;
 
 /// Simulated time in picoseconds: integer, so runs are bit-reproducible.
 pub type Ps = u64;
@@ -526,16 +523,7 @@ impl Machine {
         let t = &self.spec.topology;
         t.sockets_per_board.unwrap_or(t.sockets) * t.nodes_per_socket
     }
-
-    /// CPUs of a memory node, in CPU order.
-    pub fn cpus_of_node(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
-        (0..self.cpus()).filter(move |&c| self.places[c as usize].node == node)
-    }
 }
-
-/// The most grants in a row a profile may keep a line in one LLC domain:
-/// more CPUs than any machine has, so any batch a machine could run fits.
-const MAX_LOCAL_BATCH: u32 = 1 << 16;
 
 /// The hierarchy's parameters from `[coherence]`, each absent one derived
 /// from the latencies.

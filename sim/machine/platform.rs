@@ -3,13 +3,10 @@
 //! A resolved `Machine` gives its own; the layout and hash tools, which
 //! price nothing, describe a machine by these figures alone.
 
+use crate::limits::{MAX_CPUS, MAX_NODES, MAX_PAGE, MIN_PAGE};
 use crate::memory::PAGE_SHIFT;
 use serde::Serialize;
 
-/// Most CPUs a machine may have.
-pub const MAX_CPUS: u64 = 1 << 16;
-/// The kernel's MAX_NUMNODES with NODES_SHIFT = 10.
-pub const MAX_NODES: u32 = 1 << 10;
 /// Tables are allocated at least a page apart, so no line up to a page
 /// holds bytes of two of them.
 const MAX_LINE: u64 = 1 << PAGE_SHIFT;
@@ -26,10 +23,6 @@ pub struct Platform {
     /// The kernel's base page in bytes, which the futex key splits addresses by.
     pub page_size: u64,
 }
-
-/// The base pages kernels use: 4 KiB (x86-64) to 256 KiB (some ppc44x).
-pub const MIN_PAGE: u64 = 1 << 12;
-pub const MAX_PAGE: u64 = 1 << 18;
 
 /// A figure of a platform out of the range the tables can be built for.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

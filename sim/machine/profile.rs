@@ -2,6 +2,7 @@
 //! as measured by the tools users run (core-to-core-latency, Intel MLC).
 
 use super::{ns_to_ps, LockKind, Ps};
+use crate::limits::{MAX_GHZ, MAX_NS, MIN_GHZ};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,7 +106,7 @@ pub struct TopologySpec {
 }
 
 fn base_page() -> u64 {
-    crate::kernel::key::PAGE_SIZE
+    crate::memory::PAGE_SIZE
 }
 
 fn one() -> u32 {
@@ -161,16 +162,6 @@ pub enum LatencyShapeError {
     #[error("the last latency group must span all {nodes} nodes")]
     Groups { nodes: u32 },
 }
-
-/// The longest time one step may be written to take: 10 ms, far beyond any
-/// cache, memory or kernel path, and short enough that sums of many stay
-/// far inside u64 picoseconds.
-pub const MAX_NS: f64 = 1e7;
-
-/// The clocks a profile may give its cores: far beyond any built, and
-/// high enough that no cycle count becomes more than MAX_NS.
-const MIN_GHZ: f64 = 0.01;
-const MAX_GHZ: f64 = 100.0;
 
 /// Why `ns` (the time `what` takes) is not a duration futexsim can use.
 fn check_ns(what: &str, ns: f64) -> Result<(), String> {

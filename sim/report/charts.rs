@@ -14,6 +14,7 @@
 use super::summary::{self, Cell, Series};
 use super::usl::{self, Usl};
 use super::File;
+use crate::files::file_part;
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
 use plotters::coord::ranged1d::{AsRangedCoord, SegmentValue, ValueFormatter};
@@ -35,19 +36,6 @@ pub fn load_chart(design: &str) -> String {
 
 pub fn nodes_chart(design: &str) -> String {
     format!("{DIR}/hitm_nodes-{}.svg", file_part(design))
-}
-
-/// A design name made safe for a file name.
-pub fn file_part(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// One figure drawn against the thread count.

@@ -24,7 +24,7 @@
 //! 6. the old generation is removed, file by file from its manifest, each
 //!    only when its hash matches; anything else in it stays, named.
 //!
-//! The caller holds the directory's lock ([`crate::campaign::lock`]).
+//! The caller holds the directory's lock ([`crate::dir_lock::lock`]).
 
 pub mod c2c;
 pub mod charts;
@@ -36,7 +36,8 @@ mod private_hash;
 pub mod summary;
 pub mod usl;
 
-use crate::files::{self, Cap, FileError};
+use crate::files::{self, FileError};
+use crate::limits::{self, MANIFEST_CAP, REPORT_FILE_CAP};
 use crate::results::{ResultSet, SpeedLog};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -62,9 +63,6 @@ pub const MANIFEST: &str = "manifest";
 pub const RESULTS_JSON: &str = "results.json";
 pub const SPEED_JSON: &str = "speed.json";
 pub const REPORT_MD: &str = "report.md";
-
-const MANIFEST_CAP: Cap = Cap::new("a report's manifest", 16 << 20);
-const REPORT_FILE_CAP: Cap = Cap::new("a report file", 1 << 30);
 
 /// A name no other writer uses: this process's id and the time.
 fn unique(prefix: &str) -> String {
@@ -539,7 +537,7 @@ pub fn incomparable(a: &ResultSet, b: &ResultSet) -> Option<String> {
 /// [`read`] under the directory's shared lock: a futexsim writing there
 /// finishes first.
 pub fn read_locked(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
-    let _lock = crate::campaign::lock_shared(dir)?;
+    let _lock = crate::dir_lock::lock_shared(dir)?;
     read(dir)
 }
 
@@ -560,7 +558,7 @@ pub fn read(dir: &Path) -> Result<(ResultSet, SpeedLog), ReadError> {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadError> {
-    let text = files::read(path, files::RESULTS)?;
+    let text = files::read(path, limits::RESULTS_CAP)?;
     crate::results::from_json(&text).map_err(|why| ReadError::Json {
         path: path.into(),
         why,

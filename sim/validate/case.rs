@@ -44,7 +44,8 @@
 //! ```
 
 use super::verdict::{Judged, Published};
-use crate::config::{echo, Config, Point};
+use crate::config::{Config, Point};
+use crate::echo::echo;
 use crate::record::{
     CoherenceRecord, Latency, LoadRecord, LockRecord, RunRecord, TableRecord, UniformLoad,
     WorkloadName,

@@ -38,7 +38,7 @@ pub type Suite = (Vec<CaseSpec>, BTreeMap<String, Config>);
 /// Loads a cases file and every config it names, checking all of it
 /// before anything runs.
 pub fn load(path: &Path) -> Result<Suite, String> {
-    let text = crate::files::read_text(path, crate::files::CONFIG)
+    let text = crate::files::read_text(path, crate::limits::CONFIG_CAP)
         .map_err(|e| format!("{}: cannot read the cases: {}", path.display(), e.reason()))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     parse(&path.display().to_string(), &text, |name| {

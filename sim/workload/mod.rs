@@ -17,6 +17,7 @@ pub mod user_memory;
 pub use error::WorkloadError;
 
 use crate::kernel::futex_hash::SetSlots;
+use crate::limits::MAX_OBJECTS;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::record::{Metric, ThreadFutexes, WorkloadKind, WorkloadName};
@@ -202,10 +203,6 @@ pub struct Setup {
 /// and what the workload's programs measured themselves into the figures the
 /// real benchmark prints.
 pub type Readout = Box<dyn FnOnce(&RunWindow, &Timeline) -> Vec<Metric>>;
-
-/// Counts of objects a workload lays out (mutexes, vmas, sections of a
-/// step): bounded, so a hostile config cannot exhaust memory before it runs.
-pub const MAX_OBJECTS: u64 = 1 << 20;
 
 fn at_most_objects(what: &str, count: u64) -> Result<(), WorkloadError> {
     if count > MAX_OBJECTS {

@@ -8,7 +8,7 @@ use crate::task::{LockRef, Mem};
 
 /// Where workload kernel objects are allocated: the direct map, above the
 /// physical range the mm_struct slabs are drawn from.
-const KERNEL_OBJECTS: u64 = 0xffff_88a0_0000_0000;
+const KERNEL_OBJECTS: u64 = crate::address_map::WORKLOAD_OBJECTS.base;
 
 /// Allocates kernel objects and hands out ids for the workload's locks.
 pub struct Objects {

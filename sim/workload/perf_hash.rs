@@ -9,6 +9,7 @@
 //! every worker, which waits until all are created before its loop starts,
 //! so each resize of the private hash happens before the first futex op.
 
+use crate::limits::{MAX_PERF_HASH_BUCKETS, MAX_PERF_HASH_WORDS};
 use super::futex_words::{FutexWords, WordArray};
 use super::perf::{key_kind, shared_flag, threads_flag};
 use super::{user_memory, Setup, Size, Workload, WorkloadError};
@@ -49,11 +50,6 @@ pub struct PerfHash {
     pub create_every_ns: Option<u64>,
 }
 
-/// Every futex word of every thread is laid out (with its line) when a
-/// config is checked, before anything runs, so their number is bounded:
-/// 2^24 is four times perf's default on 4096 CPUs, and its layout takes
-/// 256 MiB.
-pub const MAX_WORDS: u64 = 1 << 24;
 
 fn default_futexes() -> u32 {
     1024
@@ -148,7 +144,7 @@ impl Workload for PerfHash {
 
     /// perf refuses neither, but a thread without futexes has nothing to
     /// wait on and no thread runs nothing. Every futex word of every thread
-    /// is laid out, so their number is bounded (see [`MAX_WORDS`]).
+    /// is laid out, so their number is bounded (see [`MAX_PERF_HASH_WORDS`]).
     fn validate(&self, machine: &Machine) -> Result<(), WorkloadError> {
         if self.futexes == 0 {
             return Err(WorkloadError::at(
@@ -164,19 +160,19 @@ impl Workload for PerfHash {
         }
         // futex_hash_allocate: 0, or a power of two of at least 2 (EINVAL).
         let b = self.buckets;
-        if b < -1 || b == 1 || (b > 1 && (b as u64 > MAX_BUCKETS || !(b as u64).is_power_of_two())) {
+        if b < -1 || b == 1 || (b > 1 && (b as u64 > MAX_PERF_HASH_BUCKETS || !(b as u64).is_power_of_two())) {
             return Err(WorkloadError::at(
                 "buckets",
                 format!(
-                    "buckets = {b}: -1 makes no prctl; PR_FUTEX_HASH_SET_SLOTS takes 0 or a power of two from 2 to {MAX_BUCKETS}"
+                    "buckets = {b}: -1 makes no prctl; PR_FUTEX_HASH_SET_SLOTS takes 0 or a power of two from 2 to {MAX_PERF_HASH_BUCKETS}"
                 ),
             ));
         }
         super::creation::check_create_every(self.create_every_ns)?;
         let words = u64::from(self.threads(machine)) * u64::from(self.futexes);
-        if words > MAX_WORDS {
+        if words > MAX_PERF_HASH_WORDS {
             return Err(WorkloadError::at("futexes", format!(
-                "futexes = {} on {} threads is {words} futex words, more than the {MAX_WORDS} futexsim lays out",
+                "futexes = {} on {} threads is {words} futex words, more than the {MAX_PERF_HASH_WORDS} futexsim lays out",
                 self.futexes,
                 self.threads(machine)
             )));
@@ -268,9 +264,6 @@ impl Workload for PerfHash {
     }
 }
 
-/// The most slots `-b` may ask for: a 2^24-slot table is 1 GiB of buckets,
-/// all futexsim lays out.
-pub const MAX_BUCKETS: u64 = 1 << 24;
 
 /// At most what lies between two threads' arrays on the heap beside their
 /// chunk headers: the next thread's DTV (user_memory::perf_hash_arrays).

@@ -37,6 +37,8 @@
 //! ordered core a relaxed add, sub or exchange is not waited for. A barrier spans the
 //! threads that share its memory: each process's, or all with `shared`.
 
+use crate::hash::multiplicative::hash_64;
+use crate::limits::{MAX_PROGRAM_MEMORY, MAX_PROGRAM_SLOTS, MAX_PROGRAM_STEPS_PER_PASS};
 use super::WorkloadError;
 use super::objects::Objects;
 use super::primitives::Barrier;
@@ -205,13 +207,9 @@ const VARIABLES: &[&str] = &[
     "processes",
     "iteration",
 ];
-/// Bounds that keep a hostile config from exhausting memory.
-const MAX_SLOTS: u64 = 1 << 20;
 /// What a lock of a program holds as laid out: its name on the heap, and
 /// its word in its table's list.
 const LOCK_BYTES: u64 = 96;
-const MAX_STEPS_PER_PASS: u64 = 1 << 20;
-const MAX_MEMORY: u64 = 1 << 30;
 
 /// A step, checked and resolved.
 #[derive(Clone, Debug)]
@@ -386,9 +384,9 @@ impl ProgramSpec {
                 StepSpec::Repeat { times, steps } => {
                     let mut body = Vec::new();
                     self.compile_into(steps, &format!("{path}[{i}].steps"), &mut body)?;
-                    if (out.len() + body.len()) as u64 * u64::from(*times) > MAX_STEPS_PER_PASS {
+                    if (out.len() + body.len()) as u64 * u64::from(*times) > MAX_PROGRAM_STEPS_PER_PASS {
                         return Err(format!(
-                            "{at}: more than {MAX_STEPS_PER_PASS} steps per pass once repeated"
+                            "{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass once repeated"
                         ));
                     }
                     for _ in 0..*times {
@@ -398,9 +396,9 @@ impl ProgramSpec {
                 }
             };
             out.push(step);
-            if out.len() as u64 > MAX_STEPS_PER_PASS {
+            if out.len() as u64 > MAX_PROGRAM_STEPS_PER_PASS {
                 return Err(format!(
-                    "{at}: more than {MAX_STEPS_PER_PASS} steps per pass"
+                    "{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass"
                 ));
             }
         }
@@ -531,17 +529,17 @@ impl Workload for ProgramSpec {
                     .into(),
             );
         }
-        if self.memory < 4 || self.memory > MAX_MEMORY {
+        if self.memory < 4 || self.memory > MAX_PROGRAM_MEMORY {
             return Err(format!(
-                "program: memory must be from 4 bytes to {MAX_MEMORY}"
+                "program: memory must be from 4 bytes to {MAX_PROGRAM_MEMORY}"
             ).into());
         }
         let heaps = if self.shared { 1 } else { u64::from(self.processes) };
         user_memory::check_heaps("program", heaps, self.memory)?;
         for t in &self.tables {
-            if !t.slots.is_power_of_two() || t.slots > MAX_SLOTS || t.stride < 4 {
+            if !t.slots.is_power_of_two() || t.slots > MAX_PROGRAM_SLOTS || t.stride < 4 {
                 return Err(format!(
-                    "program: table '{}': slots must be a power of two up to {MAX_SLOTS} and stride at least 4",
+                    "program: table '{}': slots must be a power of two up to {MAX_PROGRAM_SLOTS} and stride at least 4",
                     t.name
                 ).into());
             }
@@ -821,15 +819,6 @@ struct Thread {
     think: Xoshiro256PlusPlus,
 }
 
-/// include/linux/hash.h `hash_64`: the top `bits` bits of the key times GOLDEN_RATIO_64.
-fn hash_64(key: u64, bits: u32) -> u64 {
-    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
-    if bits == 0 {
-        return 0;
-    }
-    key.wrapping_mul(GOLDEN_RATIO_64) >> (64 - bits)
-}
-
 impl Thread {
     /// An expression's value for this thread at `iteration`. Expressions are
     /// checked before the run; one that overflows at a late iteration reads as 0.
@@ -901,17 +890,5 @@ impl Body for Thread {
                 Step::Barrier => Action::BarrierWait(self.barrier),
             });
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::hash_64;
-
-    #[test]
-    fn hash_64_keeps_the_top_bits_of_the_golden_ratio_product() {
-        assert_eq!(hash_64(1, 8), 0x61);
-        assert_eq!(hash_64(2, 4), 0xc);
-        assert_eq!(hash_64(12345, 0), 0);
     }
 }

@@ -25,6 +25,7 @@
 //! thread_data is schbench's layout (`next` at byte 24, `wake_time` at 56,
 //! `futex` at 72, 1087640 bytes apart in one mmapped calloc).
 
+use crate::address_map::{MMAP_BASE, RANDOMIZED_PAGES};
 use super::WorkloadError;
 use super::{user_memory, within_a_second, Setup, Size, Workload};
 use crate::engine::metrics::Histogram;
@@ -324,7 +325,7 @@ impl Workload for Schbench {
         let threads = groups * per_group;
         let mms = user_memory::mm_addresses(1, rng);
         // One calloc of every thread_data: an mmap, the pointer 16 bytes in.
-        let base = 0x7f00_0000_0000 + rng.gen_range(0..1u64 << 28) * 4096 + 16;
+        let base = MMAP_BASE + rng.gen_range(0..RANDOMIZED_PAGES) * 4096 + 16;
         let line = memory.line_size();
         let tds: Vec<ThreadData> = (0..u64::from(threads))
             .map(|i| {

@@ -9,6 +9,7 @@
 //! and derives everything else from how the allocators lay memory out.
 
 use super::WorkloadError;
+use crate::address_map::{MMAP_BASE, MM_SLABS, RANDOMIZED_PAGES, STACK_TOP, USER_PROGRAM};
 use crate::memory::MemoryMap;
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -16,11 +17,6 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 const PAGE: u64 = 4096;
 
-/// Start of the kernel's direct map of physical memory on x86-64 (4-level
-/// paging, as most kernels boot); 0xffff888100000000 is physical 4 GiB.
-const DIRECT_MAP_4G: u64 = 0xffff_8881_0000_0000;
-/// Physical memory slab pages are drawn from: 60 GiB above 4 GiB.
-const SLAB_POOL_BYTES: u64 = 60 << 30;
 /// `sizeof(struct mm_struct)` plus its cpumask, rounded to the line because
 /// the cache is created with SLAB_HWCACHE_ALIGN: about 1.2 KiB on 6.x x86-64
 /// (slabinfo shows 1152 to 1344 depending on config and CPU count).
@@ -44,7 +40,7 @@ pub fn mm_addresses(processes: u32, rng: &mut Xoshiro256PlusPlus) -> Vec<u64> {
     let mut slab_starts: Vec<u64> = Vec::with_capacity(slabs as usize);
     while (slab_starts.len() as u64) < slabs {
         let start =
-            DIRECT_MAP_4G + rng.gen_range(0..SLAB_POOL_BYTES / MM_SLAB_BYTES) * MM_SLAB_BYTES;
+            MM_SLABS.base + rng.gen_range(0..MM_SLABS.extent / MM_SLAB_BYTES) * MM_SLAB_BYTES;
         if !slab_starts.contains(&start) {
             slab_starts.push(start);
         }
@@ -91,9 +87,6 @@ fn chunk_size(bytes: u64) -> u64 {
         .max(MIN_CHUNK)
 }
 
-/// The pages a randomized base is drawn from: 28 bits of page number.
-const RANDOMIZED_PAGES: u64 = 1 << 28;
-
 /// Refuses `heaps` process heaps of `bytes` each that would take more than
 /// a quarter of the addresses [`heap_start`] draws them from.
 pub fn check_heaps(what: &str, heaps: u64, bytes: u64) -> Result<(), WorkloadError> {
@@ -108,10 +101,10 @@ pub fn check_heaps(what: &str, heaps: u64, bytes: u64) -> Result<(), WorkloadErr
 }
 
 /// Every 4-KiB page in the 28 bits of page number that the kernel randomizes
-/// below a 0x..XX_XXXX_X000 base: 0x55XX_XXXX_X000 for a PIE program and its
-/// brk heap, 0x7fXX_XXXX_X000 for the mmap base.
-fn randomized_base(high_byte: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
-    (high_byte << 40) + rng.gen_range(0..RANDOMIZED_PAGES) * PAGE
+/// above `lowest`: 0x55XX_XXXX_X000 for a PIE program and its brk heap,
+/// 0x7fXX_XXXX_X000 for the mmap base.
+fn randomized_base(lowest: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
+    lowest + rng.gen_range(0..RANDOMIZED_PAGES) * PAGE
 }
 
 /// The kernel's top-down mmap placement: with nothing unmapped in between,
@@ -128,7 +121,7 @@ const STACK_GUARD: u64 = PAGE;
 impl TopDownMmap {
     fn random(rng: &mut Xoshiro256PlusPlus) -> TopDownMmap {
         TopDownMmap {
-            next_top: randomized_base(0x7f, rng),
+            next_top: randomized_base(MMAP_BASE, rng),
         }
     }
 
@@ -170,7 +163,7 @@ pub fn perf_hash_arrays(threads: u32, futexes: u32, rng: &mut Xoshiro256PlusPlus
             })
             .collect()
     } else {
-        let heap = randomized_base(0x55, rng);
+        let heap = randomized_base(USER_PROGRAM.base, rng);
         let prelude = rng.gen_range(0..PERF_PRELUDE_MAX / MALLOC_ALIGN) * MALLOC_ALIGN;
         let first_chunk = heap + TCACHE_CHUNK + prelude;
         let stride = array_chunk + chunk_size(DTV_REQUEST);
@@ -190,7 +183,7 @@ const PERF_BSS_MAX: u64 = 16 << 20;
 /// others follow 4 bytes apart. They sit in the PIE image's `.bss`, on a
 /// randomized base, at an offset the perf build fixes.
 pub fn perf_static_word(rng: &mut Xoshiro256PlusPlus) -> u64 {
-    randomized_base(0x55, rng) + rng.gen_range(PERF_BSS_MAX / 2..PERF_BSS_MAX) / 4 * 4
+    randomized_base(USER_PROGRAM.base, rng) + rng.gen_range(PERF_BSS_MAX / 2..PERF_BSS_MAX) / 4 * 4
 }
 
 /// The first user chunk of a fresh process's brk heap: a randomized page
@@ -204,7 +197,7 @@ pub fn perf_static_word(rng: &mut Xoshiro256PlusPlus) -> u64 {
 /// three times in four or more.
 pub fn heap_start(memory: &MemoryMap, len: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
     loop {
-        let start = randomized_base(0x55, rng) + TCACHE_CHUNK + CHUNK_HEADER;
+        let start = randomized_base(USER_PROGRAM.base, rng) + TCACHE_CHUNK + CHUNK_HEADER;
         if memory.is_free(start, len) {
             return start;
         }
@@ -216,9 +209,8 @@ pub fn first_mmap(len: u64, rng: &mut Xoshiro256PlusPlus) -> u64 {
     TopDownMmap::random(rng).map(len)
 }
 
-/// Top of the main thread's stack before randomization, and the 22 bits of
-/// page number the kernel randomizes below it (STACK_RND_MASK, 16 GiB).
-const STACK_TOP: u64 = 0x7fff_ffff_f000;
+/// The 22 bits of page number the kernel randomizes the main thread's
+/// stack below its top by (STACK_RND_MASK, 16 GiB).
 const STACK_RND_PAGES: u64 = 1 << 22;
 
 /// will-it-scale's stack-local `unsigned int addr`, one per task.
@@ -268,7 +260,7 @@ mod tests {
         assert!(distinct(&mms));
         for &mm in &mms {
             assert_eq!(mm % 64, 0);
-            assert!((DIRECT_MAP_4G..DIRECT_MAP_4G + SLAB_POOL_BYTES).contains(&mm));
+            assert!((MM_SLABS.base..MM_SLABS.end()).contains(&mm));
             // Whole objects inside an order-3 slab.
             let in_slab = mm % MM_SLAB_BYTES;
             assert_eq!(in_slab % MM_OBJECT_BYTES, 0);

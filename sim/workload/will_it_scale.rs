@@ -23,7 +23,7 @@
 use super::WorkloadError;
 use super::futex_words::{FutexWords, WordArray};
 use super::{user_memory, Setup, Size, Workload};
-use crate::kernel::key::PAGE_SIZE;
+use crate::memory::PAGE_SIZE;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
 use crate::task::{FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
@@ -50,7 +50,7 @@ pub struct WillItScale {
 
 /// Direct-map addresses standing for the processes' stack pages in process
 /// mode: the words share a virtual address, not a physical line.
-const STACK_PAGES_DIRECT_MAP: u64 = 0xffff_8884_0000_0000;
+const STACK_PAGES_DIRECT_MAP: u64 = crate::address_map::STACK_PAGES.base;
 
 /// The op a test issues on every iteration, on a word mapped as `kind`.
 fn iteration(test: u8, uaddr: Mem, kind: KeyKind) -> FutexOp {

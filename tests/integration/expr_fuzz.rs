@@ -1,7 +1,8 @@
 //! Property tests for sizing-rule expressions: no input makes the parser or
 //! evaluator panic, and generated expressions mean what C precedence says.
 
-use futexsim::expr::{Expr, MAX_DEPTH};
+use futexsim::expr::Expr;
+use futexsim::limits::MAX_EXPR_DEPTH;
 use proptest::prelude::*;
 
 const VARS: [&str; 5] = ["possible_cpus", "nodes", "threads", "cpus", "node_slots"];
@@ -84,7 +85,7 @@ proptest! {
     #[test]
     fn deep_or_long_token_soup_never_panics(
         tokens in prop::collection::vec(token(), 0..300),
-        open in 0..(3 * MAX_DEPTH),
+        open in 0..(3 * MAX_EXPR_DEPTH),
     ) {
         let src = format!("{}{}", "min(".repeat(open), tokens.concat());
         exercise(&src);

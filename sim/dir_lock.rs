@@ -77,7 +77,7 @@ pub fn lock_shared(dir: &Path) -> Result<DirLock, FileError> {
 }
 
 fn say_waiting(dir: &Path, path: &Path) {
-    let holder = files::read_text(path, files::Cap::new("a lock file", 64)).unwrap_or_default();
+    let holder = files::read_text(path, crate::limits::LOCK_FILE_CAP).unwrap_or_default();
     let holder = holder.trim();
     let who = if holder.is_empty() {
         "another futexsim".to_string()
