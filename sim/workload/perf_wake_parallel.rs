@@ -36,7 +36,7 @@ use super::rounds::{
     blocked_threads, default_settle_us, mean, ms, validate_settle, Rounds, Samples,
 };
 use super::WorkloadError;
-use super::{user_memory, user_words, Setup, Size, Workload};
+use super::{lines_of, user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::record::Metric;
@@ -87,6 +87,10 @@ const CREATION_PS: Ps = 1_000_000;
 /// Bytes from the 8-aligned end of perf's futex word to its barrier: the
 /// statics declared between them (see `setup`).
 const BARRIER_AFTER_FUTEX: u64 = 8 + 8 + 40 + 2 * 48;
+/// The most bytes from the futex word to the end of the barrier's second
+/// word: the futex word and its pad to 8, the statics between, and the
+/// barrier's two words. One region spans them, on up to four lines.
+const STATICS_BYTES: u64 = 8 + BARRIER_AFTER_FUTEX + 8;
 
 /// Where a waker is in its round.
 enum WakerPhase {
@@ -251,7 +255,10 @@ impl Workload for PerfWakeParallel {
     fn size(&self, machine: &Machine) -> Size {
         // The blocked threads, the wakers and perf's main thread.
         let tasks = u64::from(self.threads(machine)) + u64::from(self.wakers(machine)) + 1;
-        one_process_size(tasks, 2)
+        Size {
+            lines: lines_of(STATICS_BYTES, machine),
+            ..one_process_size(tasks, 2)
+        }
     }
 
     /// perf refuses threads that the wakers cannot share evenly.
