@@ -619,6 +619,12 @@ fn report_identity(dir: &Path) -> Result<Option<Identity>, CampaignError> {
         // lock, the mark's temporary file, an empty runs/.
         let empty_dir =
             || kind.is_dir() && fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_none());
+        // A campaign made since `check_identity` found no mark: the check
+        // before the lock races with a futexsim creating the campaign
+        // under it (two runs started together on a new directory).
+        if name == CAMPAIGN_FILE {
+            return read_identity(&entry.path());
+        }
         if name == LOCK_FILE
             || (files::is_temp_name(&name) && kind.is_file())
             || (name == RUNS_DIR && empty_dir())

@@ -301,47 +301,48 @@ pub fn simulated_hash(
     shared: bool,
     duration_us: u64,
 ) -> Result<f64, String> {
-    let mut doc = Table::new();
-    doc.insert(
-        "run".into(),
-        Value::Table(Table::from_iter([
+    simulated_on(
+        spec,
+        Table::from_iter([
             ("duration_us".to_string(), Value::from(duration_us as i64)),
             ("warmup_us".to_string(), Value::from(50)),
-        ])),
-    );
-    doc.insert(
-        "machine".into(),
-        Value::try_from(spec).map_err(|e| e.to_string())?,
-    );
-    doc.insert(
-        "workload".into(),
-        Value::Table(Table::from_iter([
+        ]),
+        Table::from_iter([
             ("name".to_string(), Value::from("perf-hash")),
             ("threads".to_string(), Value::from(threads as i64)),
             ("shared".to_string(), Value::from(shared)),
-        ])),
-    );
-    doc.insert(
-        "table".into(),
-        Value::Array(vec![Value::Table(Table::from_iter([(
-            "preset".to_string(),
-            Value::from("private-6.17"),
-        )]))]),
-    );
-    let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
-    simulated_ops_per_thread(&text)
+        ]),
+    )
 }
 
-/// The averaged per-thread ops/s the simulator predicts for `config`, a
-/// config of one point and one table: how calibrate and compare hold the
-/// model to what this machine measured.
-pub fn simulated_ops_per_thread(config: &str) -> Result<f64, String> {
-    let config = Config::parse("host", "host", config, &[]).map_err(|e| e.to_string())?;
+/// The averaged per-thread ops/s the simulator predicts for `workload` on
+/// `spec` over `run`, with the table of the kernel this machine runs:
+/// how calibrate and compare hold the model to what this machine measured.
+/// The config is built as a TOML document, the profile nested whole as its
+/// `[machine]`, so that every section a profile has reaches the config.
+pub fn simulated_on(spec: &MachineSpec, run: Table, workload: Table) -> Result<f64, String> {
+    let doc = Table::from_iter([
+        ("run".to_string(), Value::Table(run)),
+        (
+            "machine".to_string(),
+            Value::try_from(spec).map_err(|e| e.to_string())?,
+        ),
+        ("workload".to_string(), Value::Table(workload)),
+        (
+            "table".to_string(),
+            Value::Array(vec![Value::Table(Table::from_iter([(
+                "preset".to_string(),
+                Value::from("private-6.17"),
+            )]))]),
+        ),
+    ]);
+    let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
+    let config = Config::parse("host", "host", &text, &[]).map_err(|e| e.to_string())?;
     let run = config
         .runs()
         .into_iter()
         .next()
-        .expect("one point, one design");
+        .ok_or("the host's config plans no run")?;
     let (record, _) = run.scenario.simulate().map_err(|e| e.to_string())?;
     Ok(record.mean_thread_ops_per_sec)
 }

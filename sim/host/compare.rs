@@ -1,10 +1,11 @@
 //! The model against this machine: the same benchmarks simulated on the
 //! calibrated host profile and run natively, side by side.
 
-use super::calibrate::{simulated_hash, simulated_ops_per_thread};
+use super::calibrate::{simulated_hash, simulated_on};
 use super::native::{false_sharing, HashBench};
 use crate::machine::MachineSpec;
 use std::time::Duration;
+use toml::{Table, Value};
 
 pub struct Comparison {
     pub what: String,
@@ -50,20 +51,48 @@ pub fn compare(spec: &MachineSpec, native_ms: u64) -> Result<Vec<Comparison>, St
 /// Per-thread atomic adds per second of two threads whose words lie
 /// `stride` bytes apart.
 fn simulated_adds(spec: &MachineSpec, stride: u64) -> Result<f64, String> {
-    let machine = toml::to_string(spec).map_err(|e| e.to_string())?;
-    let machine: String = machine
-        .lines()
-        .map(|l| format!("{l}\n"))
-        .collect::<String>()
-        .replace("[topology]", "[machine.topology]")
-        .replace("[latency]", "[machine.latency]")
-        .replace("[coherence]", "[machine.coherence]")
-        .replace("[kernel]", "[machine.kernel]");
-    let text = format!(
-        "[run]\nduration_us = 100\nwarmup_us = 20\n\n[workload]\nname = \"program\"\n\
-         threads = 2\nwords = {{ w = \"{stride} * thread\" }}\n\
-         steps = [{{ op = \"atomic\", word = \"w\", action = \"add\", value = 1 }}]\n\n\
-         [[table]]\npreset = \"private-6.17\"\n\n[machine]\n{machine}"
-    );
-    simulated_ops_per_thread(&text)
+    let add = Table::from_iter([
+        ("op".to_string(), Value::from("atomic")),
+        ("word".to_string(), Value::from("w")),
+        ("action".to_string(), Value::from("add")),
+        ("value".to_string(), Value::from(1)),
+    ]);
+    simulated_on(
+        spec,
+        Table::from_iter([
+            ("duration_us".to_string(), Value::from(100)),
+            ("warmup_us".to_string(), Value::from(20)),
+        ]),
+        Table::from_iter([
+            ("name".to_string(), Value::from("program")),
+            ("threads".to_string(), Value::from(2)),
+            (
+                "words".to_string(),
+                Value::Table(Table::from_iter([(
+                    "w".to_string(),
+                    Value::from(format!("{stride} * thread")),
+                )])),
+            ),
+            ("steps".to_string(), Value::Array(vec![Value::Table(add)])),
+        ]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets;
+
+    /// The profile reaches the config whole, whatever sections it has: a
+    /// profile nested by renaming four section headers sent its
+    /// `[scheduler]` to the config's top level, and every comparison of
+    /// `validate --host` failed on it.
+    #[test]
+    fn the_false_sharing_comparison_simulates_on_every_shipped_profile() {
+        for name in presets::names() {
+            let spec = presets::preset(name).expect("a shipped preset");
+            let adds = simulated_adds(&spec, 4).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(adds.is_finite() && adds > 0.0, "{name}: {adds}");
+        }
+    }
 }
