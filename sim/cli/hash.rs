@@ -8,7 +8,7 @@ use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use futexsim::hash::HashForm;
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo, TableSel};
 use futexsim::kernel::key::{get_futex_key, FutexNode, KeyKind, KeySource, WordSize};
-use futexsim::kernel::table::{preset, Placement, SizingVars, PRESET_NAMES};
+use futexsim::kernel::table::{preset, title, Placement, SizingVars, PRESET_NAMES};
 use futexsim::limits::MAX_ANALYSIS_TASKS;
 use futexsim::machine::Platform;
 use futexsim::memory::MemoryMap;
@@ -336,7 +336,7 @@ fn write_placement(p: &FutexPlacement, out: &mut dyn Write) -> std::io::Result<(
     } else {
         "the global hash"
     };
-    writeln!(out, "design   {}: {}", p.design, p.era)?;
+    writeln!(out, "design   {}", title(&p.design, &p.era))?;
     writeln!(
         out,
         "key      {kind}: ptr {}, word {}, offset {:#x}",

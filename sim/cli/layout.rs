@@ -7,7 +7,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, ValueEnum};
 use futexsim::analysis::layout::{analyze, LayoutReport};
 use futexsim::analysis::population::KeyPopulation;
-use futexsim::kernel::table::{preset, PRESET_NAMES};
+use futexsim::kernel::table::{preset, title, PRESET_NAMES};
 use futexsim::machine::Platform;
 use futexsim::record::LoadCount;
 use serde::Serialize;
@@ -172,7 +172,7 @@ fn write_markdown(o: &LayoutOutput, out: &mut dyn Write) -> std::io::Result<()> 
 fn write_design(r: &LayoutReport, out: &mut dyn Write) -> std::io::Result<()> {
     let e = &r.expected;
     writeln!(out)?;
-    writeln!(out, "## {}: {}", r.design, r.era)?;
+    writeln!(out, "## {}", title(&r.design, &r.era))?;
     writeln!(out)?;
     let mut private: BTreeMap<u64, usize> = BTreeMap::new();
     for &slots in r.private_slots_per_process.iter().filter(|&&s| s > 0) {

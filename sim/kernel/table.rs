@@ -643,9 +643,32 @@ impl TableDesign {
     }
 }
 
+/// A design named for a reader: its name, then what it stands for, the
+/// name once. A preset named for its era (`v6.17`) has an era that already
+/// begins with that name.
+pub fn title(name: &str, era: &str) -> String {
+    match era
+        .strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(": "))
+    {
+        Some(_) => era.to_string(),
+        None => format!("{name}: {era}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_design_named_for_its_era_is_titled_with_its_name_once() {
+        assert_eq!(title("v6.17", "v6.17: per-node"), "v6.17: per-node");
+        assert_eq!(
+            title("aligned-3.14", "v3.14: aligned"),
+            "aligned-3.14: v3.14: aligned"
+        );
+        assert_eq!(title("v6.1", "v6.17: per-node"), "v6.1: v6.17: per-node");
+    }
 
     #[test]
     fn every_preset_is_valid_and_named_after_itself() {
