@@ -27,7 +27,7 @@ enum NativeBench {
 /// perf bench futex hash's options, with perf's letters and defaults.
 #[derive(Args, Debug)]
 struct HashOptions {
-    /// Threads (every online CPU by default).
+    /// Threads (every online CPU by default, or with 0, as perf takes it).
     #[arg(short, long)]
     threads: Option<u32>,
     /// Seconds to run.
@@ -59,8 +59,10 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
             options.runtime
         )));
     }
+    // perf bench futex hash reads -t 0 as its default: every online CPU.
     let threads = options
         .threads
+        .filter(|&threads| threads > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let bench = HashBench {
         threads,

@@ -130,6 +130,16 @@ fn native_hash_prints_every_line_as_perf_does() {
     assert!(!run.hashing.is_empty());
 }
 
+/// perf bench futex hash takes `-t 0` as its default, a thread per online
+/// CPU; it does not print a run of 0 threads.
+#[test]
+fn zero_threads_run_a_thread_per_online_cpu_as_perf_does() {
+    let text = native_hash(&["-t", "0", "-r", "1", "-f", "16"]);
+    let run = parse_perf_hash(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    assert_eq!(run.threads, cpus, "{text}");
+}
+
 #[test]
 fn silent_and_single_futex_runs_print_perf_s_other_forms() {
     let text = native_hash(&["-t", "1", "-r", "1", "-f", "1", "-S"]);
