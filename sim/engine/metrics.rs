@@ -1,7 +1,9 @@
 //! What a run measures, without allocating per event: per-task op counts, an
-//! op-latency histogram, lock wait and hold times.
+//! op-latency histogram, lock wait and hold times; and the run's recorder,
+//! which owns them with the window that decides what counts.
 
 use crate::machine::Ps;
+use crate::task::{RunWindow, Timeline};
 use serde::{Deserialize, Serialize};
 
 /// Log-linear histogram of nanoseconds: exact below 64 ns, then 32 buckets
@@ -141,6 +143,98 @@ impl Metrics {
     pub fn op_done(&mut self, task: u32, latency: Ps) {
         self.ops_per_task[task as usize] += 1;
         self.latency.record(latency / 1000);
+    }
+}
+
+/// What the run records, and when it counts: the window, the metrics
+/// counted inside it, and the timeline of every clock read and exit (kept
+/// whatever the window: a workload that times itself needs them from time
+/// zero). Its callers ask `counts` before they compute what they record,
+/// so an uncounted event computes nothing.
+pub(super) struct Recorder {
+    window: RunWindow,
+    metrics: Metrics,
+    timeline: Timeline,
+}
+
+impl Recorder {
+    pub(super) fn new(window: RunWindow, tasks: usize) -> Recorder {
+        Recorder {
+            window,
+            metrics: Metrics::new(tasks),
+            timeline: Timeline {
+                clock_reads: vec![Vec::new(); tasks],
+                exits: vec![None; tasks],
+            },
+        }
+    }
+
+    /// Whether something that happens at `at` is counted.
+    #[inline]
+    pub(super) fn counts(&self, at: Ps) -> bool {
+        self.window.counts(at)
+    }
+
+    /// When the warm-up ends.
+    pub(super) fn warmup_end(&self) -> Ps {
+        self.window.warmup
+    }
+
+    /// When counting stops.
+    pub(super) fn end(&self) -> Ps {
+        self.window.end()
+    }
+
+    /// The warm-up is over: what was counted so far is dropped.
+    pub(super) fn start_counting(&mut self) {
+        self.metrics = Metrics::new(self.metrics.ops_per_task.len());
+    }
+
+    /// A counted op (or iteration) of `task` took `latency`.
+    #[inline]
+    pub(super) fn op_done(&mut self, task: u32, latency: Ps) {
+        self.metrics.op_done(task, latency);
+    }
+
+    /// A counted acquisition of a kernel lock, or of the workload's lock
+    /// `workload_lock`.
+    pub(super) fn acquired(&mut self, workload_lock: Option<u32>, waited: Ps, contended: bool) {
+        self.metrics.locks.acquired(waited, contended);
+        if let Some(l) = workload_lock {
+            self.metrics.workload_lock(l).acquired(waited, contended);
+        }
+    }
+
+    /// A counted hold of a kernel lock, or of the workload's lock
+    /// `workload_lock`, that ended with its release's store.
+    pub(super) fn held(&mut self, workload_lock: Option<u32>, held: Ps) {
+        self.metrics.locks.hold_ps += held;
+        if let Some(l) = workload_lock {
+            self.metrics.workload_lock(l).hold_ps += held;
+        }
+    }
+
+    /// An acquisition decided by a read served before the lock's release.
+    pub(super) fn stale_acquisition(&mut self) {
+        self.metrics.stale_acquisitions += 1;
+    }
+
+    pub(super) fn clock_read(&mut self, task: u32, at: Ps) {
+        self.timeline.clock_reads[task as usize].push(at);
+    }
+
+    pub(super) fn exited(&mut self, task: u32, at: Ps) {
+        self.timeline.exits[task as usize] = Some(at);
+    }
+
+    /// When the last task exited, if every task did.
+    pub(super) fn all_exited(&self) -> Option<Ps> {
+        self.timeline.all_exited()
+    }
+
+    /// What the run's record takes: the metrics, the window, the timeline.
+    pub(super) fn finish(self) -> (Metrics, RunWindow, Timeline) {
+        (self.metrics, self.window, self.timeline)
     }
 }
 

@@ -46,7 +46,7 @@ use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{RunWindow, TaskSpec, Timeline};
 use event::{Event, MAX_LINE_QUEUES};
 use memory_order::Cpus;
-use metrics::Metrics;
+use metrics::{Metrics, Recorder};
 use queue::EventQueue;
 use sched::Sched;
 use spin::Spinners;
@@ -84,14 +84,8 @@ pub struct Engine<'a> {
     tasks: Vec<Task>,
     locks: Locks,
     spinners: Spinners,
-    metrics: Metrics,
-    window: RunWindow,
-    /// The longest an access in the task's own cache takes: an L1 hit plus
-    /// a locked RMW's extra. A lock acquired within it did not wait for
-    /// another holder; an access within it needs no event of its own.
-    uncontended_ps: Ps,
+    record: Recorder,
     cpus: Cpus,
-    timeline: Timeline,
     sched: Sched,
 }
 
@@ -122,11 +116,7 @@ impl<'a> Engine<'a> {
             .map(|t| futex.mcs_node(memory, t.cpu))
             .collect();
         let locks = Locks::new(lock, kernel_locks, mcs_nodes);
-        let metrics = Metrics::new(tasks.len());
-        let timeline = Timeline {
-            clock_reads: vec![Vec::new(); tasks.len()],
-            exits: vec![None; tasks.len()],
-        };
+        let record = Recorder::new(window, tasks.len());
         let tasks = tasks
             .into_iter()
             .zip(on_cpu)
@@ -141,11 +131,8 @@ impl<'a> Engine<'a> {
             tasks,
             locks,
             spinners: Spinners::default(),
-            metrics,
-            window,
-            uncontended_ps: m.l1_ps + m.rmw_ps,
+            record,
             cpus: Cpus::new(m),
-            timeline,
             sched,
         }
     }
@@ -155,7 +142,7 @@ impl<'a> Engine<'a> {
     /// profile of the event loop counts what runs under this symbol.
     #[inline(never)]
     pub fn run(mut self) -> Outcome {
-        self.queue.push(self.window.warmup, Event::WarmupDone);
+        self.queue.push(self.record.warmup_end(), Event::WarmupDone);
         for t in 0..self.tasks.len() as u32 {
             let task = &self.tasks[t as usize];
             if !task.on_cpu.off {
@@ -174,7 +161,7 @@ impl<'a> Engine<'a> {
             // simulated time only grows, so an instant unchanged since the
             // last look has held every event between.
             if events.is_multiple_of(crate::progress::EVERY_EVENTS) {
-                progress.reached(now, self.window.end());
+                progress.reached(now, self.record.end());
                 unmoved = if checked_at == Some(now) {
                     unmoved + crate::progress::EVERY_EVENTS
                 } else {
@@ -204,15 +191,16 @@ impl<'a> Engine<'a> {
             }
         }
         progress.finish();
-        let ended = self.timeline.all_exited().unwrap_or(self.window.end());
+        let ended = self.record.all_exited().unwrap_or(self.record.end());
         let resizes = self.futex.resizes_in_run(ended);
+        let (metrics, window, timeline) = self.record.finish();
         Outcome {
-            metrics: self.metrics,
+            metrics,
             directory: self.dir,
             events,
-            window: self.window,
+            window,
             asleep_at_end: self.futex.sleeping(),
-            timeline: self.timeline,
+            timeline,
             stalled_at,
             resizes,
         }
@@ -233,6 +221,6 @@ impl<'a> Engine<'a> {
     /// The warm-up is over: what was measured so far is dropped.
     fn start_counting(&mut self) {
         self.dir.reset_stats();
-        self.metrics = Metrics::new(self.tasks.len());
+        self.record.start_counting();
     }
 }

@@ -554,7 +554,7 @@ impl Engine<'_> {
         let c = &mut self.sched.cpus[cpu as usize];
         let tick = self.sched.costs.tick;
         let at = (now / tick + 1) * tick;
-        if c.ticking || c.waiting.is_empty() || at >= self.window.end() {
+        if c.ticking || c.waiting.is_empty() || at >= self.record.end() {
             return;
         }
         c.ticking = true;

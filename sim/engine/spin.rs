@@ -195,7 +195,7 @@ impl Engine<'_> {
         let released = self.locks.released_at(lock.id);
         // Write counts wrap: compare by distance.
         if (released.wrapping_sub(read) as i32) > 0 {
-            self.metrics.stale_acquisitions += 1;
+            self.record.stale_acquisition();
         }
     }
 
@@ -225,28 +225,37 @@ impl Engine<'_> {
                 after,
             } => {
                 let redo = Redo::Follow { lock, next };
-                let (at, own_cache) = if order == Order::Posted {
-                    // A plain store retires into the store buffer.
-                    let carries = Carries::Lock(publishes);
-                    let stored = self.store(task, now, mem, carries, redo)?;
-                    (stored.at, stored.at_once)
-                } else {
-                    // A locked RMW that orders the stores before it starts
-                    // once the store buffer drains: it is asked for now and
-                    // finishes that much later.
-                    let drain = if self.orders_earlier_stores(order) {
-                        match self.fence_pending(task, now) {
-                            Fence::Now => 0,
-                            Fence::At(ready) => ready - now,
-                            Fence::Drain => return self.await_drain(task, redo),
-                        }
-                    } else {
-                        0
-                    };
-                    let Some(out) = self.request(task, now, mem, kind) else {
-                        return self.park(task, redo);
-                    };
-                    (out.done + drain, out.class == Class::L1Hit && drain == 0)
+                let (at, own_cache) = match order {
+                    Order::Posted => {
+                        // A plain store retires into the store buffer.
+                        let carries = Carries::Lock(publishes);
+                        let stored = self.store(task, now, mem, carries, redo)?;
+                        (stored.at, stored.at_once)
+                    }
+                    Order::Load => {
+                        let Some(out) = self.request(task, now, mem, kind) else {
+                            return self.park(task, redo);
+                        };
+                        (out.done, self.in_own_cache(now, out))
+                    }
+                    Order::Full | Order::Acquire => {
+                        // A locked RMW that orders the stores before it
+                        // starts once the store buffer drains: it is asked
+                        // for now and finishes that much later.
+                        let drain = if self.orders_earlier_stores(order) {
+                            match self.fence_pending(task, now) {
+                                Fence::Now => 0,
+                                Fence::At(ready) => ready - now,
+                                Fence::Drain => return self.await_drain(task, redo),
+                            }
+                        } else {
+                            0
+                        };
+                        let Some(out) = self.request(task, now, mem, kind) else {
+                            return self.park(task, redo);
+                        };
+                        (out.done + drain, out.class == Class::L1Hit && drain == 0)
+                    }
                 };
                 match after {
                     After::Acquired => {
@@ -265,6 +274,15 @@ impl Engine<'_> {
                         self.queue.push(at, Event::Task(task));
                         None
                     }
+                    After::Released => {
+                        self.released(task, now, lock.id);
+                        self.go_on(task, at, own_cache)
+                    }
+                    // A load within the task's own cache needs no event of
+                    // its own; the protocol's atomics and stores keep theirs.
+                    After::Move(wait) if order == Order::Load && own_cache => {
+                        self.move_on(task, at, wait)
+                    }
                     After::Look(_) | After::Move(_) => {
                         self.tasks[task as usize].wait = Wait::Lock { lock, after };
                         self.queue.push(at, Event::Task(task));
@@ -281,7 +299,9 @@ impl Engine<'_> {
         let went_on = match after {
             After::Look(wait) => self.follow(task, now, lock, Next::Look(wait)),
             After::Move(wait) => self.move_on(task, now, wait),
-            After::Acquired | After::Spin(_) => unreachable!("follow goes on with these itself"),
+            After::Acquired | After::Spin(_) | After::Released => {
+                unreachable!("follow goes on with these itself")
+            }
         };
         if let Some(at) = went_on {
             self.step(task, at);

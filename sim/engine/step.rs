@@ -31,7 +31,7 @@ impl Engine<'_> {
         loop {
             let t = &mut self.tasks[task as usize];
             let Some(&step) = t.script.get(t.pc as usize) else {
-                if now >= self.window.end() || !self.begin_op(task, now) {
+                if now >= self.record.end() || !self.begin_op(task, now) {
                     return;
                 }
                 continue;
@@ -47,7 +47,7 @@ impl Engine<'_> {
     /// Writes the script of the task's next op; false when the task does
     /// not run it on at once (it spins, or it exited).
     fn begin_op(&mut self, task: u32, now: Ps) -> bool {
-        let counted = self.window.counts(now);
+        let counted = self.record.counts(now);
         let t = &mut self.tasks[task as usize];
         t.script.clear();
         t.pc = 0;
@@ -108,17 +108,17 @@ impl Engine<'_> {
             }
             Op::Iteration => {
                 if t.measured.counting == Counting::Iterations && counted {
-                    self.metrics.op_done(task, now - t.measured.iteration_start);
+                    self.record.op_done(task, now - t.measured.iteration_start);
                 }
                 self.tasks[task as usize].measured.iteration_start = now;
             }
-            Op::Clock => self.timeline.clock_reads[task as usize].push(now),
+            Op::Clock => self.record.clock_read(task, now),
             Op::ThreadCreated => {
                 self.futex
                     .thread_created(self.memory, task, now, &mut t.script);
             }
             Op::Exit => {
-                self.timeline.exits[task as usize] = Some(now);
+                self.record.exited(task, now);
                 self.exited(task, now);
                 return false;
             }
@@ -302,54 +302,12 @@ impl Engine<'_> {
         self.follow(task, now, lock, next)
     }
 
-    /// spin_unlock: the hold time, the protocol's release, the store.
+    /// spin_unlock: the protocol says what the release reads and stores.
     // Inlined into `run_step`, which says why.
     #[inline(always)]
-    fn unlock(&mut self, task: u32, mut now: Ps, lock: LockRef) -> Option<Ps> {
-        let reads = self.locks.release_reads_word();
-        if reads {
-            now = self.read_before_release(task, now, lock.word())?;
-        }
-        // The release is a plain store (smp_store_release): the store
-        // buffer's order is the release order. The lock is free once the
-        // directory serves the store (a store that waits at the line holds
-        // it until its grant), not before.
-        let release = Carries::Lock(Publishes::Release { id: lock.id, task });
-        let Some(stored) = self.store(task, now, lock.word(), release, Redo::Step) else {
-            // The step runs again for its store alone: the read is in.
-            self.tasks[task as usize].op.release_read = reads;
-            return None;
-        };
-        if self.window.counts(now) {
-            let held = now.saturating_sub(self.tasks[task as usize].measured.lock_taken);
-            self.metrics.locks.hold_ps += held;
-            if let Some(l) = self.locks.workload_index(lock.id) {
-                self.metrics.workload_lock(l).hold_ps += held;
-            }
-        }
-        self.go_on(task, stored.at, stored.at_once)
-    }
-
-    /// The release's read of the lock word, which the store's value needs
-    /// (the ticket lock's next ticket to serve is the word's head plus
-    /// one); it needs no earlier load's value, so it issues at once. The
-    /// time the store may go at in this event; None when the task's next
-    /// event is the read's end (the unlock step runs again then, for its
-    /// store) or the read waits at its line and is made again.
-    // Inlined into `unlock`, its one caller, and so into `run_step`.
-    #[inline(always)]
-    fn read_before_release(&mut self, task: u32, now: Ps, word: Mem) -> Option<Ps> {
-        if std::mem::take(&mut self.tasks[task as usize].op.release_read) {
-            return Some(now);
-        }
-        let Some(out) = self.request(task, now, word, AccessKind::Read) else {
-            return self.park(task, Redo::Step);
-        };
-        if self.in_own_cache(now, out) {
-            return Some(out.done);
-        }
-        self.tasks[task as usize].op.release_read = true;
-        self.again_at(task, out.done)
+    fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
+        let next = self.locks.unlock(lock, task);
+        self.follow(task, now, lock, next)
     }
 
     /// A user-space atomic, acting on its word when the word's line serves
@@ -410,8 +368,8 @@ impl Engine<'_> {
     /// Whether an access was served in the task's own cache, with no wait
     /// worth an event of its own.
     #[inline]
-    fn in_own_cache(&self, now: Ps, out: coherence::Outcome) -> bool {
-        out.class == Class::L1Hit && out.done <= now + self.uncontended_ps
+    pub(super) fn in_own_cache(&self, now: Ps, out: coherence::Outcome) -> bool {
+        out.class == Class::L1Hit && out.done <= now + self.m.own_cache_ps()
     }
 
     /// The task now holds the lock: counts its wait.
@@ -421,13 +379,19 @@ impl Engine<'_> {
     pub(super) fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
         let t = &mut self.tasks[task as usize];
         t.measured.lock_taken = at;
-        if self.window.counts(at) {
+        if self.record.counts(at) {
             let waited = at - t.measured.lock_asked;
-            let contended = waited > self.uncontended_ps;
-            self.metrics.locks.acquired(waited, contended);
-            if let Some(l) = self.locks.workload_index(lock) {
-                self.metrics.workload_lock(l).acquired(waited, contended);
-            }
+            let contended = waited > self.m.own_cache_ps();
+            self.record
+                .acquired(self.locks.workload_index(lock), waited, contended);
+        }
+    }
+
+    /// The task made its release's store at `at`: counts its hold.
+    pub(super) fn released(&mut self, task: u32, at: Ps, lock: u32) {
+        if self.record.counts(at) {
+            let held = at.saturating_sub(self.tasks[task as usize].measured.lock_taken);
+            self.record.held(self.locks.workload_index(lock), held);
         }
     }
 
@@ -437,10 +401,10 @@ impl Engine<'_> {
     // Inlined into `run_step`, which says why.
     #[inline(always)]
     fn op_done(&mut self, task: u32, now: Ps) {
-        let counted = self.window.counts(now);
+        let counted = self.record.counts(now);
         let t = &mut self.tasks[task as usize];
         if t.measured.counting == Counting::EachOp && counted {
-            self.metrics.op_done(task, now - t.measured.op_start);
+            self.record.op_done(task, now - t.measured.op_start);
         }
         t.program.op_returned(Done {
             now,

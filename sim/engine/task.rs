@@ -120,9 +120,6 @@ pub(super) struct OpInFlight {
     pub(super) atomic: Option<UserAtomic>,
     /// A wake came while the task was still on its way to sleep.
     pub(super) woken_early: bool,
-    /// The ticket unlock's read of its lock word is in: the unlock step,
-    /// run again, goes straight to its store.
-    pub(super) release_read: bool,
 }
 
 /// When what the metrics count began; what every op reads first.

@@ -85,6 +85,9 @@ pub enum LockWait {
     /// Queued lock: as HandOn, but the successor has not yet stored its
     /// link: spins on its own node's `next`.
     AwaitNext { lock: LockRef },
+    /// Ticket lock: spin_unlock has read the word's head; its store of the
+    /// next ticket to serve follows.
+    Releasing { lock: LockRef },
 }
 
 impl LockWait {
@@ -97,7 +100,8 @@ impl LockWait {
             | LockWait::Queued { lock }
             | LockWait::Head { lock }
             | LockWait::HandOn { lock }
-            | LockWait::AwaitNext { lock } => lock,
+            | LockWait::AwaitNext { lock }
+            | LockWait::Releasing { lock } => lock,
         }
     }
 }
@@ -115,6 +119,8 @@ pub enum After {
     Look(LockWait),
     /// Call [`Locks::next`] with this state.
     Move(LockWait),
+    /// The release's store is made: the task goes on with its script.
+    Released,
 }
 
 /// What a plain store hands to the lock's waiters once it is the value of
@@ -161,6 +167,10 @@ pub enum Next {
 /// the kernel writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
+    /// A plain load (the ticket release's read of the word's head): it
+    /// waits for no store, and a hit in the task's own cache takes no
+    /// event of its own, as a script's loads do.
+    Load,
     /// A plain store (the kernel's transitions without an atomic): it
     /// retires into the store buffer, and the task goes on at once.
     Posted,
@@ -224,15 +234,37 @@ impl Locks {
         }
     }
 
-    /// Whether spin_unlock reads the lock word before its store: the
-    /// ticket lock's store of the next ticket to serve is the word's head
-    /// plus one, read first (x86's `add` to the head in memory,
-    /// arch/x86/include/asm/spinlock.h 2.6.25-4.1; the generic lock's
-    /// atomic_read then smp_store_release, include/asm-generic/
-    /// ticket_spinlock.h). The queued lock's release stores a zero to its
+    /// spin_unlock. The ticket lock's store of the next ticket to serve is
+    /// the word's head plus one, read first (x86's `add` to the head in
+    /// memory, arch/x86/include/asm/spinlock.h 2.6.25-4.1; the generic
+    /// lock's atomic_read then smp_store_release, include/asm-generic/
+    /// ticket_spinlock.h); the read needs no earlier load's value, so it
+    /// issues at once. The queued lock's release stores a zero to its
     /// locked byte and reads nothing.
-    pub fn release_reads_word(&self) -> bool {
-        self.kind == LockKind::Ticket
+    pub fn unlock(&self, lock: LockRef, task: u32) -> Next {
+        match self.kind {
+            LockKind::Ticket => Next::Do {
+                mem: lock.word(),
+                kind: AccessKind::Read,
+                order: Order::Load,
+                publishes: Publishes::Nothing,
+                after: After::Move(LockWait::Releasing { lock }),
+            },
+            LockKind::Queued => Self::release_store(lock, task),
+        }
+    }
+
+    /// The release is a plain store (smp_store_release): the store
+    /// buffer's order is the release order. The lock is free once the
+    /// directory serves the store ([`Locks::publish`]), not before.
+    fn release_store(lock: LockRef, task: u32) -> Next {
+        Next::Do {
+            mem: lock.word(),
+            kind: AccessKind::Write,
+            order: Order::Posted,
+            publishes: Publishes::Release { id: lock.id, task },
+            after: After::Released,
+        }
     }
 
     /// Starts loading a lock's state into the host's cache.
@@ -310,7 +342,10 @@ impl Locks {
             }
             LockWait::Queued { .. } => self.node_locked[task as usize],
             LockWait::AwaitNext { .. } => self.node_next[task as usize] != NONE,
-            LockWait::Slow { .. } | LockWait::Link { .. } | LockWait::HandOn { .. } => true,
+            LockWait::Slow { .. }
+            | LockWait::Link { .. }
+            | LockWait::HandOn { .. }
+            | LockWait::Releasing { .. } => true,
         }
     }
 
@@ -444,6 +479,7 @@ impl Locks {
                     after: After::Acquired,
                 },
             },
+            LockWait::Releasing { lock } => Self::release_store(lock, task),
         }
     }
 
@@ -505,6 +541,28 @@ mod tests {
 
     fn node_of(task: u64) -> Mem {
         word(64 * (task + 1))
+    }
+
+    #[test]
+    fn the_ticket_release_reads_the_word_before_it_stores_and_the_queued_one_only_stores() {
+        let release = Next::Do {
+            mem: LOCK.word(),
+            kind: AccessKind::Write,
+            order: Order::Posted,
+            publishes: Publishes::Release {
+                id: LOCK.id,
+                task: 3,
+            },
+            after: After::Released,
+        };
+        let mut ticket = locks(LockKind::Ticket);
+        let releasing = LockWait::Releasing { lock: LOCK };
+        assert_eq!(
+            ticket.unlock(LOCK, 3),
+            on_word(AccessKind::Read, Order::Load, After::Move(releasing))
+        );
+        assert_eq!(ticket.next(releasing, 3), release);
+        assert_eq!(locks(LockKind::Queued).unlock(LOCK, 3), release);
     }
 
     #[test]

@@ -156,6 +156,14 @@ pub struct SchedCosts {
 }
 
 impl Machine {
+    /// The longest an access in a CPU's own cache takes: an L1 hit plus a
+    /// locked RMW's extra. A lock acquired within it did not wait for
+    /// another holder; an access within it needs no event of its own.
+    #[inline]
+    pub fn own_cache_ps(&self) -> Ps {
+        self.l1_ps + self.rmw_ps
+    }
+
     pub fn new(spec: MachineSpec) -> Result<Machine, MachineError> {
         let err = |message: String| MachineError {
             machine: spec.name.clone(),
