@@ -198,6 +198,7 @@ impl Recorder {
 
     /// A counted acquisition of a kernel lock, or of the workload's lock
     /// `workload_lock`.
+    #[inline]
     pub(super) fn acquired(&mut self, workload_lock: Option<u32>, waited: Ps, contended: bool) {
         self.metrics.locks.acquired(waited, contended);
         if let Some(l) = workload_lock {
@@ -207,6 +208,7 @@ impl Recorder {
 
     /// A counted hold of a kernel lock, or of the workload's lock
     /// `workload_lock`, that ended with its release's store.
+    #[inline]
     pub(super) fn held(&mut self, workload_lock: Option<u32>, held: Ps) {
         self.metrics.locks.hold_ps += held;
         if let Some(l) = workload_lock {
