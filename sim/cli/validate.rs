@@ -51,11 +51,12 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
         Some(path) => validate::load(path),
         None => validate::load_embedded(),
     }
-    .map_err(CliError::Input)?;
+    .map_err(|e| CliError::Input(e.to_string()))?;
     // The cases were checked against their configs as they loaded; a run
     // fails only for what its config asks (one that stalls), as under
     // `futexsim run`.
-    let outcomes = validate::run(cases, &configs, jobs).map_err(CliError::Input)?;
+    let outcomes =
+        validate::run(cases, &configs, jobs).map_err(|e| CliError::Input(e.to_string()))?;
     for o in &outcomes {
         writeln!(out, "{}", report::summary_line(o))?;
     }
