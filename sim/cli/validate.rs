@@ -88,7 +88,8 @@ fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
         futexsim::host::measure::Effort::FULL,
         out,
     )?;
-    let rows = futexsim::host::compare::compare(&spec, 300).map_err(CliError::Failed)?;
+    let rows = futexsim::host::compare::compare(&spec, 300)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let mut md = format!(
         "# The model against this machine\n\nProfile: {}\n\n| figure | simulated | native | simulated / native |\n|---|---:|---:|---:|\n",
         spec.source
