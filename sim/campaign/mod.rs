@@ -387,7 +387,7 @@ impl Campaign {
         let (mut last_finished, mut peak) = (String::new(), 0);
         for run in &self.runs {
             let file = match self.read_run(run)? {
-                Stored::Whole(file) => file,
+                Stored::Whole(file) => *file,
                 Stored::Absent => return Ok(None),
                 Stored::Damaged(why) => {
                     return Err(CampaignError::DamagedRun {
@@ -675,8 +675,8 @@ fn is_identity(bytes: &[u8]) -> bool {
 
 /// What a campaign's runs/ holds for one run.
 enum Stored {
-    /// The run's file, whole.
-    Whole(RunFile),
+    /// The run's file, whole (boxed: a record is large beside the others).
+    Whole(Box<RunFile>),
     /// A file that is not the run's (edited, cut, another run's), and why.
     Damaged(RunFileError),
     /// No file.
@@ -696,7 +696,7 @@ fn read_run_file(path: &Path, id: &str) -> Result<Stored, CampaignError> {
         Err(_) => Err(RunFileError::NotText),
     };
     Ok(match decoded {
-        Ok(file) => Stored::Whole(file),
+        Ok(file) => Stored::Whole(Box::new(file)),
         Err(why) => Stored::Damaged(why),
     })
 }
