@@ -392,3 +392,30 @@ fn pattern(path: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_futexsim_wrote_is_refused_at_the_field_and_the_value_that_break_it() {
+        let err =
+            from_json::<SpeedLog>(br#"{"date":"x","peak_rss_bytes":-1,"runs":[]}"#).unwrap_err();
+        assert_eq!(
+            err,
+            JsonError::Negative {
+                path: "peak_rss_bytes".into(),
+                value: "-1".into()
+            }
+        );
+        assert_eq!(err.to_string(), "peak_rss_bytes: -1 is negative");
+        let err = from_json::<SpeedLog>(b"{} x").unwrap_err();
+        assert!(matches!(err, JsonError::Trailing { .. }), "{err}");
+        let err = from_json::<SpeedLog>(br#"{"date":1,"peak_rss_bytes":0,"runs":[]}"#).unwrap_err();
+        assert!(
+            matches!(err, JsonError::Field { path: Some(_), .. }),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("date: "), "{err}");
+    }
+}
