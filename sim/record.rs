@@ -198,60 +198,90 @@ impl RunRecord {
     /// under the record (`coherence.hitm_nodes: ...`): what the reports
     /// index or subtract by. Its numbers are checked apart, as JSON
     /// (results::from_json).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RecordError> {
         let nodes = self.nodes as usize;
         let matrix = &self.coherence.hitm_nodes;
         if matrix.len() != nodes {
-            return Err(format!(
-                "coherence.hitm_nodes: {} rows, but nodes is {nodes}",
-                matrix.len()
-            ));
+            return Err(RecordError::HitmRows {
+                rows: matrix.len(),
+                nodes,
+            });
         }
         if let Some(row) = matrix.iter().position(|r| r.len() != nodes) {
-            return Err(format!(
-                "coherence.hitm_nodes[{row}]: {} columns, but nodes is {nodes}",
-                matrix[row].len()
-            ));
+            return Err(RecordError::HitmColumns {
+                row,
+                columns: matrix[row].len(),
+                nodes,
+            });
         }
-        for (i, line) in self.top_lines.iter().enumerate() {
+        for (line, record) in self.top_lines.iter().enumerate() {
             // What perf calls Core Load Hit L1 is the loads no other class took.
             let classes = [
-                line.lcl_hitm,
-                line.rmt_hitm,
-                line.lcl_hit,
-                line.rmt_hit,
-                line.dram_lcl,
-                line.dram_rmt,
+                record.lcl_hitm,
+                record.rmt_hitm,
+                record.lcl_hit,
+                record.rmt_hit,
+                record.dram_lcl,
+                record.dram_rmt,
             ]
             .into_iter()
             .try_fold(0u64, u64::checked_add);
-            if classes.is_none_or(|c| c > line.loads) {
-                return Err(format!(
-                    "top_lines[{i}].loads: {} is fewer than its HITMs, hits and DRAM loads",
-                    line.loads
-                ));
+            if classes.is_none_or(|c| c > record.loads) {
+                return Err(RecordError::FewerLoadsThanClasses {
+                    line,
+                    loads: record.loads,
+                });
             }
         }
         if let Some(load) = &self.load {
             if load.max_load > load.keys {
-                return Err(format!(
-                    "load.max_load: {} is more than its {} keys",
-                    load.max_load, load.keys
-                ));
+                return Err(RecordError::MaxLoadOverKeys {
+                    max_load: load.max_load,
+                    keys: load.keys,
+                });
             }
             let measured: Vec<u64> = load.histogram.iter().map(|c| c.load).collect();
             let expected: Vec<u64> = load.uniform.histogram.iter().map(|c| c.load).collect();
-            for (what, loads) in [("histogram", measured), ("uniform.histogram", expected)] {
-                if let Some((i, l)) = loads.iter().enumerate().find(|&(_, &l)| l > load.keys) {
-                    return Err(format!(
-                        "load.{what}[{i}].load: {l} is more than its {} keys",
-                        load.keys
-                    ));
+            for (histogram, loads) in [("histogram", measured), ("uniform.histogram", expected)] {
+                if let Some((bucket, &l)) = loads.iter().enumerate().find(|&(_, &l)| l > load.keys)
+                {
+                    return Err(RecordError::HistogramLoadOverKeys {
+                        histogram,
+                        bucket,
+                        load: l,
+                        keys: load.keys,
+                    });
                 }
             }
         }
         Ok(())
     }
+}
+
+/// Why a record is not one a run gives: the field, by its path under the
+/// record, and the figures that disagree.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error("coherence.hitm_nodes: {rows} rows, but nodes is {nodes}")]
+    HitmRows { rows: usize, nodes: usize },
+    #[error("coherence.hitm_nodes[{row}]: {columns} columns, but nodes is {nodes}")]
+    HitmColumns {
+        row: usize,
+        columns: usize,
+        nodes: usize,
+    },
+    #[error("top_lines[{line}].loads: {loads} is fewer than its HITMs, hits and DRAM loads")]
+    FewerLoadsThanClasses { line: usize, loads: u64 },
+    #[error("load.max_load: {max_load} is more than its {keys} keys")]
+    MaxLoadOverKeys { max_load: u64, keys: u64 },
+    /// `histogram` is the measured histogram's path or the uniform one's.
+    #[error("load.{histogram}[{bucket}].load: {load} is more than its {keys} keys")]
+    HistogramLoadOverKeys {
+        histogram: &'static str,
+        bucket: usize,
+        load: u64,
+        keys: u64,
+    },
 }
 
 /// One thread of perf bench futex hash: the addresses of its first and

@@ -7,7 +7,8 @@
 //! interrupted. Host-dependent figures (simulator speed, run date) live in a
 //! [`SpeedLog`] beside it.
 
-use crate::record::{RunRecord, Speed};
+use crate::echo::{echo_in, EchoStyle};
+use crate::record::{RecordError, RunRecord, Speed};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,74 +86,75 @@ impl ResultSet {
     /// label each, designs and the baseline among those named, and each
     /// record whole (see [`RunRecord::check`]). What every reader of a set
     /// indexes by is checked here, so a set that passes renders.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SetError> {
         if self.runs.is_empty() {
-            return Err("runs: it holds no runs".into());
+            return Err(SetError::NoRuns);
         }
         let mut names = std::collections::BTreeMap::new();
-        for (i, design) in self.designs.iter().enumerate() {
+        for (index, design) in self.designs.iter().enumerate() {
             // Each design's charts are files named after it.
-            if let Some(other) = names.insert(chart_name(design), i) {
-                return Err(format!(
-                    "designs[{i}]: '{}' is designs[{other}] again, or names the same files",
-                    echo(design)
-                ));
+            if let Some(other) = names.insert(chart_name(design), index) {
+                return Err(SetError::SameDesignFiles {
+                    index,
+                    design: design.clone(),
+                    other,
+                });
             }
         }
         if !self.designs.contains(&self.baseline) {
-            return Err(format!(
-                "baseline: '{}' is not one of its designs",
-                echo(&self.baseline)
-            ));
+            return Err(SetError::BaselineNotADesign {
+                baseline: self.baseline.clone(),
+            });
         }
         // A point runs at least once: n runs hold at most n points. Checked
         // before anything is sized by the points.
         let most = self.runs.len();
-        for (i, r) in self.runs.iter().enumerate() {
+        for (run, r) in self.runs.iter().enumerate() {
             if r.point >= most {
-                return Err(format!(
-                    "runs[{i}].point: {} is out of range: {most} runs hold at most {most} points",
-                    r.point
-                ));
+                return Err(SetError::PointOutOfRange {
+                    run,
+                    point: r.point,
+                    most,
+                });
             }
             if !self.designs.contains(&r.design) {
-                return Err(format!(
-                    "runs[{i}].design: '{}' is not one of its designs",
-                    echo(&r.design)
-                ));
+                return Err(SetError::RunDesignUnknown {
+                    run,
+                    design: r.design.clone(),
+                });
             }
             if r.axis_values.len() != self.axes.len() {
-                return Err(format!(
-                    "runs[{i}].axis_values: {} values for {} axes",
-                    r.axis_values.len(),
-                    self.axes.len()
-                ));
+                return Err(SetError::AxisValueCount {
+                    run,
+                    values: r.axis_values.len(),
+                    axes: self.axes.len(),
+                });
             }
             r.record
                 .check()
-                .map_err(|why| format!("runs[{i}].record.{why}"))?;
+                .map_err(|error| SetError::Record { run, error })?;
         }
         let mut seen = std::collections::BTreeSet::new();
         let mut labels: Vec<Option<&Vec<String>>> = vec![None; self.points()];
-        for (i, r) in self.runs.iter().enumerate() {
+        for (run, r) in self.runs.iter().enumerate() {
             if !seen.insert((r.point, r.design.as_str(), r.repetition)) {
-                return Err(format!(
-                    "runs[{i}]: run {} repeats another's point, design and repetition",
-                    echo(&r.id)
-                ));
+                return Err(SetError::RepeatedRun {
+                    run,
+                    id: r.id.clone(),
+                });
             }
             match labels[r.point] {
                 Some(l) if l != &r.axis_values => {
-                    return Err(format!(
-                        "runs[{i}].axis_values: point {} has two sets of axis values",
-                        r.point
-                    ))
+                    return Err(SetError::TwoLabels {
+                        run,
+                        point: r.point,
+                    })
                 }
                 _ => labels[r.point] = Some(&r.axis_values),
             }
         }
         if let Some(point) = labels.iter().position(Option::is_none) {
-            return Err(format!("runs: point {point} has no runs"));
+            return Err(SetError::PointWithoutRuns { point });
         }
         let mut per_point = vec![0usize; labels.len()];
         for r in &self.runs {
@@ -168,13 +170,62 @@ impl ResultSet {
             let n = reps(&self.baseline);
             if n == 0 || self.designs.iter().any(|d| reps(d) != n) || runs != n * self.designs.len()
             {
-                return Err(format!(
-                    "runs: point {point} lacks runs: every design runs its repetitions there"
-                ));
+                return Err(SetError::PointLacksRuns { point });
             }
         }
         Ok(())
     }
+}
+
+/// Why a result set is not one futexsim writes, naming the field (`run`
+/// is an index into `runs`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetError {
+    #[error("runs: it holds no runs")]
+    NoRuns,
+    #[error(
+        "designs[{index}]: '{}' is designs[{other}] again, or names the same files",
+        stored(design)
+    )]
+    SameDesignFiles {
+        index: usize,
+        design: String,
+        other: usize,
+    },
+    #[error("baseline: '{}' is not one of its designs", stored(baseline))]
+    BaselineNotADesign { baseline: String },
+    #[error("runs[{run}].point: {point} is out of range: {most} runs hold at most {most} points")]
+    PointOutOfRange {
+        run: usize,
+        point: usize,
+        most: usize,
+    },
+    #[error("runs[{run}].design: '{}' is not one of its designs", stored(design))]
+    RunDesignUnknown { run: usize, design: String },
+    #[error("runs[{run}].axis_values: {values} values for {axes} axes")]
+    AxisValueCount {
+        run: usize,
+        values: usize,
+        axes: usize,
+    },
+    #[error("runs[{run}].record.{error}")]
+    Record { run: usize, error: RecordError },
+    #[error(
+        "runs[{run}]: run {} repeats another's point, design and repetition",
+        stored(id)
+    )]
+    RepeatedRun { run: usize, id: String },
+    #[error("runs[{run}].axis_values: point {point} has two sets of axis values")]
+    TwoLabels { run: usize, point: usize },
+    #[error("runs: point {point} has no runs")]
+    PointWithoutRuns { point: usize },
+    #[error("runs: point {point} lacks runs: every design runs its repetitions there")]
+    PointLacksRuns { point: usize },
+}
+
+/// A value of a file futexsim wrote as its errors quote it.
+fn stored(value: &str) -> String {
+    echo_in(value, EchoStyle::AsStored)
 }
 
 /// What a design's chart files are named after (report::charts): names
@@ -219,19 +270,6 @@ pub fn total_speed<'a>(speeds: impl IntoIterator<Item = &'a Speed> + Clone) -> S
     }
 }
 
-/// The most characters of a value an error message shows of it: a value
-/// edited into a file may be megabytes long.
-pub const ECHO_CHARS: usize = 100;
-
-/// `text` as an error message shows it: its first [`ECHO_CHARS`]
-/// characters, and an ellipsis where it went on.
-pub fn echo(text: &str) -> String {
-    match text.char_indices().nth(ECHO_CHARS) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 /// Fields whose value may be negative, as JSON paths with every array
 /// index written `[]`. No figure futexsim writes is: every number in a
 /// result set, a speed log or a run file is a count, an address, a seed,
@@ -244,41 +282,69 @@ const MAY_BE_NEGATIVE: [&str; 0] = [];
 /// finite and, but for [`MAY_BE_NEGATIVE`], not negative, and every field
 /// of its type. The error names the field by its path
 /// (`runs[3].record.ops_per_sec: -5 is negative`) and shows at most
-/// [`ECHO_CHARS`] characters of a value.
-pub fn from_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+/// [`ECHO_CHARS`](crate::echo::ECHO_CHARS) characters of a value.
+pub fn from_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError> {
     let mut reader = serde_json::Deserializer::from_slice(bytes);
     let value: serde_json::Value =
-        serde_path_to_error::deserialize(&mut reader).map_err(located)?;
-    reader.end().map_err(|e| echo(&e.to_string()))?;
+        serde_path_to_error::deserialize(&mut reader).map_err(JsonError::located)?;
+    reader.end().map_err(|e| JsonError::Trailing {
+        message: e.to_string(),
+    })?;
     check_numbers(&value, &mut String::new())?;
-    serde_path_to_error::deserialize(value).map_err(located)
+    serde_path_to_error::deserialize(value).map_err(JsonError::located)
 }
 
-/// A deserializer's error after the path of the field it met it at.
-fn located(e: serde_path_to_error::Error<serde_json::Error>) -> String {
-    let path = e.path().to_string();
-    let message = echo(&e.inner().to_string());
-    if path == "." {
-        message
-    } else {
-        format!("{path}: {message}")
+/// Why a JSON document is not a file futexsim wrote: the field, by its
+/// path, and what is wrong with it. Messages of the JSON reader are shown
+/// cut to [`ECHO_CHARS`](crate::echo::ECHO_CHARS) characters.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// Not JSON, or a field not of its type; no path when the document as
+    /// a whole is wrong.
+    #[error("{}{}", path.as_ref().map_or(String::new(), |p| format!("{p}: ")), stored(message))]
+    Field {
+        path: Option<String>,
+        message: String,
+    },
+    /// Something after the document.
+    #[error("{}", stored(message))]
+    Trailing { message: String },
+    #[error("{path}: {} is not a finite number", stored(value))]
+    NotFinite { path: String, value: String },
+    #[error("{path}: {} is negative", stored(value))]
+    Negative { path: String, value: String },
+}
+
+impl JsonError {
+    /// A deserializer's error, with the path of the field it met it at.
+    fn located(e: serde_path_to_error::Error<serde_json::Error>) -> JsonError {
+        let path = e.path().to_string();
+        JsonError::Field {
+            path: (path != ".").then_some(path),
+            message: e.inner().to_string(),
+        }
     }
 }
 
 /// Refuses the first number under `value` (at `path`) that is negative
 /// or not finite.
-fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), String> {
+fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), JsonError> {
     use serde_json::Value;
     match value {
         Value::Number(n) => {
-            let shown = || echo(&n.to_string());
             if n.as_f64().is_some_and(|v| !v.is_finite()) {
-                return Err(format!("{path}: {} is not a finite number", shown()));
+                return Err(JsonError::NotFinite {
+                    path: path.clone(),
+                    value: n.to_string(),
+                });
             }
             let negative = n.as_i64().is_some_and(|v| v < 0)
                 || (!n.is_i64() && !n.is_u64() && n.as_f64().is_some_and(|v| v < 0.0));
             if negative && !MAY_BE_NEGATIVE.contains(&pattern(path).as_str()) {
-                return Err(format!("{path}: {} is negative", shown()));
+                return Err(JsonError::Negative {
+                    path: path.clone(),
+                    value: n.to_string(),
+                });
             }
         }
         Value::Array(items) => {
@@ -295,7 +361,7 @@ fn check_numbers(value: &serde_json::Value, path: &mut String) -> Result<(), Str
                 if !path.is_empty() {
                     path.push('.');
                 }
-                path.push_str(&echo(key));
+                path.push_str(&stored(key));
                 check_numbers(item, path)?;
                 path.truncate(len);
             }
@@ -325,4 +391,31 @@ fn pattern(path: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_futexsim_wrote_is_refused_at_the_field_and_the_value_that_break_it() {
+        let err =
+            from_json::<SpeedLog>(br#"{"date":"x","peak_rss_bytes":-1,"runs":[]}"#).unwrap_err();
+        assert_eq!(
+            err,
+            JsonError::Negative {
+                path: "peak_rss_bytes".into(),
+                value: "-1".into()
+            }
+        );
+        assert_eq!(err.to_string(), "peak_rss_bytes: -1 is negative");
+        let err = from_json::<SpeedLog>(b"{} x").unwrap_err();
+        assert!(matches!(err, JsonError::Trailing { .. }), "{err}");
+        let err = from_json::<SpeedLog>(br#"{"date":1,"peak_rss_bytes":0,"runs":[]}"#).unwrap_err();
+        assert!(
+            matches!(err, JsonError::Field { path: Some(_), .. }),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("date: "), "{err}");
+    }
 }

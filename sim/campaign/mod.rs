@@ -31,6 +31,7 @@ use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use crate::scenario::{Prepared, RunError, Scenario, ScenarioError};
 use run_file::RunFile;
+pub use run_file::RunFileError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs;
@@ -65,6 +66,9 @@ pub enum CampaignError {
     File(#[from] FileError),
     #[error("{path}: not a futexsim campaign file: {message}")]
     Corrupt { path: String, message: String },
+    /// A run's file that is not its run's, met where every run must be whole.
+    #[error("{path}: not a futexsim campaign file: {why}")]
+    DamagedRun { path: String, why: RunFileError },
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("{0}")]
@@ -223,10 +227,9 @@ impl Campaign {
         self.dir.join(RUNS_DIR).join(format!("{id}.json"))
     }
 
-    /// The run file of `run` when it is whole and that run's; else why not
-    /// (None when there is no file).
+    /// The run file of `run`: whole and that run's, damaged, or absent.
     /// A FIFO, a device or a file over the cap there is refused.
-    fn read_run(&self, run: &Run) -> Result<Result<RunFile, String>, CampaignError> {
+    fn read_run(&self, run: &Run) -> Result<Stored, CampaignError> {
         read_run_file(&self.run_path(&run.id), &run.id)
     }
 
@@ -245,9 +248,10 @@ impl Campaign {
         let mut todo: Vec<&Run> = Vec::new();
         for run in self.runs.iter().filter(|r| shard.holds(&r.id)) {
             match self.read_run(run)? {
-                Ok(_) => {}
-                Err(why) => {
-                    if warn && !why.is_empty() {
+                Stored::Whole(_) => {}
+                Stored::Absent => todo.push(run),
+                Stored::Damaged(why) => {
+                    if warn {
                         eprintln!(
                             "futexsim: warning: {} is not run {} ({why}); simulating it again",
                             self.run_path(&run.id).display(),
@@ -383,12 +387,12 @@ impl Campaign {
         let (mut last_finished, mut peak) = (String::new(), 0);
         for run in &self.runs {
             let file = match self.read_run(run)? {
-                Ok(file) => file,
-                Err(why) if why.is_empty() => return Ok(None),
-                Err(why) => {
-                    return Err(CampaignError::Corrupt {
+                Stored::Whole(file) => *file,
+                Stored::Absent => return Ok(None),
+                Stored::Damaged(why) => {
+                    return Err(CampaignError::DamagedRun {
                         path: self.run_path(&run.id).display().to_string(),
-                        message: why,
+                        why,
                     })
                 }
             };
@@ -503,13 +507,13 @@ impl Campaign {
                 other.join(RUNS_DIR).join(format!("{}.json", run.id)),
                 self.run_path(&run.id),
             );
-            if same_file(&from, &to) || self.read_run(run)?.is_ok() {
+            if same_file(&from, &to) || matches!(self.read_run(run)?, Stored::Whole(_)) {
                 continue;
             }
             let file = match read_run_file(&from, &run.id)? {
-                Ok(file) => file,
-                Err(why) if why.is_empty() => continue,
-                Err(why) => {
+                Stored::Whole(file) => file,
+                Stored::Absent => continue,
+                Stored::Damaged(why) => {
                     eprintln!(
                         "futexsim: warning: {} is not run {} ({why}); not merged",
                         from.display(),
@@ -669,18 +673,31 @@ fn is_identity(bytes: &[u8]) -> bool {
     serde_json::from_slice::<Identity>(bytes).is_ok()
 }
 
-/// The run file at `path` when it is whole and run `id`'s; else why not
-/// (an empty reason when there is no file). What is not a regular file, or
-/// is over the cap, is refused.
-fn read_run_file(path: &Path, id: &str) -> Result<Result<RunFile, String>, CampaignError> {
+/// What a campaign's runs/ holds for one run.
+enum Stored {
+    /// The run's file, whole (boxed: a record is large beside the others).
+    Whole(Box<RunFile>),
+    /// A file that is not the run's (edited, cut, another run's), and why.
+    Damaged(RunFileError),
+    /// No file.
+    Absent,
+}
+
+/// The run file at `path`: whole and run `id`'s, damaged, or absent. What
+/// is not a regular file, or is over the cap, is refused.
+fn read_run_file(path: &Path, id: &str) -> Result<Stored, CampaignError> {
     let bytes = match files::read(path, limits::RUN_FILE_CAP) {
         Ok(bytes) => bytes,
-        Err(e) if e.is_not_found() => return Ok(Err(String::new())),
+        Err(e) if e.is_not_found() => return Ok(Stored::Absent),
         Err(e) => return Err(e.into()),
     };
-    Ok(match String::from_utf8(bytes) {
+    let decoded = match String::from_utf8(bytes) {
         Ok(text) => run_file::decode(&text, id),
-        Err(_) => Err("it is not text".into()),
+        Err(_) => Err(RunFileError::NotText),
+    };
+    Ok(match decoded {
+        Ok(file) => Stored::Whole(Box::new(file)),
+        Err(why) => Stored::Damaged(why),
     })
 }
 

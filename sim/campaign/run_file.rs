@@ -6,8 +6,10 @@
 //! The checksum is the last field and covers the text before it, so it is
 //! checked on the bytes as written, independent of how they parse.
 
+use crate::echo::{echo_in, EchoStyle};
 use crate::files::hash_hex as hash64;
-use crate::record::{RunRecord, Speed};
+use crate::record::{RecordError, RunRecord, Speed};
+use crate::results::{from_json, JsonError};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize)]
@@ -36,28 +38,44 @@ pub fn encode(file: &RunFile) -> String {
 }
 
 /// The run file `text` holds when it is whole and the run `id`'s, else why not.
-pub fn decode(text: &str, id: &str) -> Result<RunFile, String> {
+pub fn decode(text: &str, id: &str) -> Result<RunFile, RunFileError> {
     let open = text
         .trim_end()
         .strip_suffix("\"}")
-        .ok_or("it does not end with a checksum")?;
+        .ok_or(RunFileError::NoChecksumAtEnd)?;
     let (body, sum) = open
         .rsplit_once(CHECKSUM_KEY)
-        .ok_or("it carries no checksum")?;
+        .ok_or(RunFileError::NoChecksum)?;
     if sum != hash64(body.as_bytes()) {
-        return Err("its checksum does not match its content".into());
+        return Err(RunFileError::ChecksumMismatch);
     }
     // Checked field by field: a file edited with its checksum made anew is
     // still refused for a value no run gives.
-    let file: RunFile = crate::results::from_json(text.as_bytes())
-        .map_err(|why| format!("it does not parse: {why}"))?;
+    let file: RunFile = from_json(text.as_bytes()).map_err(RunFileError::Parse)?;
     if file.id != id {
-        return Err(format!("it holds run {}", crate::results::echo(&file.id)));
+        return Err(RunFileError::OtherRun { id: file.id });
     }
-    file.record
-        .check()
-        .map_err(|why| format!("it does not hold a run's record: record.{why}"))?;
+    file.record.check().map_err(RunFileError::Record)?;
     Ok(file)
+}
+
+/// Why a file in runs/ is not the run it is named for.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFileError {
+    #[error("it is not text")]
+    NotText,
+    #[error("it does not end with a checksum")]
+    NoChecksumAtEnd,
+    #[error("it carries no checksum")]
+    NoChecksum,
+    #[error("its checksum does not match its content")]
+    ChecksumMismatch,
+    #[error("it does not parse: {0}")]
+    Parse(JsonError),
+    #[error("it holds run {}", echo_in(id, EchoStyle::AsStored))]
+    OtherRun { id: String },
+    #[error("it does not hold a run's record: record.{0}")]
+    Record(RecordError),
 }
 
 /// Whether a file name is one a run file has: `<16 hex digits>.json`.
@@ -96,17 +114,18 @@ mod tests {
         let open = text.strip_suffix('}').unwrap();
         let signed = format!("{open}{CHECKSUM_KEY}{}\"}}", hash64(open.as_bytes()));
         // The body is no RunFile, but every check before parsing passes.
-        let err = decode(&signed, "00000000000000ab")
-            .err()
-            .unwrap_or_default();
-        assert!(err.contains("does not parse"), "{err}");
+        let err = decode(&signed, "00000000000000ab").err();
+        assert!(matches!(err, Some(RunFileError::Parse(_))), "{err:?}");
+        assert!(err.is_some_and(|e| e.to_string().starts_with("it does not parse: ")));
         let edited = signed.replace("\"x\":1", "\"x\":2");
-        assert!(decode(&edited, "00000000000000ab")
-            .err()
-            .is_some_and(|e| e.contains("checksum does not match")));
-        assert!(decode(text, "00000000000000ab")
-            .err()
-            .is_some_and(|e| e.contains("checksum")));
+        assert!(matches!(
+            decode(&edited, "00000000000000ab"),
+            Err(RunFileError::ChecksumMismatch)
+        ));
+        assert!(matches!(
+            decode(text, "00000000000000ab"),
+            Err(RunFileError::NoChecksumAtEnd)
+        ));
         assert!(is_run_file_name("0123456789abcdef.json"));
         assert!(!is_run_file_name("notes.json"));
         assert!(!is_run_file_name("0123456789abcdeg.json"));

@@ -21,11 +21,20 @@ impl Shard {
     }
 }
 
-impl FromStr for Shard {
-    type Err = String;
+/// A `--shard` argument that is not K/N with 1 <= K <= N: what was written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{written}' is not a shard: write K/N with 1 <= K <= N, e.g. 2/8")]
+pub struct ShardError {
+    pub written: String,
+}
 
-    fn from_str(text: &str) -> Result<Shard, String> {
-        let bad = || format!("'{text}' is not a shard: write K/N with 1 <= K <= N, e.g. 2/8");
+impl FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError {
+            written: text.to_string(),
+        };
         let (k, n) = text.split_once('/').ok_or_else(bad)?;
         let index: u64 = k.trim().parse().map_err(|_| bad())?;
         let count: u64 = n.trim().parse().map_err(|_| bad())?;

@@ -45,7 +45,7 @@ pub fn calibrate(
     for line in figures.lines() {
         writeln!(out, "{line}")?;
     }
-    let spec = profile(&figures, &base_spec, base).map_err(CliError::Input)?;
+    let spec = profile(&figures, &base_spec, base).map_err(|e| CliError::Input(e.to_string()))?;
     write_profile(
         &spec,
         path,

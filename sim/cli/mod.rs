@@ -88,6 +88,7 @@ impl From<CampaignError> for CliError {
             | CampaignError::Config(_)
             // A file in the directory that is not what futexsim writes.
             | CampaignError::Corrupt { .. }
+            | CampaignError::DamagedRun { .. }
             | CampaignError::Merge(_) => CliError::Input(e.to_string()),
             CampaignError::Io { ref source, .. } if futexsim::files::is_users_to_fix(source) => {
                 CliError::Input(e.to_string())

@@ -73,7 +73,7 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
     // Before anything starts or changes: threads and memory for them.
     bench
         .check(memory_limit().as_ref(), thread_limit().as_ref())
-        .map_err(CliError::Input)?;
+        .map_err(|e| CliError::Input(e.to_string()))?;
     if options.mlockall {
         lock_all_memory().map_err(|e| CliError::Failed(e.to_string()))?;
     }

@@ -51,11 +51,12 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
         Some(path) => validate::load(path),
         None => validate::load_embedded(),
     }
-    .map_err(CliError::Input)?;
+    .map_err(|e| CliError::Input(e.to_string()))?;
     // The cases were checked against their configs as they loaded; a run
     // fails only for what its config asks (one that stalls), as under
     // `futexsim run`.
-    let outcomes = validate::run(cases, &configs, jobs).map_err(CliError::Input)?;
+    let outcomes =
+        validate::run(cases, &configs, jobs).map_err(|e| CliError::Input(e.to_string()))?;
     for o in &outcomes {
         writeln!(out, "{}", report::summary_line(o))?;
     }
@@ -87,7 +88,8 @@ fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
         futexsim::host::measure::Effort::FULL,
         out,
     )?;
-    let rows = futexsim::host::compare::compare(&spec, 300).map_err(CliError::Failed)?;
+    let rows = futexsim::host::compare::compare(&spec, 300)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let mut md = format!(
         "# The model against this machine\n\nProfile: {}\n\n| figure | simulated | native | simulated / native |\n|---|---:|---:|---:|\n",
         spec.source

@@ -18,8 +18,9 @@
 use super::measure::{slope, HostFigures};
 use super::topology::Distance;
 use crate::coherence::probe;
-use crate::config::Config;
-use crate::machine::{Level, Machine, MachineSpec, RemoteSpec, TopologySpec};
+use crate::config::{Config, ConfigError};
+use crate::machine::{Level, Machine, MachineError, MachineSpec, RemoteSpec, TopologySpec};
+use crate::scenario::RunError;
 use toml::{Table, Value};
 
 /// Rounded to 0.1 ns, the precision the figures are printed with.
@@ -33,7 +34,7 @@ pub fn profile(
     figures: &HostFigures,
     base: &MachineSpec,
     base_name: &str,
-) -> Result<MachineSpec, String> {
+) -> Result<MachineSpec, CalibrateError> {
     let mut spec = base.clone();
     spec.name = "host".into();
     let flat = TopologySpec {
@@ -120,17 +121,15 @@ pub fn profile(
     );
     spec.latency.dram_remote = None;
     spec.latency.board = None;
-    let fitted = fit_coherence(&mut spec, figures)?;
+    let fitted = fit_coherence(&mut spec, figures).map_err(ModelError::from)?;
     let simulated = simulated_hash(&spec, 1, false, 200)?;
     let modelled = spec.kernel.ns();
     let syscall = tenth(modelled.syscall + figures.failed_wait_private_ns - 1e9 / simulated);
     spec.kernel.syscall = Some(syscall);
     if syscall <= 0.0 {
-        return Err(format!(
-            "a failed FUTEX_WAIT measured {:.0} ns, less than the modelled steps without a syscall; \
-             the measurement is not trustworthy",
-            figures.failed_wait_private_ns
-        ));
+        return Err(CalibrateError::WaitBelowModel {
+            measured_ns: figures.failed_wait_private_ns,
+        });
     }
     spec.kernel.futex_key_shared = Some(tenth(
         modelled.futex_key_private
@@ -161,6 +160,37 @@ pub fn profile(
     Ok(spec)
 }
 
+/// Why no profile is fitted to the host's figures.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The failed wait measured less than the model's steps besides the
+    /// system call: the system call would cost nothing or less.
+    #[error(
+        "a failed FUTEX_WAIT measured {measured_ns:.0} ns, less than the modelled steps without a \
+         syscall; the measurement is not trustworthy"
+    )]
+    WaitBelowModel { measured_ns: f64 },
+}
+
+/// Why the model could not give a figure on a profile.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A profile a fit set does not build a machine.
+    #[error(transparent)]
+    Machine(#[from] MachineError),
+    /// The profile, or the config holding it, does not serialize as TOML.
+    #[error(transparent)]
+    Toml(#[from] toml::ser::Error),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("the host's config plans no run")]
+    NoRun,
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
 /// The profile's CPUs as calibrate orders the host's for the fan-out and
 /// the lock add: CPU 0, then the others of its socket nearest first, SMT
 /// siblings last.
@@ -182,11 +212,11 @@ fn bisect(
     target: f64,
     set: impl Fn(&mut MachineSpec, f64),
     model: impl Fn(&Machine) -> f64,
-) -> Result<f64, String> {
-    let at = |x: f64| -> Result<f64, String> {
+) -> Result<f64, MachineError> {
+    let at = |x: f64| -> Result<f64, MachineError> {
         let mut s = spec.clone();
         set(&mut s, x);
-        Ok(model(&Machine::new(s).map_err(|e| e.to_string())?))
+        Ok(model(&Machine::new(s)?))
     };
     if at(hi)? <= target {
         return Ok(hi);
@@ -213,9 +243,12 @@ const HANDOFF_RANGE: (f64, f64) = (1.0 / 64.0, 1.0);
 /// Sets `coherence.handoff` from the contended lock add and, on an
 /// inclusive LLC, `coherence.read_occupancy` from the fan-out (see the
 /// file's comment); says what it set, from what, for the source.
-fn fit_coherence(spec: &mut MachineSpec, figures: &HostFigures) -> Result<Vec<String>, String> {
+fn fit_coherence(
+    spec: &mut MachineSpec,
+    figures: &HostFigures,
+) -> Result<Vec<String>, MachineError> {
     let mut said = Vec::new();
-    let order = nearest_first(&Machine::new(spec.clone()).map_err(|e| e.to_string())?);
+    let order = nearest_first(&Machine::new(spec.clone())?);
     let widest = figures
         .lock_add
         .iter()
@@ -283,7 +316,7 @@ fn fit_coherence(spec: &mut MachineSpec, figures: &HostFigures) -> Result<Vec<St
             occupancy.max(0.1)
         ));
     } else {
-        let predicted = model_slope(&Machine::new(spec.clone()).map_err(|e| e.to_string())?);
+        let predicted = model_slope(&Machine::new(spec.clone())?);
         said.push(format!(
             "fan-out slope {measured:.1} ns a reader, {:.1} predicted (a snoop a reader: not fitted)",
             predicted.unwrap_or(0.0)
@@ -300,7 +333,7 @@ pub fn simulated_hash(
     threads: u32,
     shared: bool,
     duration_us: u64,
-) -> Result<f64, String> {
+) -> Result<f64, ModelError> {
     simulated_on(
         spec,
         Table::from_iter([
@@ -320,13 +353,10 @@ pub fn simulated_hash(
 /// how calibrate and compare hold the model to what this machine measured.
 /// The config is built as a TOML document, the profile nested whole as its
 /// `[machine]`, so that every section a profile has reaches the config.
-pub fn simulated_on(spec: &MachineSpec, run: Table, workload: Table) -> Result<f64, String> {
+pub fn simulated_on(spec: &MachineSpec, run: Table, workload: Table) -> Result<f64, ModelError> {
     let doc = Table::from_iter([
         ("run".to_string(), Value::Table(run)),
-        (
-            "machine".to_string(),
-            Value::try_from(spec).map_err(|e| e.to_string())?,
-        ),
+        ("machine".to_string(), Value::try_from(spec)?),
         ("workload".to_string(), Value::Table(workload)),
         (
             "table".to_string(),
@@ -336,14 +366,10 @@ pub fn simulated_on(spec: &MachineSpec, run: Table, workload: Table) -> Result<f
             )]))]),
         ),
     ]);
-    let text = toml::to_string(&doc).map_err(|e| e.to_string())?;
-    let config = Config::parse("host", "host", &text, &[]).map_err(|e| e.to_string())?;
-    let run = config
-        .runs()
-        .into_iter()
-        .next()
-        .ok_or("the host's config plans no run")?;
-    let (record, _) = run.scenario.simulate().map_err(|e| e.to_string())?;
+    let text = toml::to_string(&doc)?;
+    let config = Config::parse("host", "host", &text, &[])?;
+    let run = config.runs().into_iter().next().ok_or(ModelError::NoRun)?;
+    let (record, _) = run.scenario.simulate()?;
     Ok(record.mean_thread_ops_per_sec)
 }
 

@@ -1,8 +1,8 @@
 //! The model against this machine: the same benchmarks simulated on the
 //! calibrated host profile and run natively, side by side.
 
-use super::calibrate::{simulated_hash, simulated_on};
-use super::native::{false_sharing, HashBench};
+use super::calibrate::{simulated_hash, simulated_on, ModelError};
+use super::native::{false_sharing, HashBench, NativeError};
 use crate::machine::MachineSpec;
 use std::time::Duration;
 use toml::{Table, Value};
@@ -16,7 +16,7 @@ pub struct Comparison {
 /// perf bench futex hash with 1 and 2 threads, private and shared (the
 /// averaged per-thread ops/s), and the false-sharing ratio: two threads
 /// incrementing words in one line against two lines.
-pub fn compare(spec: &MachineSpec, native_ms: u64) -> Result<Vec<Comparison>, String> {
+pub fn compare(spec: &MachineSpec, native_ms: u64) -> Result<Vec<Comparison>, CompareError> {
     let mut out = Vec::new();
     for shared in [false, true] {
         for threads in [1, 2] {
@@ -26,8 +26,7 @@ pub fn compare(spec: &MachineSpec, native_ms: u64) -> Result<Vec<Comparison>, St
                 shared,
                 duration: Duration::from_millis(native_ms),
             }
-            .run()
-            .map_err(|e| e.to_string())?;
+            .run()?;
             out.push(Comparison {
                 what: format!(
                     "perf hash -t {threads}{}, averaged ops/s",
@@ -48,9 +47,18 @@ pub fn compare(spec: &MachineSpec, native_ms: u64) -> Result<Vec<Comparison>, St
     Ok(out)
 }
 
+/// Why a comparison has no figure: the native bench failed, or the model.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error(transparent)]
+    Native(#[from] NativeError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
 /// Per-thread atomic adds per second of two threads whose words lie
 /// `stride` bytes apart.
-fn simulated_adds(spec: &MachineSpec, stride: u64) -> Result<f64, String> {
+fn simulated_adds(spec: &MachineSpec, stride: u64) -> Result<f64, ModelError> {
     let add = Table::from_iter([
         ("op".to_string(), Value::from("atomic")),
         ("word".to_string(), Value::from("w")),

@@ -160,32 +160,27 @@ impl HashBench {
         &self,
         memory: Option<&MemoryLimit>,
         threads: Option<&ThreadLimit>,
-    ) -> Result<(), String> {
+    ) -> Result<(), NativeError> {
         if self.threads == 0 || self.futexes == 0 {
-            return Err("threads and futexes must be at least 1".into());
+            return Err(NativeError::NoWork);
         }
         // The bench threads and this one.
         let started = u64::from(self.threads) + 1;
         if let Some(limit) = threads.filter(|l| started > l.count) {
-            return Err(format!(
-                "--threads {}: {started} threads with the main one, more than the {} {} allows",
-                self.threads, limit.count, limit.what
-            ));
+            return Err(NativeError::TooManyThreads {
+                threads: self.threads,
+                limit: limit.clone(),
+            });
         }
         let per_thread = (u64::from(self.futexes) * 4).saturating_add(THREAD_STACK);
         let need = per_thread.saturating_mul(self.threads.into());
         if let Some(limit) = memory.filter(|l| need > l.bytes) {
-            return Err(format!(
-                "--threads {} of --futexes {} need about {} MiB ({} bytes of futexes and a {} KiB \
-                 stack each), more than the {} MiB {} allows",
-                self.threads,
-                self.futexes,
-                need.div_ceil(1 << 20),
-                u64::from(self.futexes) * 4,
-                THREAD_STACK >> 10,
-                limit.mib(),
-                limit.what
-            ));
+            return Err(NativeError::TooMuchMemory {
+                threads: self.threads,
+                futexes: self.futexes,
+                need,
+                limit: limit.clone(),
+            });
         }
         Ok(())
     }
@@ -341,6 +336,30 @@ pub enum NativeError {
         threads: usize,
         error: std::io::Error,
     },
+    /// The bench threads and the main one, past what the process may start.
+    #[error(
+        "--threads {threads}: {} threads with the main one, more than the {} {} allows",
+        u64::from(*threads) + 1,
+        limit.count,
+        limit.what
+    )]
+    TooManyThreads { threads: u32, limit: ThreadLimit },
+    /// `need` bytes of futexes and stacks, past the memory the process may use.
+    #[error(
+        "--threads {threads} of --futexes {futexes} need about {} MiB ({} bytes of futexes and a \
+         {} KiB stack each), more than the {} MiB {} allows",
+        need.div_ceil(1 << 20),
+        u64::from(*futexes) * 4,
+        THREAD_STACK >> 10,
+        limit.mib(),
+        limit.what
+    )]
+    TooMuchMemory {
+        threads: u32,
+        futexes: u32,
+        need: u64,
+        limit: MemoryLimit,
+    },
     #[error("a bench thread stopped without its figures")]
     NoFigures,
     #[error("requesting {buckets} hash buckets failed: {error} (PR_FUTEX_HASH needs Linux 6.16)")]
@@ -435,19 +454,31 @@ mod tests {
             what: "RLIMIT_AS (ulimit -v)".into(),
         };
         let check = |b: HashBench| b.check(Some(&memory), Some(&threads));
-        assert_eq!(check(bench(999, 1024)), Ok(()));
+        assert!(check(bench(999, 1024)).is_ok());
         let err = check(bench(1000, 1)).unwrap_err();
+        assert!(
+            matches!(err, NativeError::TooManyThreads { threads: 1000, .. }),
+            "{err}"
+        );
+        let err = err.to_string();
         assert!(
             err.contains("1001 threads") && err.contains("RLIMIT_NPROC"),
             "{err}"
         );
         // 4e9 futexes are 16 GB.
-        let err = check(bench(1, 4_000_000_000)).unwrap_err();
+        let err = check(bench(1, 4_000_000_000)).unwrap_err().to_string();
         assert!(err.contains("RLIMIT_AS") && err.contains("MiB"), "{err}");
         // 900 threads' stacks alone are 225 MiB: with 1 MiB of futexes each, too much.
         let err = check(bench(900, 1 << 18)).unwrap_err();
-        assert!(err.contains("1024 MiB"), "{err}");
-        assert!(bench(0, 1).check(None, None).is_err());
+        assert!(
+            matches!(err, NativeError::TooMuchMemory { threads: 900, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("1024 MiB"), "{err}");
+        assert!(matches!(
+            bench(0, 1).check(None, None),
+            Err(NativeError::NoWork)
+        ));
         assert!(bench(u32::MAX, u32::MAX).check(None, None).is_ok());
     }
 

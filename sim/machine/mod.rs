@@ -234,7 +234,7 @@ impl Machine {
                 t.numa_fake
             )));
         }
-        spec.check_times().map_err(err)?;
+        spec.check_times().map_err(|e| err(e.to_string()))?;
         let booted = match t.nr_cpus {
             None => cpus as u32,
             Some(n) if n >= 1 && u64::from(n) <= cpus => n,

@@ -163,21 +163,66 @@ pub enum LatencyShapeError {
     Groups { nodes: u32 },
 }
 
+/// Why a profile's latencies, costs or scheduler figures are not ones
+/// futexsim can use: the field, its value, and the bound it breaks.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("{what} = {ns} must be a number of nanoseconds from 0 to {MAX_NS:e}")]
+    NotADuration { what: String, ns: f64 },
+    #[error("kernel.clock_ghz = {ghz} must be a clock from {MIN_GHZ} to {MAX_GHZ} GHz")]
+    Clock { ghz: f64 },
+    #[error("scheduler.tick_hz = {hz} must be from 100 to 1000 (CONFIG_HZ)")]
+    TickHz { hz: u32 },
+    #[error("{what}: a group of nodes = 0; it must be at least 1")]
+    EmptyNodeGroup { what: &'static str },
+    /// Below what hardware can do (see the floors' constants).
+    #[error("{what} = {ns} ns is below the floor of {floor} ns: {why}")]
+    BelowFloor {
+        what: &'static str,
+        ns: f64,
+        floor: f64,
+        why: &'static str,
+    },
+    /// Below another figure of the profile that it includes.
+    #[error("{what} = {ns} ns is below {other} = {floor} ns: {why}")]
+    BelowOther {
+        what: &'static str,
+        ns: f64,
+        other: &'static str,
+        floor: f64,
+        why: &'static str,
+    },
+    /// A cost not written, its calibrated cycles at the profile's clock
+    /// below the floor: the clock is what to fix.
+    #[error(
+        "{what}, its calibrated cycles at kernel.clock_ghz = {clock_ghz}, is {resolved:.3} ns, \
+         below the floor of {floor} ns: {why}"
+    )]
+    CalibratedBelowFloor {
+        what: &'static str,
+        clock_ghz: f64,
+        resolved: f64,
+        floor: f64,
+        why: &'static str,
+    },
+}
+
 /// Why `ns` (the time `what` takes) is not a duration futexsim can use.
-fn check_ns(what: &str, ns: f64) -> Result<(), String> {
+fn check_ns(what: impl Into<String>, ns: f64) -> Result<(), ProfileError> {
     if ns.is_finite() && (0.0..=MAX_NS).contains(&ns) {
         Ok(())
     } else {
-        Err(format!(
-            "{what} = {ns} must be a number of nanoseconds from 0 to {MAX_NS:e}"
-        ))
+        Err(ProfileError::NotADuration {
+            what: what.into(),
+            ns,
+        })
     }
 }
 
 impl MachineSpec {
     /// Every latency and kernel cost is a finite, non-negative, sane number
     /// of nanoseconds.
-    pub(super) fn check_times(&self) -> Result<(), String> {
+    pub(super) fn check_times(&self) -> Result<(), ProfileError> {
         let l = &self.latency;
         for (what, ns) in [
             ("latency.l1_hit", l.l1_hit),
@@ -215,10 +260,7 @@ impl MachineSpec {
             }
         }
         if !(k.clock_ghz.is_finite() && (MIN_GHZ..=MAX_GHZ).contains(&k.clock_ghz)) {
-            return Err(format!(
-                "kernel.clock_ghz = {} must be a clock from {MIN_GHZ} to {MAX_GHZ} GHz",
-                k.clock_ghz
-            ));
+            return Err(ProfileError::Clock { ghz: k.clock_ghz });
         }
         self.scheduler.check()?;
         self.check_floors()
@@ -228,26 +270,34 @@ impl MachineSpec {
     /// bound a hardware engineer would call impossible to beat, far below
     /// every machine measured, so that a profile of zeros (which simulates
     /// billions of futex calls a second per thread) is refused, not run.
-    fn check_floors(&self) -> Result<(), String> {
+    fn check_floors(&self) -> Result<(), ProfileError> {
         let l = &self.latency;
-        let below = |what: &str, ns: f64, floor: f64, why: &str| {
+        let below = |what: &'static str, ns: f64, floor: f64, why: &'static str| {
             if ns < floor {
-                Err(format!(
-                    "{what} = {ns} ns is below the floor of {floor} ns: {why}"
-                ))
+                Err(ProfileError::BelowFloor {
+                    what,
+                    ns,
+                    floor,
+                    why,
+                })
             } else {
                 Ok(())
             }
         };
-        let under = |what: &str, ns: f64, other: &str, floor: f64, why: &str| {
-            if ns < floor {
-                Err(format!(
-                    "{what} = {ns} ns is below {other} = {floor} ns: {why}"
-                ))
-            } else {
-                Ok(())
-            }
-        };
+        let under =
+            |what: &'static str, ns: f64, other: &'static str, floor: f64, why: &'static str| {
+                if ns < floor {
+                    Err(ProfileError::BelowOther {
+                        what,
+                        ns,
+                        other,
+                        floor,
+                        why,
+                    })
+                } else {
+                    Ok(())
+                }
+            };
         below("latency.l1_hit", l.l1_hit, L1_HIT_FLOOR_NS, L1_HIT_WHY)?;
         under("latency.smt", l.smt, "latency.l1_hit", l.l1_hit, SMT_WHY)?;
         under("latency.llc", l.llc, "latency.l1_hit", l.l1_hit, LLC_WHY)?;
@@ -296,16 +346,20 @@ impl MachineSpec {
         let ns = k.ns();
         // A cost not written is the calibrated cycles at the profile's
         // clock: the error says so, as the clock is what to fix then.
-        let cost = |what: &str, written: Option<f64>, resolved: f64, floor: f64, why: &str| {
-            match written {
-                Some(ns) => below(what, ns, floor, why),
-                None if resolved < floor => Err(format!(
-                    "{what}, its calibrated cycles at kernel.clock_ghz = {}, is {resolved:.3} ns, \
-                     below the floor of {floor} ns: {why}",
-                    k.clock_ghz
-                )),
-                None => Ok(()),
-            }
+        let cost = |what: &'static str,
+                    written: Option<f64>,
+                    resolved: f64,
+                    floor: f64,
+                    why: &'static str| match written {
+            Some(ns) => below(what, ns, floor, why),
+            None if resolved < floor => Err(ProfileError::CalibratedBelowFloor {
+                what,
+                clock_ghz: k.clock_ghz,
+                resolved,
+                floor,
+                why,
+            }),
+            None => Ok(()),
         };
         cost(
             "kernel.syscall",
@@ -395,19 +449,17 @@ const SCHEDULE_WHY: &str = "a context switch runs hundreds of instructions of __
      switch_to()";
 
 impl RemoteSpec {
-    fn check(&self, what: &str) -> Result<(), String> {
+    fn check(&self, what: &'static str) -> Result<(), ProfileError> {
         match self {
             RemoteSpec::Matrix(rows) => rows
                 .iter()
                 .flatten()
-                .try_for_each(|&ns| check_ns(&format!("{what} (an entry)"), ns)),
+                .try_for_each(|&ns| check_ns(format!("{what} (an entry)"), ns)),
             RemoteSpec::Groups(groups) => groups.iter().try_for_each(|g| {
                 if g.nodes == 0 {
-                    return Err(format!(
-                        "{what}: a group of nodes = 0; it must be at least 1"
-                    ));
+                    return Err(ProfileError::EmptyNodeGroup { what });
                 }
-                check_ns(&format!("{what} (a group's ns)"), g.ns)
+                check_ns(format!("{what} (a group's ns)"), g.ns)
             }),
         }
     }
@@ -815,12 +867,9 @@ impl Default for SchedulerSpec {
 }
 
 impl SchedulerSpec {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), ProfileError> {
         if !(100..=1000).contains(&self.tick_hz) {
-            return Err(format!(
-                "scheduler.tick_hz = {} must be from 100 to 1000 (CONFIG_HZ)",
-                self.tick_hz
-            ));
+            return Err(ProfileError::TickHz { hz: self.tick_hz });
         }
         for (what, ns) in [
             ("scheduler.slice", self.slice),
@@ -847,12 +896,21 @@ mod tests {
             tick_hz: 10,
             ..SchedulerSpec::default()
         };
-        assert!(slow.check().unwrap_err().contains("tick_hz = 10"));
+        assert_eq!(slow.check(), Err(ProfileError::TickHz { hz: 10 }));
+        assert!(slow
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("tick_hz = 10"));
         let negative = SchedulerSpec {
             ipi: -1.0,
             ..SchedulerSpec::default()
         };
-        assert!(negative.check().unwrap_err().contains("scheduler.ipi"));
+        assert!(negative
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("scheduler.ipi"));
     }
 
     #[test]
@@ -862,7 +920,7 @@ mod tests {
         let refused = |change: &dyn Fn(&mut MachineSpec), says: &str| {
             let mut spec = icx.clone();
             change(&mut spec);
-            let e = spec.check_times().unwrap_err();
+            let e = spec.check_times().unwrap_err().to_string();
             assert!(e.starts_with(says), "{e}");
         };
         refused(

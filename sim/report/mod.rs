@@ -38,7 +38,7 @@ pub mod usl;
 
 use crate::files::{self, FileError};
 use crate::limits::{self, MANIFEST_CAP, REPORT_FILE_CAP};
-use crate::results::{ResultSet, SpeedLog};
+use crate::results::{JsonError, ResultSet, SetError, SpeedLog};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -502,9 +502,9 @@ pub enum ReadError {
     /// Not JSON, or a field not of its type or out of its range; `why`
     /// names the field.
     #[error("{path}: not a futexsim result file: {why}")]
-    Json { path: PathBuf, why: String },
+    Json { path: PathBuf, why: JsonError },
     #[error("{path}: not a consistent result set: {why}")]
-    Inconsistent { path: PathBuf, why: String },
+    Inconsistent { path: PathBuf, why: SetError },
 }
 
 /// Why two result sets' figures do not compare like with like (another

@@ -138,14 +138,21 @@ pub struct Selector {
 }
 
 impl CaseSpec {
-    pub fn published(&self) -> Result<Published, String> {
+    pub fn published(&self) -> Result<Published, CaseError> {
         match (self.published, self.published_range) {
             (Some(r), None) if r > 0.0 => Ok(Published::Value(r)),
             (None, Some([lo, hi])) if 0.0 < lo && lo <= hi => Ok(Published::Range(lo, hi)),
-            _ => Err(format!(
-                "case '{}': give either published = a positive figure or published_range = [low, high]",
-                self.name
-            )),
+            (None, Some(_)) => Err(self.error("published_range", CaseProblem::NoPublishedFigure)),
+            _ => Err(self.error("published", CaseProblem::NoPublishedFigure)),
+        }
+    }
+
+    /// `problem`, placed at the case's `key`.
+    fn error(&self, key: &'static str, problem: CaseProblem) -> CaseError {
+        CaseError {
+            case: self.name.clone(),
+            key,
+            problem,
         }
     }
 
@@ -178,86 +185,53 @@ impl CaseSpec {
     }
 
     /// Whether the case's shape fits its config, and a model case says what
-    /// was measured, before anything runs.
-    pub fn check(&self, config: &Config) -> Result<(), String> {
-        self.check_keyed(config).map_err(|e| e.message)
-    }
-
-    /// [`CaseSpec::check`], with the key of the case each mistake is about:
-    /// everything that can be known before a run is, the designs and the
-    /// points the case reads, and the metric it reads of them, included.
-    pub fn check_keyed(&self, config: &Config) -> Result<(), CaseError> {
-        let published_key = if self.published.is_none() && self.published_range.is_some() {
-            "published_range"
-        } else {
-            "published"
-        };
-        self.published().map_err(|message| CaseError {
-            key: published_key,
-            message,
-        })?;
-        let fail = |key: &'static str, what: String| {
-            Err(CaseError {
-                key,
-                message: format!("case '{}': {what}", self.name),
-            })
-        };
+    /// was measured, before anything runs, with the key of the case each
+    /// mistake is about: everything that can be known before a run is, the
+    /// designs and the points the case reads, and the metric it reads of
+    /// them, included.
+    pub fn check(&self, config: &Config) -> Result<(), CaseError> {
+        self.published()?;
+        let fail = |key: &'static str, problem: CaseProblem| Err(self.error(key, problem));
         match self.judged() {
             Judged::Ratio if self.unit.is_some() => {
-                return fail(
-                    "unit",
-                    "a ratio has no unit; `absolute` gives the figures behind it".into(),
-                )
+                return fail("unit", CaseProblem::RatioWithUnit)
             }
             Judged::Absolute if self.unit.is_none() => {
-                return fail(
-                    "unit",
-                    "an absolute figure needs its unit (unit = \"ops/s\")".into(),
-                )
+                return fail("unit", CaseProblem::AbsoluteWithoutUnit)
             }
             Judged::Absolute | Judged::ClosedForm if self.absolute.is_some() => {
-                return fail(
-                    "absolute",
-                    "`absolute` gives the figures behind a ratio; this case has no denominator"
-                        .into(),
-                )
+                return fail("absolute", CaseProblem::AbsoluteWithoutDenominator)
             }
             _ => {}
         }
         if self.kind == CaseKind::Model {
             let Some(machine) = &self.machine else {
-                return fail(
-                    "machine",
-                    "a model case names its machine profile (machine = \"...\")".into(),
-                );
+                return fail("machine", CaseProblem::NoMachine);
             };
             if let Some(point) = config.points.iter().find(|p| p.machine.name != *machine) {
                 return fail(
                     "machine",
-                    format!(
-                        "names machine '{}', but config {} runs on '{}'",
-                        echo(machine),
-                        self.config,
-                        point.machine.name
-                    ),
+                    CaseProblem::OtherMachine {
+                        named: machine.clone(),
+                        config: self.config.clone(),
+                        runs_on: point.machine.name.clone(),
+                    },
                 );
             }
             if self.command.as_deref().is_none_or(str::is_empty) {
-                return fail(
-                    "command",
-                    "a model case gives the benchmark's command line (command = \"...\")".into(),
-                );
+                return fail("command", CaseProblem::NoCommand);
             }
-            for design in self.designs() {
-                if !self.kernel.contains_key(design) {
-                    let design = echo(design);
-                    return fail(
-                        "kernel",
-                        format!(
-                            "says no kernel state for design '{design}' (kernel = {{ \"{design}\" = \"commit or release\" }})"
-                        ),
-                    );
-                }
+            if let Some(design) = self
+                .designs()
+                .into_iter()
+                .find(|d| !self.kernel.contains_key(*d))
+            {
+                return fail(
+                    "kernel",
+                    CaseProblem::NoKernel {
+                        design: design.to_string(),
+                    },
+                );
             }
         }
         if let Some(extra) = self
@@ -267,63 +241,46 @@ impl CaseSpec {
         {
             return fail(
                 "kernel",
-                format!(
-                    "names a kernel for '{}', a design it does not read",
-                    echo(extra)
-                ),
+                CaseProblem::KernelOfUnreadDesign {
+                    design: extra.clone(),
+                },
             );
         }
         let Some(axis) = &self.argmax else {
-            let mut read = vec![("numerator", self.select(&self.numerator, config))];
+            let mut read = vec![("numerator", &self.numerator)];
             if let Some(d) = &self.denominator {
-                read.push(("denominator", self.select(d, config)));
+                read.push(("denominator", d));
             }
-            for (key, selected) in read {
-                let (_, point) = selected.map_err(|message| CaseError { key, message })?;
+            for (key, selector) in read {
+                let (_, point) = self.select(key, selector, config)?;
                 self.check_metric(&config.points[point])?;
             }
             return Ok(());
         };
         if self.denominator.is_some() {
-            return fail(
-                "denominator",
-                "argmax reads one curve; give no denominator".into(),
-            );
+            return fail("denominator", CaseProblem::ArgmaxWithDenominator);
         }
         if self.ns_per_op {
-            return fail(
-                "ns_per_op",
-                "argmax reads where the metric peaks; ns_per_op would turn the peak into a trough"
-                    .into(),
-            );
+            return fail("ns_per_op", CaseProblem::ArgmaxOfNsPerOp);
         }
         let Some(i) = config.axes.iter().position(|a| a == axis) else {
             return fail(
                 "argmax",
-                format!(
-                    "argmax names '{}', but config {} sweeps {}",
-                    echo(axis),
-                    self.config,
-                    config.axes.join(", ")
-                ),
+                CaseProblem::ArgmaxAxisNotSwept {
+                    axis: axis.clone(),
+                    config: self.config.clone(),
+                    axes: config.axes.clone(),
+                },
             );
         };
         if self.numerator.at.contains_key(axis) {
             return fail(
                 "numerator",
-                format!(
-                    "the numerator's `at` fixes '{}', the axis argmax runs over",
-                    echo(axis)
-                ),
+                CaseProblem::NumeratorFixesArgmaxAxis { axis: axis.clone() },
             );
         }
         for selector in self.along(&self.numerator, axis, i, config) {
-            let (_, point) = self
-                .select(&selector, config)
-                .map_err(|message| CaseError {
-                    key: "numerator",
-                    message,
-                })?;
+            let (_, point) = self.select("numerator", &selector, config)?;
             self.check_metric(&config.points[point])?;
         }
         Ok(())
@@ -333,30 +290,24 @@ impl CaseSpec {
     /// numeric field of every run record, or a figure the point's workload
     /// reports (`extra.<name>`).
     fn check_metric(&self, point: &Point) -> Result<(), CaseError> {
-        let refuse = |what: String| CaseError {
-            key: "metric",
-            message: format!("case '{}': {what}", self.name),
-        };
         let workload = point.workload.workload();
         let Some(figure) = self.metric.strip_prefix("extra.") else {
             return metric(&template_record(), &self.metric)
                 .map(|_| ())
-                .map_err(refuse);
+                .map_err(|e| self.error("metric", CaseProblem::Metric(e)));
         };
         let figures = workload.figures();
         if figures.iter().any(|f| f == figure) {
             return Ok(());
         }
-        let reported = if figures.is_empty() {
-            "none beyond the record's fields".to_string()
-        } else {
-            figures.join(", ")
-        };
-        Err(refuse(format!(
-            "the workload ({}) reports no figure '{}'; it reports {reported}",
-            workload.label(),
-            echo(figure)
-        )))
+        Err(self.error(
+            "metric",
+            CaseProblem::NoWorkloadFigure {
+                workload: workload.label(),
+                figure: figure.to_string(),
+                reported: figures.iter().map(|f| f.to_string()).collect(),
+            },
+        ))
     }
 
     /// The selectors of `selector` at each value of sweep axis `axis` (the
@@ -381,31 +332,37 @@ impl CaseSpec {
             .collect()
     }
 
-    /// The design (its index) and the one sweep point `selector` names.
-    fn select(&self, selector: &Selector, config: &Config) -> Result<(usize, usize), String> {
+    /// The design (its index) and the one sweep point `selector`, the
+    /// case's `key`, names.
+    fn select(
+        &self,
+        key: &'static str,
+        selector: &Selector,
+        config: &Config,
+    ) -> Result<(usize, usize), CaseError> {
         let design = config
             .designs
             .iter()
             .position(|d| *d == selector.design)
             .ok_or_else(|| {
-                format!(
-                    "case '{}': config {} has no design '{}' (it has {})",
-                    self.name,
-                    self.config,
-                    echo(&selector.design),
-                    config.designs.join(", ")
+                self.error(
+                    key,
+                    CaseProblem::NoDesign {
+                        config: self.config.clone(),
+                        design: selector.design.clone(),
+                        designs: config.designs.clone(),
+                    },
                 )
             })?;
-        for axis in selector.at.keys() {
-            if !config.axes.contains(axis) {
-                return Err(format!(
-                    "case '{}': config {} has no sweep axis '{}' (it has {})",
-                    self.name,
-                    self.config,
-                    echo(axis),
-                    config.axes.join(", ")
-                ));
-            }
+        if let Some(axis) = selector.at.keys().find(|a| !config.axes.contains(a)) {
+            return Err(self.error(
+                key,
+                CaseProblem::NoAxis {
+                    config: self.config.clone(),
+                    axis: axis.clone(),
+                    axes: config.axes.clone(),
+                },
+            ));
         }
         let points: Vec<usize> = (0..config.points.len())
             .filter(|&p| {
@@ -419,12 +376,13 @@ impl CaseSpec {
             .collect();
         match points[..] {
             [point] => Ok((design, point)),
-            _ => Err(format!(
-                "case '{}': {} selects {} sweep points of {}; name a value on every axis",
-                self.name,
-                echo(&format!("{:?}", selector.at)),
-                points.len(),
-                self.config
+            _ => Err(self.error(
+                key,
+                CaseProblem::NotOnePoint {
+                    at: selector.at.clone(),
+                    points: points.len(),
+                    config: self.config.clone(),
+                },
             )),
         }
     }
@@ -436,7 +394,7 @@ impl CaseSpec {
         &self,
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
-    ) -> Result<Prediction, String> {
+    ) -> Result<Prediction, CaseError> {
         self.check(config)?;
         if let Some(axis) = &self.argmax {
             let figure = self.peak(axis, config, runs)?;
@@ -446,10 +404,10 @@ impl CaseSpec {
                 denominator: None,
             });
         }
-        let numerator = self.mean(&self.numerator, config, runs)?;
+        let numerator = self.mean("numerator", &self.numerator, config, runs)?;
         let denominator = match &self.denominator {
             None => None,
-            Some(d) => Some(self.mean(d, config, runs)?),
+            Some(d) => Some(self.mean("denominator", d, config, runs)?),
         };
         Ok(Prediction {
             figure: denominator.map_or(numerator, |d| numerator / d),
@@ -463,54 +421,174 @@ impl CaseSpec {
         axis: &str,
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
-    ) -> Result<f64, String> {
+    ) -> Result<f64, CaseError> {
+        let fail = |problem| self.error("argmax", problem);
         let i = config
             .axes
             .iter()
             .position(|a| a == axis)
-            .ok_or_else(|| format!("case '{}': no sweep axis '{}'", self.name, echo(axis)))?;
+            .ok_or_else(|| fail(CaseProblem::NoSweepAxis { axis: axis.into() }))?;
         let mut best: Option<(f64, String)> = None;
         for selector in self.along(&self.numerator, axis, i, config) {
-            let figure = self.mean(&selector, config, runs)?;
+            let figure = self.mean("numerator", &selector, config, runs)?;
             if best.as_ref().is_none_or(|(top, _)| figure > *top) {
                 best = Some((figure, selector.at[axis].clone()));
             }
         }
         let (_, value) =
-            best.ok_or_else(|| format!("case '{}': '{axis}' has no values", self.name))?;
+            best.ok_or_else(|| fail(CaseProblem::NoAxisValues { axis: axis.into() }))?;
         value.parse().map_err(|_| {
-            format!(
-                "case '{}': argmax needs a numeric axis; '{axis}' has the value '{}'",
-                self.name,
-                echo(&value)
-            )
+            fail(CaseProblem::NonNumericAxis {
+                axis: axis.into(),
+                value: value.clone(),
+            })
         })
     }
 
+    /// The mean over repetitions of the figure the case reads of the runs
+    /// `selector`, the case's `key`, names.
     fn mean(
         &self,
+        key: &'static str,
         selector: &Selector,
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
-    ) -> Result<f64, String> {
-        let (design, point) = self.select(selector, config)?;
+    ) -> Result<f64, CaseError> {
+        let (design, point) = self.select(key, selector, config)?;
         let figures = runs
             .iter()
             .filter(|(p, d, _)| *p == point && *d == design)
             .map(|(_, _, record)| metric(record, &self.metric))
-            .collect::<Result<Vec<f64>, String>>()
-            .map_err(|e| format!("case '{}': {e}", self.name))?;
+            .collect::<Result<Vec<f64>, MetricError>>()
+            .map_err(|e| self.error("metric", CaseProblem::Metric(e)))?;
         let mean = figures.iter().sum::<f64>() / figures.len() as f64;
         Ok(if self.ns_per_op { 1e9 / mean } else { mean })
     }
 }
 
-/// A case's mistake, with the key of the case it is about (`metric`,
-/// `numerator`...): where in the cases file it is placed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A case's mistake: the case's name, the key of the case it is about
+/// (`metric`, `numerator`...), where in the cases file it is placed, and
+/// what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("case '{case}': {problem}")]
 pub struct CaseError {
+    pub case: String,
     pub key: &'static str,
-    pub message: String,
+    pub problem: CaseProblem,
+}
+
+/// What is wrong with a case, or with what it reads of its config's runs.
+#[derive(Debug, thiserror::Error)]
+pub enum CaseProblem {
+    #[error("give either published = a positive figure or published_range = [low, high]")]
+    NoPublishedFigure,
+    #[error("a ratio has no unit; `absolute` gives the figures behind it")]
+    RatioWithUnit,
+    #[error("an absolute figure needs its unit (unit = \"ops/s\")")]
+    AbsoluteWithoutUnit,
+    #[error("`absolute` gives the figures behind a ratio; this case has no denominator")]
+    AbsoluteWithoutDenominator,
+    #[error("a model case names its machine profile (machine = \"...\")")]
+    NoMachine,
+    #[error(
+        "names machine '{}', but config {config} runs on '{runs_on}'",
+        echo(named)
+    )]
+    OtherMachine {
+        named: String,
+        config: String,
+        runs_on: String,
+    },
+    #[error("a model case gives the benchmark's command line (command = \"...\")")]
+    NoCommand,
+    #[error(
+        "says no kernel state for design '{}' (kernel = {{ \"{}\" = \"commit or release\" }})",
+        echo(design),
+        echo(design)
+    )]
+    NoKernel { design: String },
+    #[error("names a kernel for '{}', a design it does not read", echo(design))]
+    KernelOfUnreadDesign { design: String },
+    #[error("argmax reads one curve; give no denominator")]
+    ArgmaxWithDenominator,
+    #[error("argmax reads where the metric peaks; ns_per_op would turn the peak into a trough")]
+    ArgmaxOfNsPerOp,
+    #[error(
+        "argmax names '{}', but config {config} sweeps {}",
+        echo(axis),
+        axes.join(", ")
+    )]
+    ArgmaxAxisNotSwept {
+        axis: String,
+        config: String,
+        axes: Vec<String>,
+    },
+    #[error(
+        "the numerator's `at` fixes '{}', the axis argmax runs over",
+        echo(axis)
+    )]
+    NumeratorFixesArgmaxAxis { axis: String },
+    #[error(
+        "config {config} has no design '{}' (it has {})",
+        echo(design),
+        designs.join(", ")
+    )]
+    NoDesign {
+        config: String,
+        design: String,
+        designs: Vec<String>,
+    },
+    #[error(
+        "config {config} has no sweep axis '{}' (it has {})",
+        echo(axis),
+        axes.join(", ")
+    )]
+    NoAxis {
+        config: String,
+        axis: String,
+        axes: Vec<String>,
+    },
+    #[error(
+        "{} selects {points} sweep points of {config}; name a value on every axis",
+        echo(&format!("{at:?}"))
+    )]
+    NotOnePoint {
+        at: BTreeMap<String, String>,
+        points: usize,
+        config: String,
+    },
+    #[error(transparent)]
+    Metric(MetricError),
+    #[error(
+        "the workload ({workload}) reports no figure '{}'; it reports {}",
+        echo(figure),
+        if reported.is_empty() { "none beyond the record's fields".to_string() } else { reported.join(", ") }
+    )]
+    NoWorkloadFigure {
+        workload: String,
+        figure: String,
+        reported: Vec<String>,
+    },
+    #[error("no sweep axis '{}'", echo(axis))]
+    NoSweepAxis { axis: String },
+    #[error("'{axis}' has no values")]
+    NoAxisValues { axis: String },
+    #[error(
+        "argmax needs a numeric axis; '{axis}' has the value '{}'",
+        echo(value)
+    )]
+    NonNumericAxis { axis: String, value: String },
+}
+
+/// Why a record has no figure of a metric's name.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricError {
+    #[error("the run has no figure '{}'", echo(figure))]
+    NoFigure { figure: String },
+    #[error("'{}' is not a numeric field of a run record", echo(name))]
+    NotNumeric { name: String },
+    #[error("a run record: {0}")]
+    Unreadable(serde_json::Error),
 }
 
 /// A record holding every field, each 0: what a metric that names a
@@ -604,18 +682,22 @@ fn template_record() -> RunRecord {
 
 /// A record's figure by name: a field path (`ops_per_sec`,
 /// `load.colliding_pairs`) or a workload figure (`extra.solve time`).
-pub fn metric(record: &RunRecord, name: &str) -> Result<f64, String> {
+pub fn metric(record: &RunRecord, name: &str) -> Result<f64, MetricError> {
     if let Some(figure) = name.strip_prefix("extra.") {
         return record
             .extra
             .iter()
             .find(|m| m.name == figure)
             .map(|m| m.value)
-            .ok_or_else(|| format!("the run has no figure '{}'", echo(figure)));
+            .ok_or_else(|| MetricError::NoFigure {
+                figure: figure.to_string(),
+            });
     }
-    let tree = serde_json::to_value(record).map_err(|e| format!("a run record: {e}"))?;
+    let tree = serde_json::to_value(record).map_err(MetricError::Unreadable)?;
     name.split('.')
         .try_fold(&tree, |node, key| node.get(key))
         .and_then(|v| v.as_f64())
-        .ok_or_else(|| format!("'{}' is not a numeric field of a run record", echo(name)))
+        .ok_or_else(|| MetricError::NotNumeric {
+            name: name.to_string(),
+        })
 }

@@ -9,12 +9,15 @@ pub mod report;
 pub mod suite;
 pub mod verdict;
 
+use crate::config::ConfigError;
 use crate::config::{with_suggestion, Config, Source};
+use crate::files::FileError;
 use crate::record::RunRecord;
-use case::{CaseSpec, CasesFile, Prediction};
+use crate::scenario::RunError;
+use case::{CaseError, CaseSpec, CasesFile, Prediction};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use verdict::{Judged, Published, Verdict};
 
 /// Where the suite `futexsim validate` embeds lives in the source tree.
@@ -37,21 +40,25 @@ pub type Suite = (Vec<CaseSpec>, BTreeMap<String, Config>);
 
 /// Loads a cases file and every config it names, checking all of it
 /// before anything runs.
-pub fn load(path: &Path) -> Result<Suite, String> {
-    let text = crate::files::read_text(path, crate::limits::CONFIG_CAP)
-        .map_err(|e| format!("{}: cannot read the cases: {}", path.display(), e.reason()))?;
+pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+    let text = crate::files::read_text(path, crate::limits::CONFIG_CAP).map_err(|error| {
+        SuiteError::Unreadable {
+            path: path.to_path_buf(),
+            error,
+        }
+    })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     parse(&path.display().to_string(), &text, |name| {
-        Config::load(&dir.join(name), &[]).map_err(|e| e.to_string())
+        Ok(Config::load(&dir.join(name), &[])?)
     })
 }
 
 /// The suite compiled into the binary: configs/validation/cases.toml and
 /// the configs it names, so `futexsim validate` runs from any directory.
-pub fn load_embedded() -> Result<Suite, String> {
+pub fn load_embedded() -> Result<Suite, SuiteError> {
     parse(SUITE, suite::CASES, |name| {
-        let text = suite::config(name).ok_or_else(|| {
-            format!("{SUITE}: the case config '{name}' is not among the configs futexsim embeds (sim/validate/suite.rs)")
+        let text = suite::config(name).ok_or_else(|| SuiteError::NotEmbedded {
+            name: name.to_string(),
         })?;
         // Named relative to the cases file, as in the tree.
         let file = match name.strip_prefix("../") {
@@ -61,29 +68,57 @@ pub fn load_embedded() -> Result<Suite, String> {
         let stem = file
             .file_stem()
             .map_or("config".into(), |s| s.to_string_lossy().into_owned());
-        Config::parse(&file.display().to_string(), &stem, text, &[]).map_err(|e| e.to_string())
+        Ok(Config::parse(
+            &file.display().to_string(),
+            &stem,
+            text,
+            &[],
+        )?)
     })
+}
+
+/// Why a suite does not load: its cases file or a config it names, with
+/// the place of the mistake where it has one.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    #[error("{}: cannot read the cases: {}", path.display(), error.reason())]
+    Unreadable { path: PathBuf, error: FileError },
+    #[error(
+        "{SUITE}: the case config '{name}' is not among the configs futexsim embeds \
+         (sim/validate/suite.rs)"
+    )]
+    NotEmbedded { name: String },
+    /// The cases file or a config it names, at the mistake.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// Why a suite's runs could not be judged.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error("{config}: {error}")]
+    Run { config: String, error: RunError },
+    #[error(transparent)]
+    Case(#[from] CaseError),
 }
 
 fn parse(
     file: &str,
     text: &str,
-    mut config_named: impl FnMut(&str) -> Result<Config, String>,
-) -> Result<Suite, String> {
-    let src = Source::parse(file, text).map_err(|e| e.to_string())?;
-    let cases: CasesFile = toml::from_str(text).map_err(|e| {
-        src.error_at(e.span(), with_suggestion(e.message()))
-            .to_string()
-    })?;
+    mut config_named: impl FnMut(&str) -> Result<Config, SuiteError>,
+) -> Result<Suite, SuiteError> {
+    let src = Source::parse(file, text)?;
+    let cases: CasesFile =
+        toml::from_str(text).map_err(|e| src.error_at(e.span(), with_suggestion(e.message())))?;
     let mut configs = BTreeMap::new();
     for (i, case) in cases.case.iter().enumerate() {
         if !configs.contains_key(&case.config) {
             configs.insert(case.config.clone(), config_named(&case.config)?);
         }
         // Placed at the key the mistake is about, or the case when it is not written.
-        case.check_keyed(&configs[&case.config]).map_err(|e| {
+        case.check(&configs[&case.config]).map_err(|e| {
             let at = ["case".to_string(), i.to_string(), e.key.to_string()];
-            src.error_at_path(&at, e.message).to_string()
+            src.error_at_path(&at, e.to_string())
         })?;
     }
     Ok((cases.case, configs))
@@ -94,7 +129,7 @@ pub fn run(
     cases: Vec<CaseSpec>,
     configs: &BTreeMap<String, Config>,
     jobs: usize,
-) -> Result<Vec<Outcome>, String> {
+) -> Result<Vec<Outcome>, ValidateError> {
     let planned: Vec<(&String, crate::config::PlannedRun)> = configs
         .iter()
         .flat_map(|(name, config)| config.runs().into_iter().map(move |r| (name, r)))
@@ -110,10 +145,13 @@ pub fn run(
                 let (record, _) = plan
                     .scenario
                     .simulate()
-                    .map_err(|e| format!("{name}: {e}"))?;
+                    .map_err(|error| ValidateError::Run {
+                        config: name.to_string(),
+                        error,
+                    })?;
                 Ok((*name, plan.point, plan.design, record))
             })
-            .collect::<Result<_, String>>()
+            .collect::<Result<_, ValidateError>>()
     })?;
     let mut by_config: BTreeMap<&String, Vec<(usize, usize, RunRecord)>> = BTreeMap::new();
     for (name, point, design, record) in records {

@@ -45,7 +45,7 @@ use super::primitives::Barrier;
 use super::task_loop::{Action, Body, TaskLoop};
 use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::coherence::AccessKind;
-use crate::expr::Expr;
+use crate::expr::{Expr, ExprError};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap, RegionId};
 use crate::record::Metric;
@@ -245,11 +245,99 @@ impl StepSpec {
     }
 }
 
-fn expr(what: &str, src: &str) -> Result<Expr, String> {
-    let e = Expr::parse(src).map_err(|e| format!("{what} '{src}': {e}"))?;
-    e.check_variables(VARIABLES)
-        .map_err(|e| format!("{what} '{src}': {e}"))?;
+/// `src`, an expression of the program (`what` says where), parsed and
+/// naming only [`VARIABLES`].
+fn expr(what: String, src: &str) -> Result<Expr, ProgramError> {
+    let bad = |error| ProgramError::Expr {
+        what: what.clone(),
+        src: src.to_string(),
+        error,
+    };
+    let e = Expr::parse(src).map_err(bad)?;
+    e.check_variables(VARIABLES).map_err(bad)?;
     Ok(e)
+}
+
+/// Where a step is: `program: steps[2].steps[0] (lock)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepAt {
+    /// The list it is in, `steps` or a repeat's `steps[2].steps`.
+    pub path: String,
+    pub index: usize,
+    pub op: &'static str,
+}
+
+impl std::fmt::Display for StepAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "program: {}[{}] ({})", self.path, self.index, self.op)
+    }
+}
+
+/// Why a program cannot run: its names, expressions and steps, each
+/// placed by what it is (a word, a step) and what it names.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProgramError {
+    /// `what` names the word or the step's field the expression is.
+    #[error("{what} '{src}': {error}")]
+    Expr {
+        what: String,
+        src: String,
+        error: ExprError,
+    },
+    #[error("program: two locks are named '{name}'")]
+    TwoLocksNamed { name: String },
+    #[error("program: two tables are named '{name}'")]
+    TwoTablesNamed { name: String },
+    /// An expression that fails to evaluate for one thread at one
+    /// iteration (a division by zero, an overflow).
+    #[error("program: {what} '{expr}' fails for thread {thread} at iteration {iteration}: {error}")]
+    Evaluation {
+        what: String,
+        expr: String,
+        thread: u32,
+        iteration: u64,
+        error: ExprError,
+    },
+    #[error("{at}: no word named '{word}' in workload.words")]
+    NoWord { at: StepAt, word: String },
+    #[error("{at}: ns = {ns} is too long")]
+    ComputeTooLong { at: StepAt, ns: u64 },
+    #[error("{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass once repeated")]
+    TooManyStepsRepeated { at: StepAt },
+    #[error("{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass")]
+    TooManySteps { at: StepAt },
+    #[error("{at}: node = {node}: futexsim models FUTEX2_NUMA on private futexes, and the memory is shared")]
+    NumaOnShared { at: StepAt, node: i64 },
+    #[error("{at}: node = {node}: give -1 (FUTEX_NO_NODE) or a node of the machine")]
+    NotANode { at: StepAt, node: i64 },
+    #[error("{at}: no lock named '{name}' in workload.locks")]
+    NoLock { at: StepAt, name: String },
+    #[error("{at}: no table named '{name}' in workload.tables")]
+    NoTable { at: StepAt, name: String },
+    #[error("{at}: give either `lock` (a named lock) or `table` and `key` (a bucket)")]
+    LockOrBucket { at: StepAt },
+    #[error("program: steps = []: a pass has no step, so a pass takes no simulated time and the run would never end")]
+    NoSteps,
+    #[error("program: the steps repeat nothing (times = 0, or no steps), so a pass takes no simulated time and the run would never end")]
+    RepeatsNothing,
+    #[error("program: the steps compute for 0 ns and do nothing else, so a pass takes no simulated time and the run would never end")]
+    OnlyZeroCompute,
+    /// `lock` names a lock as the program does: `lock 'name'`, or
+    /// `table 'name' key 'expr'` for a bucket's.
+    #[error("program: the steps take {lock} while holding it: the thread would wait for itself")]
+    TakenWhileHeld { lock: String },
+    #[error("program: the steps unlock {lock}, which they do not hold there")]
+    UnlockedNotHeld { lock: String },
+    #[error("program: a pass of the steps ends holding {lock}; unlock it in the same pass")]
+    EndsHolding { lock: String },
+}
+
+/// A program's mistake names no key of `[workload]` alone: the program as
+/// a whole is to blame.
+impl From<ProgramError> for WorkloadError {
+    fn from(error: ProgramError) -> WorkloadError {
+        error.to_string().into()
+    }
 }
 
 impl ProgramSpec {
@@ -273,17 +361,19 @@ impl ProgramSpec {
     }
 
     /// Lock and table names are each one lock or table.
-    fn check_names(&self) -> Result<(), String> {
+    fn check_names(&self) -> Result<(), ProgramError> {
         let mut seen = std::collections::BTreeSet::new();
         for name in &self.locks {
             if !seen.insert(name) {
-                return Err(format!("program: two locks are named '{name}'"));
+                return Err(ProgramError::TwoLocksNamed { name: name.clone() });
             }
         }
         let mut seen = std::collections::BTreeSet::new();
         for t in &self.tables {
             if !seen.insert(&t.name) {
-                return Err(format!("program: two tables are named '{}'", t.name));
+                return Err(ProgramError::TwoTablesNamed {
+                    name: t.name.clone(),
+                });
             }
         }
         Ok(())
@@ -292,13 +382,13 @@ impl ProgramSpec {
     /// Every address and key expression evaluates (no division by zero, no
     /// overflow) for the first and last threads at the first iterations and
     /// the last one: one that fails there is refused rather than read as 0.
-    fn check_expressions(&self, steps: &[Step], machine: &Machine) -> Result<(), String> {
+    fn check_expressions(&self, steps: &[Step], machine: &Machine) -> Result<(), ProgramError> {
         let mut exprs: Vec<(String, &Expr)> = Vec::new();
         let words: Vec<(String, Expr)> = self
             .words
             .iter()
-            .map(|(name, src)| Ok((format!("word '{name}'"), expr(name, src)?)))
-            .collect::<Result<_, String>>()?;
+            .map(|(name, src)| Ok((format!("word '{name}'"), expr(name.clone(), src)?)))
+            .collect::<Result<_, ProgramError>>()?;
         exprs.extend(words.iter().map(|(what, e)| (what.clone(), e)));
         for step in steps {
             match step {
@@ -324,10 +414,14 @@ impl ProgramSpec {
                         .map(|i| vars.get(i).copied().unwrap_or(iteration))
                 };
                 for (what, e) in &exprs {
-                    if let Err(err) = e.eval(&lookup) {
-                        return Err(format!(
-                            "program: {what} '{e}' fails for thread {t} at iteration {iteration}: {err}"
-                        ));
+                    if let Err(error) = e.eval(&lookup) {
+                        return Err(ProgramError::Evaluation {
+                            what: what.clone(),
+                            expr: e.to_string(),
+                            thread: t,
+                            iteration,
+                            error,
+                        });
                     }
                 }
             }
@@ -336,7 +430,7 @@ impl ProgramSpec {
     }
 
     /// The steps of one pass, repeats unrolled, names resolved.
-    fn compile(&self) -> Result<Vec<Step>, String> {
+    fn compile(&self) -> Result<Vec<Step>, ProgramError> {
         let mut out = Vec::new();
         self.compile_into(&self.steps, "steps", &mut out)?;
         Ok(out)
@@ -347,17 +441,21 @@ impl ProgramSpec {
         steps: &[StepSpec],
         path: &str,
         out: &mut Vec<Step>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProgramError> {
         for (i, spec) in steps.iter().enumerate() {
-            let at = format!("program: {path}[{i}] ({})", spec.op());
+            let at = StepAt {
+                path: path.to_string(),
+                index: i,
+                op: spec.op(),
+            };
             let step = match spec {
                 StepSpec::FutexWait { addr, val, node } => Step::FutexWait(
-                    expr(&format!("{at}: addr"), addr)?,
+                    expr(format!("{at}: addr"), addr)?,
                     *val,
                     self.numa_node(&at, *node)?,
                 ),
                 StepSpec::FutexWake { addr, nr, node } => Step::FutexWake(
-                    expr(&format!("{at}: addr"), addr)?,
+                    expr(format!("{at}: addr"), addr)?,
                     *nr,
                     self.numa_node(&at, *node)?,
                 ),
@@ -369,15 +467,19 @@ impl ProgramSpec {
                     value,
                     order,
                 } => {
-                    let w =
-                        self.words.keys().position(|n| n == word).ok_or_else(|| {
-                            format!("{at}: no word named '{word}' in workload.words")
-                        })?;
+                    let w = self.words.keys().position(|n| n == word).ok_or_else(|| {
+                        ProgramError::NoWord {
+                            at: at.clone(),
+                            word: word.clone(),
+                        }
+                    })?;
                     Step::Atomic(w, *action, *value, *order)
                 }
                 StepSpec::Compute { ns, dist } => Step::Compute(
-                    ns.checked_mul(1000)
-                        .ok_or_else(|| format!("{at}: ns = {ns} is too long"))?,
+                    ns.checked_mul(1000).ok_or_else(|| ProgramError::ComputeTooLong {
+                        at: at.clone(),
+                        ns: *ns,
+                    })?,
                     *dist,
                 ),
                 StepSpec::Barrier => Step::Barrier,
@@ -385,9 +487,7 @@ impl ProgramSpec {
                     let mut body = Vec::new();
                     self.compile_into(steps, &format!("{path}[{i}].steps"), &mut body)?;
                     if (out.len() + body.len()) as u64 * u64::from(*times) > MAX_PROGRAM_STEPS_PER_PASS {
-                        return Err(format!(
-                            "{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass once repeated"
-                        ));
+                        return Err(ProgramError::TooManyStepsRepeated { at });
                     }
                     for _ in 0..*times {
                         out.extend(body.iter().cloned());
@@ -397,9 +497,7 @@ impl ProgramSpec {
             };
             out.push(step);
             if out.len() as u64 > MAX_PROGRAM_STEPS_PER_PASS {
-                return Err(format!(
-                    "{at}: more than {MAX_PROGRAM_STEPS_PER_PASS} steps per pass"
-                ));
+                return Err(ProgramError::TooManySteps { at });
             }
         }
         Ok(())
@@ -407,42 +505,50 @@ impl ProgramSpec {
 
     /// A step's FUTEX2_NUMA node: -1 is FUTEX_NO_NODE; the node must be
     /// below the machine's nodes, which `validate` checks.
-    fn numa_node(&self, at: &str, node: Option<i64>) -> Result<Option<FutexNode>, String> {
+    fn numa_node(&self, at: &StepAt, node: Option<i64>) -> Result<Option<FutexNode>, ProgramError> {
         let Some(node) = node else {
             return Ok(None);
         };
         if self.shared {
-            return Err(format!(
-                "{at}: node = {node}: futexsim models FUTEX2_NUMA on private futexes, and the memory is shared"
-            ));
+            return Err(ProgramError::NumaOnShared {
+                at: at.clone(),
+                node,
+            });
         }
         match node {
             -1 => Ok(Some(FutexNode::NoNode)),
-            n => u32::try_from(n).map(|n| Some(FutexNode::Node(n))).map_err(|_| {
-                format!("{at}: node = {n}: give -1 (FUTEX_NO_NODE) or a node of the machine")
-            }),
+            n => u32::try_from(n)
+                .map(|n| Some(FutexNode::Node(n)))
+                .map_err(|_| ProgramError::NotANode {
+                    at: at.clone(),
+                    node: n,
+                }),
         }
     }
 
-    fn lock_sel(&self, at: &str, spec: &LockSpec) -> Result<LockSel, String> {
+    fn lock_sel(&self, at: &StepAt, spec: &LockSpec) -> Result<LockSel, ProgramError> {
         match (&spec.lock, &spec.table, &spec.key) {
             (Some(name), None, None) => self
                 .locks
                 .iter()
                 .position(|l| l == name)
                 .map(LockSel::Named)
-                .ok_or_else(|| format!("{at}: no lock named '{name}' in workload.locks")),
+                .ok_or_else(|| ProgramError::NoLock {
+                    at: at.clone(),
+                    name: name.clone(),
+                }),
             (None, Some(name), Some(key)) => {
                 let t = self
                     .tables
                     .iter()
                     .position(|t| &t.name == name)
-                    .ok_or_else(|| format!("{at}: no table named '{name}' in workload.tables"))?;
-                Ok(LockSel::Bucket(t, expr(&format!("{at}: key"), key)?))
+                    .ok_or_else(|| ProgramError::NoTable {
+                        at: at.clone(),
+                        name: name.clone(),
+                    })?;
+                Ok(LockSel::Bucket(t, expr(format!("{at}: key"), key)?))
             }
-            _ => Err(format!(
-                "{at}: give either `lock` (a named lock) or `table` and `key` (a bucket)"
-            )),
+            _ => Err(ProgramError::LockOrBucket { at: at.clone() }),
         }
     }
 }
@@ -554,7 +660,7 @@ impl Workload for ProgramSpec {
         }
         self.check_names()?;
         for (name, src) in &self.words {
-            expr(&format!("program: word '{name}'"), src)?;
+            expr(format!("program: word '{name}'"), src)?;
         }
         let steps = self.compile()?;
         check_pass(&steps, self)?;
@@ -586,7 +692,7 @@ impl Workload for ProgramSpec {
         let word_exprs: Arc<[Expr]> = self
             .words
             .iter()
-            .map(|(name, src)| expr(name, src).expect("validated before setup"))
+            .map(|(name, src)| expr(name.clone(), src).expect("validated before setup"))
             .collect();
         let mut o = Objects::default();
         let home = Home::Node(0);
@@ -711,18 +817,15 @@ impl Workload for ProgramSpec {
 /// it holds, and ends holding none (the next pass takes them again); and it
 /// advances simulated time, or a run of it never ends. Bucket locks are the
 /// same lock when their table and key expression are.
-fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
+fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), ProgramError> {
     if steps.iter().all(|s| matches!(s, Step::Compute(0, _))) {
-        let what = if program.steps.is_empty() {
-            "steps = []: a pass has no step"
+        return Err(if program.steps.is_empty() {
+            ProgramError::NoSteps
         } else if steps.is_empty() {
-            "the steps repeat nothing (times = 0, or no steps)"
+            ProgramError::RepeatsNothing
         } else {
-            "the steps compute for 0 ns and do nothing else"
-        };
-        return Err(format!(
-            "program: {what}, so a pass takes no simulated time and the run would never end"
-        ));
+            ProgramError::OnlyZeroCompute
+        });
     }
     let name = |sel: &LockSel| match sel {
         LockSel::Named(l) => format!("lock '{}'", program.locks[*l]),
@@ -734,18 +837,14 @@ fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
             Step::Lock(sel) => {
                 let lock = name(sel);
                 if held.contains(&lock) {
-                    return Err(format!(
-                        "program: the steps take {lock} while holding it: the thread would wait for itself"
-                    ));
+                    return Err(ProgramError::TakenWhileHeld { lock });
                 }
                 held.push(lock);
             }
             Step::Unlock(sel) => {
                 let lock = name(sel);
                 let Some(at) = held.iter().position(|h| *h == lock) else {
-                    return Err(format!(
-                        "program: the steps unlock {lock}, which they do not hold there"
-                    ));
+                    return Err(ProgramError::UnlockedNotHeld { lock });
                 };
                 held.remove(at);
             }
@@ -753,9 +852,7 @@ fn check_pass(steps: &[Step], program: &ProgramSpec) -> Result<(), String> {
         }
     }
     match held.first() {
-        Some(lock) => Err(format!(
-            "program: a pass of the steps ends holding {lock}; unlock it in the same pass"
-        )),
+        Some(lock) => Err(ProgramError::EndsHolding { lock: lock.clone() }),
         None => Ok(()),
     }
 }

@@ -4,8 +4,9 @@
 //! and `futexsim validate` runs from any directory, writes its report and
 //! fails when a case fails unless told not to.
 
+use futexsim::validate::case::{metric, CaseProblem};
 use futexsim::validate::verdict::Judged;
-use futexsim::validate::{self, case::metric, suite};
+use futexsim::validate::{self, suite};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,7 +91,7 @@ fn a_selector_naming_no_axis_value_is_an_error_before_anything_runs() {
     let dir = temp_dir("bad-axis");
     let body = colliding_pairs(1.0).replace("\"1024\" }", "\"1000\" }");
     let path = cases_file(&dir, "bad-axis", "balls-into-bins.toml", &body);
-    let err = validate::load(&path).unwrap_err();
+    let err = validate::load(&path).unwrap_err().to_string();
     // At the numerator, the sixth line of the file.
     assert!(
         err.starts_with(&format!("{}:6:", path.display()))
@@ -156,7 +157,7 @@ fn a_model_case_must_say_what_was_measured() {
         ),
     ] {
         let path = cases_file(&dir, tag, "perf-bench-sync-vm.toml", &body);
-        let err = validate::load(&path).unwrap_err();
+        let err = validate::load(&path).unwrap_err().to_string();
         assert!(err.contains(complaint), "{tag}: {err}");
         assert!(err.contains(&format!("case '{tag}'")), "{tag}: {err}");
     }
@@ -295,14 +296,25 @@ fn argmax_with_a_denominator_or_an_unswept_axis_is_an_error() {
     let config = configs.values().next().unwrap();
     let mut knee = cases.iter().find(|c| c.argmax.is_some()).unwrap().clone();
     knee.denominator = Some(knee.numerator.clone());
-    assert!(knee.check(config).unwrap_err().contains("no denominator"));
+    let err = knee.check(config).unwrap_err();
+    assert!(
+        matches!(err.problem, CaseProblem::ArgmaxWithDenominator) && err.key == "denominator",
+        "{err}"
+    );
+    assert!(err.to_string().contains("no denominator"), "{err}");
     knee.denominator = None;
     knee.ns_per_op = true;
-    assert!(knee.check(config).unwrap_err().contains("ns_per_op"));
+    let err = knee.check(config).unwrap_err();
+    assert!(
+        matches!(err.problem, CaseProblem::ArgmaxOfNsPerOp) && err.key == "ns_per_op",
+        "{err}"
+    );
     knee.ns_per_op = false;
     knee.argmax = Some("cpus".into());
-    assert!(knee
-        .check(config)
-        .unwrap_err()
-        .contains("argmax names 'cpus'"));
+    let err = knee.check(config).unwrap_err();
+    assert!(
+        matches!(&err.problem, CaseProblem::ArgmaxAxisNotSwept { axis, .. } if axis == "cpus"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("argmax names 'cpus'"), "{err}");
 }
