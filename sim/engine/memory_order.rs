@@ -275,7 +275,8 @@ impl Engine<'_> {
     /// after it: the task still goes on. None when the task waits:
     /// without a store buffer, for the line's grant (`park`); with a full
     /// buffer whose oldest store is waiting, for the drain (`await_drain`),
-    /// after which it makes the store again as `redo` says.
+    /// after which it makes the store again as `redo` says (built only
+    /// then: a protocol's redo carries its whole move).
     #[inline]
     pub(super) fn store(
         &mut self,
@@ -283,13 +284,13 @@ impl Engine<'_> {
         now: Ps,
         mem: Mem,
         carries: Carries,
-        redo: Redo,
+        redo: impl FnOnce() -> Redo,
     ) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
         let l1 = self.m.l1_ps;
         if self.cpus.order[cpu as usize].commits.is_empty() {
             let Some(out) = self.ask(task, now, mem, AccessKind::Write) else {
-                self.park(task, redo);
+                self.park(task, redo());
                 return None;
             };
             self.publish(mem, carries);
@@ -306,7 +307,7 @@ impl Engine<'_> {
         let drained = o.held.is_empty() && o.committed_by <= now;
         let slot_free = if drained { now } else { o.commits[slot] };
         if slot_free == HELD {
-            self.await_drain(task, redo);
+            self.await_drain(task, redo());
             return None;
         }
         let retire = now.max(slot_free) + l1;

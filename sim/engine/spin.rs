@@ -224,7 +224,7 @@ impl Engine<'_> {
                 publishes,
                 after,
             } => {
-                let redo = Redo::Follow { lock, next };
+                let redo = || Redo::Follow { lock, next };
                 let (at, own_cache) = match order {
                     Order::Posted => {
                         // A plain store retires into the store buffer.
@@ -234,7 +234,7 @@ impl Engine<'_> {
                     }
                     Order::Load => {
                         let Some(out) = self.request(task, now, mem, kind) else {
-                            return self.park(task, redo);
+                            return self.park(task, redo());
                         };
                         (out.done, self.in_own_cache(now, out))
                     }
@@ -246,13 +246,13 @@ impl Engine<'_> {
                             match self.fence_pending(task, now) {
                                 Fence::Now => 0,
                                 Fence::At(ready) => ready - now,
-                                Fence::Drain => return self.await_drain(task, redo),
+                                Fence::Drain => return self.await_drain(task, redo()),
                             }
                         } else {
                             0
                         };
                         let Some(out) = self.request(task, now, mem, kind) else {
-                            return self.park(task, redo);
+                            return self.park(task, redo());
                         };
                         (out.done + drain, out.class == Class::L1Hit && drain == 0)
                     }

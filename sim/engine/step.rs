@@ -144,7 +144,7 @@ impl Engine<'_> {
             }
             Step::Access(a) if a.kind == AccessKind::Write => {
                 let plain = Carries::Lock(Publishes::Nothing);
-                let stored = self.store(task, now, a.mem(), plain, Redo::Step)?;
+                let stored = self.store(task, now, a.mem(), plain, || Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
             Step::Access(a) => self.in_program_order(task, now, a.mem(), a.kind, Order::Full),
@@ -303,8 +303,9 @@ impl Engine<'_> {
     }
 
     /// spin_unlock: the protocol says what the release reads and stores.
-    // Inlined into `run_step`, which says why.
-    #[inline(always)]
+    /// A call of its own: `follow` inlined into `run_step` made the step
+    /// loop larger for every step.
+    #[inline(never)]
     fn unlock(&mut self, task: u32, now: Ps, lock: LockRef) -> Option<Ps> {
         let next = self.locks.unlock(lock, task);
         self.follow(task, now, lock, next)
@@ -322,13 +323,13 @@ impl Engine<'_> {
         let (old, done, own_cache) = match op {
             _ if posted => {
                 let carries = Carries::Atomic { task, word, op };
-                let stored = self.store(task, now, word.mem, carries, Redo::Step)?;
+                let stored = self.store(task, now, word.mem, carries, || Redo::Step)?;
                 (0, stored.at, stored.at_once)
             }
             AtomicOp::Store(value) => {
                 let old = self.user_value(task, word);
                 let carries = Carries::Word { task, word, value };
-                let stored = self.store(task, now, word.mem, carries, Redo::Step)?;
+                let stored = self.store(task, now, word.mem, carries, || Redo::Step)?;
                 (old, stored.at, stored.at_once)
             }
             AtomicOp::Load => {

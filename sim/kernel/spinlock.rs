@@ -370,6 +370,7 @@ impl Locks {
 
     /// The protocol's next move from `wait`: a spinner whose read showed
     /// its turn ([`Locks::sees_turn`]), or a task whose last access completed.
+    #[inline]
     pub fn next(&mut self, wait: LockWait, task: u32) -> Next {
         let t = task as usize;
         match wait {
