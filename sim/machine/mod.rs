@@ -27,8 +27,10 @@ pub fn ns_to_ps(ns: f64) -> Ps {
 }
 
 /// The kernel's spinlock of the era (docs/kernel-facts.md §3.2).
+// snake_case: a kind whose name has two words is named as the config's
+// other values are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum LockKind {
     /// 2.6.25-4.1: every waiter spins on the lock word.
     Ticket,
