@@ -63,7 +63,7 @@ impl FutexSystem {
                 Some(self.lock_pi_atomic(memory, task, &f, uaddr, s))
             }
             (Decision::UnlockPiHandOver, FutexOp::UnlockPi { uaddr, .. }) => {
-                Some(self.unlock_pi_hand_over(task, &f, uaddr, s))
+                Some(self.unlock_pi_hand_over(memory, task, &f, uaddr, s))
             }
             (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
         };
