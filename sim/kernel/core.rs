@@ -11,7 +11,7 @@ use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
 use super::placement::{KernelObjects, KeyObjects, STRUCT_PAGE_BYTES};
 use super::plist::PlistHead;
 use super::script::{Cost, LockRef, Script, Step};
-use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
+use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins, WakeBarrier};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::{MemoryModel, Ps};
@@ -607,6 +607,14 @@ impl FutexSystem {
         })
     }
 
+    /// smp_mb() on `task`'s CPU: on x86 `lock addl $0,-4(%rsp)` (since
+    /// 4.15, 450cbdd0125c; mfence before), a locked RMW of a line of the
+    /// task's kernel stack (its futex_q's, which it holds) that waits for
+    /// the store buffer to drain; on arm64 `dmb ish`, as fully ordered.
+    pub(super) fn full_barrier(&self, task: u32) -> Step {
+        Step::access(self.futex_q[task as usize], AccessKind::Rmw)
+    }
+
     /// The per-CPU counter 6.17 takes its reference on.
     pub(super) fn percpu_ref(&self, memory: &MemoryMap, task: u32) -> Mem {
         let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
@@ -826,6 +834,9 @@ impl FutexSystem {
         }));
         if shared {
             self.shared_key_steps(memory, task, uaddr, kind, s);
+        } else if self.hash.design.path.wake_barrier == WakeBarrier::InKeyRefs {
+            // get_futex_key_refs of a private key: "explicit smp_mb(); (B)".
+            s.push(self.full_barrier(task));
         }
         if let KeyKind::PrivateNuma(node) = kind {
             // The word's second half: read, and where it says FUTEX_NO_NODE

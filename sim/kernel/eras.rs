@@ -69,13 +69,22 @@ fn v2_6_29_locks_reads_and_unlocks_nothing_else() {
 }
 
 /// 3.14 (11d4616bd07f): hb_waiters_inc before the lock, queue_unlock's
-/// spin_unlock then hb_waiters_dec; unchanged to 6.15.
+/// spin_unlock then hb_waiters_dec; unchanged to 6.15. To 5.6 a private
+/// key's get_futex_key_refs makes the explicit smp_mb() (B) first.
 #[test]
 fn v3_14_to_v5_7_count_waiters_around_the_lock_and_drop_after_the_unlock() {
-    let want = list(&COUNTED_AROUND);
-    for era in ["v3.14", "v4.6", "v5.7", "aligned-3.14"] {
-        assert_eq!(failing_wait(era, KeyKind::Private, None), want, "{era}");
+    let barrier_first = list(&[&["smp_mb"][..], &COUNTED_AROUND].concat());
+    for era in ["v3.14", "v4.6", "aligned-3.14"] {
+        assert_eq!(
+            failing_wait(era, KeyKind::Private, None),
+            barrier_first,
+            "{era}"
+        );
     }
+    assert_eq!(
+        failing_wait("v5.7", KeyKind::Private, None),
+        list(&COUNTED_AROUND)
+    );
 }
 
 /// fe00e88d217a: futex_q_unlock drops the count before spin_unlock. v6.16
@@ -251,7 +260,11 @@ fn wake_checks_the_waiter_count_not_the_chain() {
         kind: KeyKind::Private,
     };
     let s = k.run(1, wake);
-    assert_eq!(accesses(&k, 1, uaddr, &s), list(&["read hb->waiters"]));
+    // futex_hb_waiters_pending: smp_mb(), then the read (5.7 on).
+    assert_eq!(
+        accesses(&k, 1, uaddr, &s),
+        list(&["smp_mb", "read hb->waiters"])
+    );
     // Task 0's wait has incremented the count and waits for the lock.
     let mut begun = super::script::Script::new();
     k.sys.begin(
@@ -269,7 +282,13 @@ fn wake_checks_the_waiter_count_not_the_chain() {
     // futex_wake's walk reads the head's first link, and finds the chain empty.
     assert_eq!(
         accesses(&k, 1, uaddr, &s),
-        list(&["read hb->waiters", "lock", "read hb->chain.next", "unlock"])
+        list(&[
+            "smp_mb",
+            "read hb->waiters",
+            "lock",
+            "read hb->chain.next",
+            "unlock"
+        ])
     );
     assert_eq!(outcome(&s), (vec![], 0));
     // 2.6.29 has no count: always the lock.
@@ -424,6 +443,7 @@ fn the_chain_is_read_before_it_is_linked_and_unlinked_through_its_neighbours() {
     assert_eq!(
         accesses(&k, 2, uaddr, &wake),
         list(&[
+            "smp_mb",
             "read hb->waiters",
             "lock",
             "read hb->chain.next",
@@ -463,4 +483,34 @@ fn v2_6_29_links_the_first_waiter_into_the_heads_prio_list_too() {
             "unlock",
         ])
     );
+}
+
+/// The barrier (B) that orders a waker's store to the word before its read
+/// of `waiters`: get_futex_key_refs' smp_mb() for a private key in every op
+/// of 3.14 to 5.6, futex_hb_waiters_pending's before the read from 5.7;
+/// 2.6.29 has no count and no barrier.
+#[test]
+fn the_waker_orders_its_store_before_reading_the_waiter_count() {
+    let wake_of = |era: &str| {
+        let mut k = Kernel::of_era(era, 2, None);
+        let uaddr = k.word(0x40);
+        let s = k.run(
+            1,
+            FutexOp::Wake {
+                uaddr,
+                nr: 1,
+                kind: KeyKind::Private,
+            },
+        );
+        accesses(&k, 1, uaddr, &s)
+    };
+    assert_eq!(wake_of("v4.6"), list(&["smp_mb", "read hb->waiters"]));
+    assert_eq!(
+        wake_of("v6.17")[..2],
+        list(&["read fph->hash_mask", "read hb->priv"])
+    );
+    let v6_17 = wake_of("v6.17");
+    let read = v6_17.iter().position(|a| a == "read hb->waiters").unwrap();
+    assert_eq!(v6_17[read - 1], "smp_mb", "{v6_17:?}");
+    assert!(!wake_of("v2.6.29").contains(&"smp_mb".to_string()));
 }

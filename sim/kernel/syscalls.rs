@@ -25,7 +25,7 @@ impl FutexSystem {
         self.in_flight[task as usize] = Some(f);
         match op {
             FutexOp::Wait { uaddr, .. } => self.begin_wait(&f, uaddr, s),
-            FutexOp::Wake { .. } => self.begin_wake(&f, s),
+            FutexOp::Wake { .. } => self.begin_wake(task, &f, s),
             FutexOp::CmpRequeue { .. } => self.begin_requeue(memory, task, s),
             FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(&f, uaddr, s),
             FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(&f, uaddr, s),

@@ -194,7 +194,8 @@ pub fn blocks(s: &Script) -> bool {
 
 /// The accesses and lock steps of a script, in order, each as its kind and
 /// the field it touches: what the era tests compare with the kernel source.
-/// An RMW that orders nothing is a `relaxed-rmw`, an acquire one an `acquire-rmw`.
+/// An RMW that orders nothing is a `relaxed-rmw`, an acquire one an
+/// `acquire-rmw`; a full barrier on the task's stack is `smp_mb`.
 pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
     s.iter()
         .filter_map(|step| {
@@ -208,10 +209,16 @@ pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
                 Step::Unlock(_) => return Some("unlock".into()),
                 _ => return None,
             };
-            Some(format!(
+            let named = format!(
                 "{kind} {}",
                 k.sys.field_name(&k.memory, task, uaddr.addr, m.addr)
-            ))
+            );
+            // smp_mb() is a locked RMW of the task's own stack line.
+            Some(if named == "rmw futex_q" {
+                "smp_mb".into()
+            } else {
+                named
+            })
         })
         .collect()
 }
