@@ -6,7 +6,7 @@
 use crate::analysis::layout;
 use crate::engine::{place_at_fork, Engine, SchedLayout};
 use crate::footprint::{Footprint, MemoryLimit};
-use crate::kernel::core::{first_task_and_count, FutexSystem, TaskInfo};
+use crate::kernel::core::{first_task_and_count, FutexSystem, PerCpuOp, TaskInfo};
 use crate::kernel::futex_hash::SetSlots;
 use crate::kernel::futex_hash::{FutexHash, ProcessInfo};
 use crate::kernel::resize::InRunCreation;
@@ -443,6 +443,7 @@ impl Prepared<'_> {
             setup.mms.clone(),
             &cpu_nodes,
             machine.page_size(),
+            PerCpuOp::of(machine.memory_model),
             memory,
         );
         if let Some(ns) = self.workload.create_every_ns() {

@@ -14,16 +14,16 @@
 //! |---|---|---|
 //! | the wakee's `pi_lock` and `__state` | `try_to_wake_up` | an atomic on its task_struct line, a read, the store of TASK_RUNNING |
 //! | the target runqueue's lock | `ttwu_queue` -> `rq_lock` | the machine's spinlock on `rq->__lock`, a line of its own per CPU homed on the CPU's node |
+//! | the wake list | `ttwu_queue_wakelist` when `ttwu_queue_cond` holds (another LLC, or an idle target) | one RMW of the target runqueue's line by the waker; the target enqueues the task under its own lock, priced as nothing beside its exit from idle |
 //! | the enqueue | `ttwu_do_activate` -> `activate_task` (`rq->nr_running`, the cfs_rq, beside the lock) | a store to the runqueue's line |
 //! | preempting the current task | `wakeup_preempt` -> `resched_curr`, the tick's `task_tick_fair` | at the current task's next return to user space (op boundary); a task spinning in user space at the tick |
-//! | the IPI | `resched_curr` -> `smp_send_reschedule` to a remote CPU | the waker pays `ipi_send`, the target takes it `ipi` later |
+//! | the IPI | `resched_curr` -> `smp_send_reschedule`, or `send_call_function_single_ipi` for the wake list, to a remote CPU | the waker pays `ipi_send`, the target takes it `ipi` later; none to an idle CPU that polls (`idle_polls`: TIF_POLLING_NRFLAG, `set_nr_if_polling`) |
 //! | the target leaving idle | `do_idle` -> cpuidle's exit latency, then `schedule_idle` | C1's exit latency, or C6's once the CPU has been idle past C6's target residency (the ladder governor's promotion) |
 //! | the switch | `__schedule` -> `context_switch` | the profile's `kernel.schedule` |
 //!
 //! Left out: load balancing (a task moves only when placed at a wake-up),
-//! the wake-list queueing of `ttwu_queue_wakelist` (the waker always takes
-//! the remote lock), idle polling (TIF_POLLING_NRFLAG, which saves the IPI
-//! to an mwait-idle CPU), vruntime: runnable tasks take turns in FIFO
+//! the store of TIF_NEED_RESCHED into a polling idle task's flags, the time
+//! a busy target spends in the IPI's handler, vruntime: runnable tasks take turns in FIFO
 //! order, and a woken task preempts the current one (CFS's sleeper credit
 //! of half sched_latency exceeds wakeup_granularity, so a task woken after
 //! a sleep preempts) at its next op boundary or tick, not at once by the
@@ -42,7 +42,7 @@
 use super::event::Event;
 use super::{Engine, Spin, Wait};
 use crate::kernel::script::{Cost, LockRef, Step};
-use crate::kernel::ttwu::{self, WakeeLines};
+use crate::kernel::ttwu::{self, RunqueueAccess, WakeeLines};
 use crate::machine::Machine;
 use crate::machine::{Ps, SchedCosts, TaskPlacement};
 use crate::memory::{Home, Mem, MemoryMap};
@@ -348,6 +348,16 @@ impl Sched {
         (target, read)
     }
 
+    /// ttwu_queue_cond (v6.6): with TTWU_QUEUE, a wake-up onto another CPU
+    /// goes to its wake list when that CPU shares no LLC with the waker's,
+    /// or is idle (no task running or queued).
+    fn queues_on_wake_list(&self, m: &Machine, waker_cpu: u32, target: u32) -> bool {
+        self.costs.ttwu_queue
+            && target != waker_cpu
+            && (m.llc_of(target) != m.llc_of(waker_cpu)
+                || self.cpus[target as usize].current.is_none())
+    }
+
     /// What leaving idle costs a CPU idle since `since`, at `now`.
     fn idle_exit(&self, since: Ps, now: Ps) -> Ps {
         if now.saturating_sub(since) >= self.costs.deep_idle_after {
@@ -408,9 +418,14 @@ impl Engine<'_> {
             }
             _ => (prev, Vec::new()),
         };
-        let rq_lock = s.rq_lock(target);
+        let waker_cpu = self.tasks[waker as usize].cpu;
+        let queue = if s.queues_on_wake_list(self.m, waker_cpu, target) {
+            RunqueueAccess::WakeList(s.layout.runqueues[target as usize])
+        } else {
+            RunqueueAccess::Lock(s.rq_lock(target))
+        };
         let runqueues = read.into_iter().map(|c| s.layout.runqueues[c as usize]);
-        let steps = ttwu::try_to_wake_up(wakee, lines, runqueues, rq_lock);
+        let steps = ttwu::try_to_wake_up(wakee, lines, runqueues, queue);
         let t = &mut self.tasks[waker as usize];
         let at = t.pc as usize;
         t.script.splice(at..at, steps);
@@ -446,13 +461,15 @@ impl Engine<'_> {
         let c = &mut s.cpus[cpu as usize];
         self.tasks[task as usize].on_cpu.deferred = Some(now);
         if c.current.is_none() {
-            let ipi = if remote { s.costs.ipi } else { 0 };
-            let at = now + ipi;
+            // An idle CPU that polls its flags is woken by the store of
+            // TIF_NEED_RESCHED (set_nr_if_polling), without an IPI.
+            let ipi = remote && !s.costs.idle_polls;
+            let at = now + if ipi { s.costs.ipi } else { 0 };
             let since = c.idle_since;
             let at = at + s.idle_exit(since, at) + s.schedule;
             self.sched.cpus[cpu as usize].current = Some(task);
             self.switch_in(task, at);
-            return remote;
+            return ipi;
         }
         c.waiting.push_back(task);
         c.resched_at = c.resched_at.min(now);

@@ -9,11 +9,12 @@
 use super::futex_hash::{Bucket, FutexHash, TableInstance, TableSel};
 use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
 use super::placement::{KernelObjects, KeyObjects, STRUCT_PAGE_BYTES};
+use super::plist::PlistHead;
 use super::script::{Cost, LockRef, Script, Step};
-use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins};
+use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins, WakeBarrier};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
-use crate::machine::Ps;
+use crate::machine::{MemoryModel, Ps};
 use crate::memory::{LineId, Mem, MemoryMap, RegionId};
 
 /// A futex syscall as a workload issues it.
@@ -79,6 +80,47 @@ pub fn first_task_and_count(
         }
     }
     out
+}
+
+/// How this_cpu_inc and this_cpu_dec (6.17's private-hash reference) run
+/// on the machine's architecture, told by its memory model: x86 is the one
+/// TSO architecture futexsim has profiles of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerCpuOp {
+    /// x86: one `incl`/`decl` of a %gs-relative address without a lock
+    /// prefix (arch/x86/include/asm/percpu.h, percpu_add_op), atomic only
+    /// against interrupts on its own CPU: a load and a plain store that
+    /// retires into the store buffer, waiting for no drain.
+    Plain,
+    /// arm64: preemption disabled around an LL/SC loop (ldxr, add, stxr)
+    /// or an LSE STADD with no barrier (arch/arm64/include/asm/percpu.h,
+    /// _pcp_protect and the __percpu_add cases): an atomic that orders
+    /// nothing. POWER and RISC-V take asm-generic's this_cpu_generic_to_op
+    /// (interrupts off, a plain load and store), priced as this: on a
+    /// weakly ordered core neither waits for the stores before it, and the
+    /// two differ by the profile's `rmw` alone.
+    RelaxedAtomic,
+}
+
+impl PerCpuOp {
+    /// The form the architecture of a core of `model` takes.
+    pub fn of(model: MemoryModel) -> PerCpuOp {
+        match model {
+            MemoryModel::Tso => PerCpuOp::Plain,
+            MemoryModel::Weak => PerCpuOp::RelaxedAtomic,
+        }
+    }
+
+    /// The steps of this_cpu_inc or this_cpu_dec of the counter at `counter`.
+    fn steps(self, counter: Mem, s: &mut Script) {
+        match self {
+            PerCpuOp::Plain => s.extend([
+                Step::access(counter, AccessKind::Read),
+                Step::access(counter, AccessKind::Write),
+            ]),
+            PerCpuOp::RelaxedAtomic => s.push(Step::RelaxedRmw(counter)),
+        }
+    }
 }
 
 /// A queued `futex_q`: it lives on the waiter's kernel stack.
@@ -196,6 +238,8 @@ pub struct FutexSystem {
     pub(super) futex_q: Vec<Mem>,
     /// Each CPU's per-CPU line: MCS nodes at 0, the private-hash reference at 128.
     percpu: Vec<(RegionId, u64)>,
+    /// How the architecture increments and decrements a per-CPU counter.
+    percpu_op: PerCpuOp,
     /// The PI state of each contended PI futex (pi.rs).
     pub(super) pi: WordMap<FutexKey, PiState>,
     /// Each task's cached `futex_pi_state` (`current->pi_state_cache`): the
@@ -236,13 +280,14 @@ pub const HEADER_IMMUTABLE: u64 = 33;
 impl FutexSystem {
     /// Adds each task's kernel stack, each CPU's per-CPU area and the
     /// objects shared keys pin to `memory`; keys take offsets within pages
-    /// of `page_size` bytes.
+    /// of `page_size` bytes; per-CPU counters change as `percpu_op` says.
     pub fn new(
         hash: FutexHash,
         tasks: Vec<TaskInfo>,
         mms: Vec<u64>,
         cpu_nodes: &[u32],
         page_size: u64,
+        percpu_op: PerCpuOp,
         memory: &mut MemoryMap,
     ) -> FutexSystem {
         let mut next = 0u32;
@@ -283,6 +328,7 @@ impl FutexSystem {
             in_flight: vec![None; n],
             futex_q,
             percpu,
+            percpu_op,
             pi: WordMap::default(),
             pi_state_cache,
             in_transit: InTransit::default(),
@@ -561,6 +607,14 @@ impl FutexSystem {
         })
     }
 
+    /// smp_mb() on `task`'s CPU: on x86 `lock addl $0,-4(%rsp)` (since
+    /// 4.15, 450cbdd0125c; mfence before), a locked RMW of a line of the
+    /// task's kernel stack (its futex_q's, which it holds) that waits for
+    /// the store buffer to drain; on arm64 `dmb ish`, as fully ordered.
+    pub(super) fn full_barrier(&self, task: u32) -> Step {
+        Step::access(self.futex_q[task as usize], AccessKind::Rmw)
+    }
+
     /// The per-CPU counter 6.17 takes its reference on.
     pub(super) fn percpu_ref(&self, memory: &MemoryMap, task: u32) -> Mem {
         let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
@@ -627,14 +681,14 @@ impl FutexSystem {
                 // futex_ref_get/put: fph->mm, then fph->state, then this CPU's counter.
                 read(header(HEADER_MM), s);
                 read(header(HEADER_REF), s);
-                // this_cpu_inc/dec orders nothing. During a resize's drain the
-                // count is mm->futex_atomic (resize.rs), taken by
-                // atomic_long_inc_not_zero and dropped by
+                // this_cpu_inc/dec, as the architecture runs them. During a
+                // resize's drain the count is mm->futex_atomic (resize.rs),
+                // taken by atomic_long_inc_not_zero and dropped by
                 // atomic_long_dec_and_test, both fully ordered.
-                s.push(match self.atomic_reference(process) {
-                    Some(atomic) => Step::access(atomic, AccessKind::Rmw),
-                    None => Step::RelaxedRmw(self.percpu_ref(memory, task)),
-                });
+                match self.atomic_reference(process) {
+                    Some(atomic) => s.push(Step::access(atomic, AccessKind::Rmw)),
+                    None => self.percpu_op.steps(self.percpu_ref(memory, task), s),
+                }
             }
         }
     }
@@ -780,6 +834,9 @@ impl FutexSystem {
         }));
         if shared {
             self.shared_key_steps(memory, task, uaddr, kind, s);
+        } else if self.hash.design.path.wake_barrier == WakeBarrier::InKeyRefs {
+            // get_futex_key_refs of a private key: "explicit smp_mb(); (B)".
+            s.push(self.full_barrier(task));
         }
         if let KeyKind::PrivateNuma(node) = kind {
             // The word's second half: read, and where it says FUTEX_NO_NODE
@@ -810,7 +867,8 @@ impl FutexSystem {
         (key, bucket)
     }
 
-    /// futex_queue: link the task's futex_q at the tail of the bucket's chain.
+    /// futex_queue: plist_node_init of the task's futex_q, then plist_add
+    /// at the tail of the bucket's chain.
     pub(super) fn queue(
         &mut self,
         memory: &MemoryMap,
@@ -819,21 +877,51 @@ impl FutexSystem {
         key: FutexKey,
         s: &mut Script,
     ) {
+        let head = self.plist_head(memory, bucket);
         let chain = self.chains.entry(bucket).or_default();
-        let tail = chain.last().map(|w| w.task);
+        let ends = chain.first().zip(chain.last()).map(|(first, last)| {
+            (
+                self.futex_q[first.task as usize],
+                self.futex_q[last.task as usize],
+            )
+        });
         chain.push(Waiter { task, key });
-        if let Some(c) = self.field(memory, bucket, FieldName::Chain) {
-            s.push(Step::access(c, AccessKind::Write));
+        let node = self.futex_q[task as usize];
+        s.push(Step::access(node, AccessKind::Write));
+        if let Some(h) = head {
+            s.extend(h.add(ends, node));
         }
-        if let Some(t) = tail {
-            s.push(Step::access(self.futex_q[t as usize], AccessKind::Write));
-        }
-        s.push(Step::access(self.futex_q[task as usize], AccessKind::Write));
     }
 
-    /// Walks a bucket's chain under its lock and unqueues up to `nr` waiters
-    /// on `key` (__futex_unqueue: unlink from the plist, drop the waiter
-    /// count). Returns them in chain order.
+    /// The bucket's chain head, where the design has a chain.
+    pub(super) fn plist_head(&self, memory: &MemoryMap, bucket: Bucket) -> Option<PlistHead> {
+        let (addr, region) = self.hash.field_in(bucket, FieldName::Chain)?;
+        let size = self.hash.design.bucket.field(FieldName::Chain)?.size;
+        Some(PlistHead::new(size, |offset| Mem {
+            addr: addr + offset,
+            line: memory.line_in(region, addr + offset),
+        }))
+    }
+
+    /// plist_del of the futex_q at `at` of `chain` on `head`, from its
+    /// neighbours as they are now; the caller then removes it.
+    pub(super) fn unlink_steps(
+        futex_q: &[Mem],
+        head: Option<PlistHead>,
+        chain: &[Waiter],
+        at: usize,
+    ) -> impl Iterator<Item = Step> {
+        let node = |w: &Waiter| futex_q[w.task as usize];
+        let prev = at.checked_sub(1).and_then(|p| chain.get(p)).map(node);
+        let next = chain.get(at + 1).map(node);
+        let own = node(&chain[at]);
+        head.into_iter().flat_map(move |h| h.del(prev, own, next))
+    }
+
+    /// Walks a bucket's chain under its lock (plist_for_each_entry_safe,
+    /// from the head's first link) and unqueues up to `nr` waiters on `key`
+    /// (__futex_unqueue: plist_del, then the waiter count). Returns them in
+    /// chain order.
     pub(super) fn unqueue_matches(
         &mut self,
         memory: &MemoryMap,
@@ -842,9 +930,10 @@ impl FutexSystem {
         nr: u32,
         s: &mut Script,
     ) -> Vec<u32> {
-        let chain_field = self.field(memory, bucket, FieldName::Chain);
+        let head = self.plist_head(memory, bucket);
         let waiters = self.field(memory, bucket, FieldName::Waiters);
         let mut woken = Vec::new();
+        s.extend(head.map(PlistHead::walk_start));
         let Some(chain) = self.chains.get_mut(&bucket) else {
             return woken;
         };
@@ -856,11 +945,8 @@ impl FutexSystem {
                 AccessKind::Read,
             ));
             if w.key == *key {
+                s.extend(Self::unlink_steps(&self.futex_q, head, chain, i));
                 chain.remove(i);
-                if let Some(c) = chain_field {
-                    s.push(Step::access(c, AccessKind::Write));
-                }
-                // __futex_unqueue.
                 s.extend(waiters.map(waiters_dec_step));
                 woken.push(w.task);
             } else {
@@ -949,6 +1035,9 @@ impl FutexSystem {
         if addr == self.futex_q[task as usize].addr {
             return "futex_q".into();
         }
+        if let Some(other) = self.futex_q.iter().position(|q| q.addr == addr) {
+            return format!("futex_q of task {other}");
+        }
         let pages = memory.regions().iter().find(|r| {
             r.name.starts_with("struct pages") && (r.base..r.base + r.len).contains(&addr)
         });
@@ -967,8 +1056,22 @@ impl FutexSystem {
                     .map(TableSel::Private),
             );
         for table in tables {
-            if let Some((_, Some(field))) = self.hash.locate(table, addr) {
-                return format!("hb->{}", field.as_str());
+            match self.hash.locate(table, addr) {
+                Some((index, Some(FieldName::Chain))) => {
+                    let (start, _) = self
+                        .hash
+                        .field_in(Bucket { table, index }, FieldName::Chain)
+                        .expect("the field just located");
+                    let size = self
+                        .hash
+                        .design
+                        .bucket
+                        .field(FieldName::Chain)
+                        .map_or(0, |f| f.size);
+                    return format!("hb->chain{}", super::plist::word_name(size, addr - start));
+                }
+                Some((_, Some(field))) => return format!("hb->{}", field.as_str()),
+                _ => {}
             }
         }
         format!("{addr:#x}")

@@ -8,7 +8,7 @@
 //! get_futex_key (lock_page before 65d8fc777f6d, get_futex_key_refs before
 //! 8019ad13ef7f and 222993395ed3), futex_wake's futex_hb_waiters_pending.
 
-use super::core::{FutexOp, EAGAIN};
+use super::core::{FutexOp, PerCpuOp, EAGAIN};
 use super::futex_hash::{SetSlots, TableSel};
 use super::key::{FutexNode, KeyKind};
 use super::testing::{accesses, outcome, Kernel};
@@ -69,13 +69,22 @@ fn v2_6_29_locks_reads_and_unlocks_nothing_else() {
 }
 
 /// 3.14 (11d4616bd07f): hb_waiters_inc before the lock, queue_unlock's
-/// spin_unlock then hb_waiters_dec; unchanged to 6.15.
+/// spin_unlock then hb_waiters_dec; unchanged to 6.15. To 5.6 a private
+/// key's get_futex_key_refs makes the explicit smp_mb() (B) first.
 #[test]
 fn v3_14_to_v5_7_count_waiters_around_the_lock_and_drop_after_the_unlock() {
-    let want = list(&COUNTED_AROUND);
-    for era in ["v3.14", "v4.6", "v5.7", "aligned-3.14"] {
-        assert_eq!(failing_wait(era, KeyKind::Private, None), want, "{era}");
+    let barrier_first = list(&[&["smp_mb"][..], &COUNTED_AROUND].concat());
+    for era in ["v3.14", "v4.6", "aligned-3.14"] {
+        assert_eq!(
+            failing_wait(era, KeyKind::Private, None),
+            barrier_first,
+            "{era}"
+        );
     }
+    assert_eq!(
+        failing_wait("v5.7", KeyKind::Private, None),
+        list(&COUNTED_AROUND)
+    );
 }
 
 /// fe00e88d217a: futex_q_unlock drops the count before spin_unlock. v6.16
@@ -130,26 +139,57 @@ fn v6_16_rc1_reads_the_header_four_times_and_bounces_the_rcuref() {
     );
 }
 
-/// v6.17: futex_ref_get/put read fph->mm and fph->state, then this CPU's
-/// counter (this_cpu_inc and this_cpu_dec, which order nothing);
+/// The private hash's reference around a 6.17 op's locked compare:
+/// futex_ref_get/put read fph->mm and fph->state, then change this CPU's
+/// counter as `counter` says; `priv_reads` says whether hb->priv is read
+/// on the way in and out.
+fn v6_17_wait(counter: &[&'static str], priv_reads: bool) -> Vec<String> {
+    let mut reference = vec!["read fph->mm", "read fph->users/state"];
+    reference.extend(counter);
+    let read_priv = priv_reads.then_some("read hb->priv");
+    let mut v = vec!["read fph->hash_mask"];
+    v.extend(read_priv);
+    v.extend(&reference);
+    v.extend(COUNTED_COMPARE);
+    v.extend(read_priv);
+    v.extend(&reference);
+    list(&v)
+}
+
+/// v6.17 on x86: this_cpu_inc and this_cpu_dec are one `incl`/`decl` of a
+/// %gs-relative address without a lock prefix, a load and a plain store:
+/// no RMW, so nothing drains the store buffer for the reference.
 /// a734d9fca84e has no hb->priv to read.
 #[test]
-fn v6_17_counts_per_cpu_and_a734d9fca84e_drops_the_priv_reads() {
-    let reference = [
-        "read fph->mm",
-        "read fph->users/state",
-        "relaxed-rmw percpu futex_ref",
-    ];
-    let mut v617 = vec!["read fph->hash_mask", "read hb->priv"];
-    v617.extend(reference);
-    v617.extend(COUNTED_COMPARE);
-    v617.push("read hb->priv");
-    v617.extend(reference);
-    assert_eq!(failing_wait("v6.17", KeyKind::Private, None), list(&v617));
-    let v_later: Vec<&str> = v617.into_iter().filter(|s| *s != "read hb->priv").collect();
+fn v6_17_counts_per_cpu_with_plain_instructions_on_x86_and_a734d9fca84e_drops_the_priv_reads() {
+    let plain = ["read percpu futex_ref", "write percpu futex_ref"];
+    assert_eq!(
+        failing_wait("v6.17", KeyKind::Private, None),
+        v6_17_wait(&plain, true)
+    );
     assert_eq!(
         failing_wait("a734d9fca84e", KeyKind::Private, None),
-        list(&v_later)
+        v6_17_wait(&plain, false)
+    );
+}
+
+/// v6.17 on arm64: the per-CPU counter is an LL/SC loop or an LSE STADD
+/// with preemption disabled and no barrier: an atomic that orders nothing.
+#[test]
+fn v6_17_counts_per_cpu_with_relaxed_atomics_on_arm64() {
+    let mut k = Kernel::of_era_on("v6.17", 2, None, PerCpuOp::RelaxedAtomic);
+    let uaddr = k.word(0x40);
+    let s = k.run(
+        0,
+        FutexOp::Wait {
+            uaddr,
+            val: 1234,
+            kind: KeyKind::Private,
+        },
+    );
+    assert_eq!(
+        accesses(&k, 0, uaddr, &s),
+        v6_17_wait(&["relaxed-rmw percpu futex_ref"], true)
     );
 }
 
@@ -220,7 +260,11 @@ fn wake_checks_the_waiter_count_not_the_chain() {
         kind: KeyKind::Private,
     };
     let s = k.run(1, wake);
-    assert_eq!(accesses(&k, 1, uaddr, &s), list(&["read hb->waiters"]));
+    // futex_hb_waiters_pending: smp_mb(), then the read (5.7 on).
+    assert_eq!(
+        accesses(&k, 1, uaddr, &s),
+        list(&["smp_mb", "read hb->waiters"])
+    );
     // Task 0's wait has incremented the count and waits for the lock.
     let mut begun = super::script::Script::new();
     k.sys.begin(
@@ -235,9 +279,16 @@ fn wake_checks_the_waiter_count_not_the_chain() {
         &mut begun,
     );
     let s = k.run(1, wake);
+    // futex_wake's walk reads the head's first link, and finds the chain empty.
     assert_eq!(
         accesses(&k, 1, uaddr, &s),
-        list(&["read hb->waiters", "lock", "unlock"])
+        list(&[
+            "smp_mb",
+            "read hb->waiters",
+            "lock",
+            "read hb->chain.next",
+            "unlock"
+        ])
     );
     assert_eq!(outcome(&s), (vec![], 0));
     // 2.6.29 has no count: always the lock.
@@ -251,7 +302,10 @@ fn wake_checks_the_waiter_count_not_the_chain() {
             kind: KeyKind::Private,
         },
     );
-    assert_eq!(accesses(&k, 1, uaddr, &s), list(&["lock", "unlock"]));
+    assert_eq!(
+        accesses(&k, 1, uaddr, &s),
+        list(&["lock", "read hb->chain.next", "unlock"])
+    );
 }
 
 /// FUTEX2_NUMA (cec199c5e39b): get_futex_key reads the word's node; a
@@ -335,4 +389,128 @@ fn waiter_counts_rise_fully_ordered_and_fall_relaxed() {
         .filter(|a| a.starts_with("relaxed-rmw "))
         .count();
     assert!(rises >= 2 && falls >= 2, "{moved:?}");
+}
+
+/// 2.6.39 on (lib/plist.c): futex_queue's plist_node_init, then plist_add
+/// reads the head (plist_head_empty), on a queued chain the first futex_q
+/// (its prio and prio_list), then list_add_tail reads and writes the head's
+/// prev and writes the new node and the old tail's next (the head's own on
+/// an empty chain). futex_wake's plist_for_each_entry_safe starts from the
+/// head's next; plist_del of the first futex_q writes the next one's prev
+/// and the head's next, then resets the node.
+#[test]
+fn the_chain_is_read_before_it_is_linked_and_unlinked_through_its_neighbours() {
+    let mut k = Kernel::of_era("v5.7", 3, None);
+    let uaddr = k.word(0x40);
+    let queued = |linked: &[&str]| {
+        let mut v = vec!["rmw hb->waiters", "lock", "read uaddr", "write futex_q"];
+        v.extend(linked);
+        v.push("unlock");
+        list(&v)
+    };
+    let first = k.wait(0, uaddr);
+    assert_eq!(
+        accesses(&k, 0, uaddr, &first),
+        queued(&[
+            "read hb->chain.next",
+            "read hb->chain.prev",
+            "write hb->chain.prev",
+            "write futex_q",
+            "write hb->chain.next",
+        ])
+    );
+    let second = k.wait(1, uaddr);
+    assert_eq!(
+        accesses(&k, 1, uaddr, &second),
+        queued(&[
+            "read hb->chain.next",
+            "read futex_q of task 0",
+            "read hb->chain.prev",
+            "write hb->chain.prev",
+            "write futex_q",
+            "write futex_q of task 0",
+        ])
+    );
+    let wake = k.run(
+        2,
+        FutexOp::Wake {
+            uaddr,
+            nr: 1,
+            kind: KeyKind::Private,
+        },
+    );
+    assert_eq!(outcome(&wake).0, vec![0]);
+    assert_eq!(
+        accesses(&k, 2, uaddr, &wake),
+        list(&[
+            "smp_mb",
+            "read hb->waiters",
+            "lock",
+            "read hb->chain.next",
+            "read futex_q of task 0",
+            "read futex_q of task 0",
+            "write futex_q of task 1",
+            "write hb->chain.next",
+            "write futex_q of task 0",
+            "relaxed-rmw hb->waiters",
+            "unlock",
+        ])
+    );
+}
+
+/// 2.6.18 to 2.6.38: the head has a prio_list of its own, and the first
+/// futex_q joins it (plist_add's lt_prio) before the node_list.
+#[test]
+fn v2_6_29_links_the_first_waiter_into_the_heads_prio_list_too() {
+    let mut k = Kernel::of_era("v2.6.29", 2, None);
+    let uaddr = k.word(0x40);
+    let s = k.wait(0, uaddr);
+    assert_eq!(
+        accesses(&k, 0, uaddr, &s),
+        list(&[
+            "lock",
+            "read uaddr",
+            "write futex_q",
+            "read hb->chain.prio_list.next",
+            "read hb->chain.prio_list.prev",
+            "write hb->chain.prio_list.prev",
+            "write futex_q",
+            "write hb->chain.prio_list.next",
+            "read hb->chain.prev",
+            "write hb->chain.prev",
+            "write futex_q",
+            "write hb->chain.next",
+            "unlock",
+        ])
+    );
+}
+
+/// The barrier (B) that orders a waker's store to the word before its read
+/// of `waiters`: get_futex_key_refs' smp_mb() for a private key in every op
+/// of 3.14 to 5.6, futex_hb_waiters_pending's before the read from 5.7;
+/// 2.6.29 has no count and no barrier.
+#[test]
+fn the_waker_orders_its_store_before_reading_the_waiter_count() {
+    let wake_of = |era: &str| {
+        let mut k = Kernel::of_era(era, 2, None);
+        let uaddr = k.word(0x40);
+        let s = k.run(
+            1,
+            FutexOp::Wake {
+                uaddr,
+                nr: 1,
+                kind: KeyKind::Private,
+            },
+        );
+        accesses(&k, 1, uaddr, &s)
+    };
+    assert_eq!(wake_of("v4.6"), list(&["smp_mb", "read hb->waiters"]));
+    assert_eq!(
+        wake_of("v6.17")[..2],
+        list(&["read fph->hash_mask", "read hb->priv"])
+    );
+    let v6_17 = wake_of("v6.17");
+    let read = v6_17.iter().position(|a| a == "read hb->waiters").unwrap();
+    assert_eq!(v6_17[read - 1], "smp_mb", "{v6_17:?}");
+    assert!(!wake_of("v2.6.29").contains(&"smp_mb".to_string()));
 }

@@ -14,6 +14,7 @@ pub mod key;
 pub mod page_wait;
 pub mod pi;
 mod placement;
+mod plist;
 pub mod requeue;
 pub mod resize;
 pub mod script;

@@ -13,8 +13,8 @@
 use super::core::{waiters_dec_step, FutexSystem, InFlight, PiState};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
+use super::plist::PlistHead;
 use super::script::{Cost, Decision, Script, Step};
-use super::table::FieldName;
 use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
 
@@ -74,10 +74,13 @@ impl FutexSystem {
         s.push(Step::Unlock(lock));
         s.push(Step::Compute(Cost::Schedule));
         s.push(Step::Block);
-        // Woken as the owner: relock the bucket and leave its chain.
+        // Woken as the owner: relock the bucket and leave its chain as the
+        // top waiter, the head before it (plist_del). The script is written
+        // now, so the head stands for the futex_q behind it too.
         s.push(Step::Lock(lock));
-        if let Some(c) = self.field(memory, f.bucket, FieldName::Chain) {
-            s.push(Step::access(c, AccessKind::Write));
+        let node = self.futex_q[task as usize];
+        if let Some(h) = self.plist_head(memory, f.bucket) {
+            s.extend(h.del(None, node, None));
         }
         // futex_unqueue_pi.
         s.extend(waiters.map(waiters_dec_step));
@@ -90,6 +93,7 @@ impl FutexSystem {
     /// the word, and it is woken.
     pub(super) fn unlock_pi_hand_over(
         &mut self,
+        memory: &MemoryMap,
         task: u32,
         f: &InFlight,
         uaddr: Mem,
@@ -101,7 +105,7 @@ impl FutexSystem {
             s.push(Step::Unlock(lock));
             return EPERM;
         }
-        let Some(next) = self.top_waiter(f.bucket, &f.key, s) else {
+        let Some(next) = self.top_waiter(memory, f.bucket, &f.key, s) else {
             self.pi.remove(&f.key);
             s.push(Step::access(uaddr, AccessKind::Rmw));
             s.push(Step::Unlock(lock));
@@ -119,9 +123,17 @@ impl FutexSystem {
         0
     }
 
-    /// futex_top_waiter: the first futex_q on the chain with this key, taken
-    /// off the chain because it is about to own the lock.
-    fn top_waiter(&mut self, bucket: Bucket, key: &FutexKey, s: &mut Script) -> Option<u32> {
+    /// futex_top_waiter: the first futex_q on the chain with this key (a
+    /// walk from the head's first link), taken off the chain because it is
+    /// about to own the lock.
+    fn top_waiter(
+        &mut self,
+        memory: &MemoryMap,
+        bucket: Bucket,
+        key: &FutexKey,
+        s: &mut Script,
+    ) -> Option<u32> {
+        s.extend(self.plist_head(memory, bucket).map(PlistHead::walk_start));
         let chain = self.chains.get_mut(&bucket)?;
         let futex_q = &self.futex_q;
         let top = chain.iter().position(|w| {

@@ -6,6 +6,7 @@
 use super::core::{waiters_dec_step, waiters_inc_step, FutexOp, FutexSystem, Waiter, EAGAIN};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
+use super::plist::PlistHead;
 use super::script::{Decision, Script, Step};
 use super::table::FieldName;
 use crate::coherence::AccessKind;
@@ -105,9 +106,11 @@ impl FutexSystem {
         ret
     }
 
-    /// requeue_futex for up to `nr` waiters of `from`'s key: each leaves the
-    /// first chain and joins the tail of the second with the new key; the
-    /// task stays asleep. Returns how many moved.
+    /// requeue_futex for up to `nr` waiters of `from`'s key, in a walk of
+    /// the first chain: each leaves it (plist_del, futex_hb_waiters_dec),
+    /// joins the second (futex_hb_waiters_inc, plist_add at the tail) and
+    /// takes the new lock pointer and key; the task stays asleep. Returns
+    /// how many moved.
     fn move_waiters(
         &mut self,
         memory: &MemoryMap,
@@ -116,55 +119,52 @@ impl FutexSystem {
         nr: u32,
         s: &mut Script,
     ) -> usize {
-        let field = |b, f| self.field(memory, b, f);
-        let (chain1, waiters1) = (field(hb1, FieldName::Chain), field(hb1, FieldName::Waiters));
-        let (chain2, waiters2) = (field(hb2, FieldName::Chain), field(hb2, FieldName::Waiters));
-        let mut moved = Vec::new();
-        if let Some(chain) = self.chains.get_mut(&hb1) {
-            let mut i = 0;
-            while i < chain.len() && (moved.len() as u32) < nr {
-                let w = chain[i];
-                s.push(Step::access(
-                    self.futex_q[w.task as usize],
-                    AccessKind::Read,
-                ));
-                if w.key != key1 {
-                    i += 1;
-                } else if hb1 == hb2 {
-                    // Same chain: only the key changes.
-                    chain[i].key = key2;
-                    s.push(Step::access(
-                        self.futex_q[w.task as usize],
-                        AccessKind::Write,
-                    ));
-                    moved.push(w.task);
-                    i += 1;
-                } else {
-                    chain.remove(i);
-                    moved.push(w.task);
-                    // futex_hb_waiters_dec(hb1), futex_hb_waiters_inc(hb2).
-                    s.extend(chain1.map(|m| Step::access(m, AccessKind::Write)));
-                    s.extend(waiters1.map(waiters_dec_step));
-                    s.extend(waiters2.map(waiters_inc_step));
-                    s.extend(chain2.map(|m| Step::access(m, AccessKind::Write)));
-                }
+        let (head1, head2) = (self.plist_head(memory, hb1), self.plist_head(memory, hb2));
+        let waiters1 = self.field(memory, hb1, FieldName::Waiters);
+        let waiters2 = self.field(memory, hb2, FieldName::Waiters);
+        let mut moved = 0;
+        s.extend(head1.map(PlistHead::walk_start));
+        let mut chain = self.chains.remove(&hb1).unwrap_or_default();
+        let mut i = 0;
+        while i < chain.len() && moved < nr {
+            let w = chain[i];
+            let node = self.futex_q[w.task as usize];
+            s.push(Step::access(node, AccessKind::Read));
+            if w.key != key1 {
+                i += 1;
+                continue;
             }
-        }
-        if hb1 != hb2 {
-            for &task in &moved {
-                let chain = self.chains.entry(hb2).or_default();
-                if let Some(tail) = chain.last() {
-                    s.push(Step::access(
-                        self.futex_q[tail.task as usize],
-                        AccessKind::Write,
-                    ));
-                }
-                chain.push(Waiter { task, key: key2 });
-                // The moved futex_q gets its new key and lock pointer.
-                s.push(Step::access(self.futex_q[task as usize], AccessKind::Write));
+            moved += 1;
+            if hb1 == hb2 {
+                // Same chain: only the key changes.
+                chain[i].key = key2;
+                s.push(Step::access(node, AccessKind::Write));
+                i += 1;
+                continue;
             }
+            s.extend(Self::unlink_steps(&self.futex_q, head1, &chain, i));
+            chain.remove(i);
+            s.extend(waiters1.map(waiters_dec_step));
+            s.extend(waiters2.map(waiters_inc_step));
+            let to = self.chains.entry(hb2).or_default();
+            let ends = to.first().zip(to.last()).map(|(first, last)| {
+                (
+                    self.futex_q[first.task as usize],
+                    self.futex_q[last.task as usize],
+                )
+            });
+            to.push(Waiter {
+                task: w.task,
+                key: key2,
+            });
+            s.extend(head2.into_iter().flat_map(|h| h.add(ends, node)));
+            // The moved futex_q gets its new lock pointer and key.
+            s.push(Step::access(node, AccessKind::Write));
         }
-        moved.len()
+        if !chain.is_empty() {
+            self.chains.insert(hb1, chain);
+        }
+        moved as usize
     }
 }
 

@@ -505,14 +505,16 @@ impl FutexSystem {
             let from_lock = self.lock_of(memory, from);
             s.push(Step::Lock(from_lock));
             let waiters = self.chains.remove(&from).unwrap_or_default();
-            let from_chain = self.field(memory, from, FieldName::Chain);
+            let from_head = self.plist_head(memory, from);
             let from_waiters = self.field(memory, from, FieldName::Waiters);
-            for w in waiters {
-                // plist_del and futex_hb_waiters_dec on the old bucket.
-                s.extend(from_chain.map(|c| Step::access(c, AccessKind::Write)));
-                s.push(Step::access(
-                    self.futex_q[w.task as usize],
-                    AccessKind::Write,
+            for (i, &w) in waiters.iter().enumerate() {
+                // plist_del of the chain's first futex_q and
+                // futex_hb_waiters_dec on the old bucket.
+                s.extend(Self::unlink_steps(
+                    &self.futex_q,
+                    from_head,
+                    &waiters[i..],
+                    0,
                 ));
                 s.extend(from_waiters.map(waiters_dec_step));
                 // __futex_hash of the key in the new table.
@@ -523,20 +525,18 @@ impl FutexSystem {
                 let to_lock = self.lock_of(memory, to);
                 s.push(Step::Lock(to_lock));
                 // plist_add at the tail, then `lock_ptr`, both in the futex_q.
+                let to_head = self.plist_head(memory, to);
                 let chain = self.chains.entry(to).or_default();
-                let tail = chain.last().map(|t| t.task);
+                let ends = chain.first().zip(chain.last()).map(|(first, last)| {
+                    (
+                        self.futex_q[first.task as usize],
+                        self.futex_q[last.task as usize],
+                    )
+                });
                 chain.push(w);
-                s.extend(
-                    self.field(memory, to, FieldName::Chain)
-                        .map(|c| Step::access(c, AccessKind::Write)),
-                );
-                if let Some(t) = tail {
-                    s.push(Step::access(self.futex_q[t as usize], AccessKind::Write));
-                }
-                s.push(Step::access(
-                    self.futex_q[w.task as usize],
-                    AccessKind::Write,
-                ));
+                let node = self.futex_q[w.task as usize];
+                s.extend(to_head.into_iter().flat_map(|h| h.add(ends, node)));
+                s.push(Step::access(node, AccessKind::Write));
                 s.push(Step::Unlock(to_lock));
                 if let Some(f) = self.in_flight[w.task as usize].as_mut() {
                     f.bucket = to;

@@ -25,7 +25,7 @@ impl FutexSystem {
         self.in_flight[task as usize] = Some(f);
         match op {
             FutexOp::Wait { uaddr, .. } => self.begin_wait(&f, uaddr, s),
-            FutexOp::Wake { .. } => self.begin_wake(&f, s),
+            FutexOp::Wake { .. } => self.begin_wake(task, &f, s),
             FutexOp::CmpRequeue { .. } => self.begin_requeue(memory, task, s),
             FutexOp::LockPi { uaddr, .. } => self.begin_lock_pi(&f, uaddr, s),
             FutexOp::UnlockPi { uaddr, .. } => self.begin_unlock_pi(&f, uaddr, s),
@@ -63,7 +63,7 @@ impl FutexSystem {
                 Some(self.lock_pi_atomic(memory, task, &f, uaddr, s))
             }
             (Decision::UnlockPiHandOver, FutexOp::UnlockPi { uaddr, .. }) => {
-                Some(self.unlock_pi_hand_over(task, &f, uaddr, s))
+                Some(self.unlock_pi_hand_over(memory, task, &f, uaddr, s))
             }
             (d, op) => unreachable!("decision {d:?} does not belong to {op:?}"),
         };

@@ -180,6 +180,23 @@ pub enum SharedKeyPins {
     PageOnly,
 }
 
+/// Where the era puts the full barrier (B) of the futex ordering comment
+/// (11d4616bd07f): the one that orders a waker's store to the futex word
+/// before its read of `waiters`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WakeBarrier {
+    /// No waiter count to order (before 3.14).
+    None,
+    /// 3.14 to 5.6: get_futex_key_refs' explicit smp_mb() for a private key
+    /// (a shared key's ihold or mmgrab implies it), so in every op's key.
+    InKeyRefs,
+    /// 5.7 on, with get_futex_key_refs gone: futex_hb_waiters_pending's
+    /// smp_mb() before futex_wake reads `waiters`.
+    #[default]
+    BeforeWaitersRead,
+}
+
 /// The accesses of an op's path that are not the table's own, as the era's
 /// code makes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -191,6 +208,8 @@ pub struct OpPath {
     pub waiters_dec_before_unlock: bool,
     #[serde(default)]
     pub shared_key: SharedKeyPins,
+    #[serde(default)]
+    pub wake_barrier: WakeBarrier,
 }
 
 /// A complete table design.
@@ -485,6 +504,7 @@ fn era_design(name: &str) -> Option<TableDesign> {
         path: OpPath {
             waiters_dec_before_unlock: false,
             shared_key: SharedKeyPins::LockPageAndRefs,
+            wake_barrier: WakeBarrier::None,
         },
     };
     let v3_14 = TableDesign {
@@ -494,6 +514,10 @@ fn era_design(name: &str) -> Option<TableDesign> {
         bucket: aligned_64(),
         align: 4096,
         placement: Placement::Interleaved,
+        path: OpPath {
+            wake_barrier: WakeBarrier::InKeyRefs,
+            ..v2_6_29.path
+        },
         ..v2_6_29.clone()
     };
     let v5_7 = TableDesign {
@@ -503,6 +527,7 @@ fn era_design(name: &str) -> Option<TableDesign> {
         path: OpPath {
             waiters_dec_before_unlock: false,
             shared_key: SharedKeyPins::PageOnly,
+            wake_barrier: WakeBarrier::BeforeWaitersRead,
         },
         ..v3_14.clone()
     };
@@ -512,7 +537,7 @@ fn era_design(name: &str) -> Option<TableDesign> {
         placement: Placement::PerNode,
         path: OpPath {
             waiters_dec_before_unlock: true,
-            shared_key: SharedKeyPins::PageOnly,
+            ..v5_7.path
         },
         ..v5_7.clone()
     };
@@ -560,8 +585,8 @@ fn era_design(name: &str) -> Option<TableDesign> {
             era: "v4.6: 3.14's table under qspinlock (4.2); a shared key no longer locks its page (65d8fc777f6d) but still holds mm_count or i_count".into(),
             lock: Some(LockKind::Queued),
             path: OpPath {
-                waiters_dec_before_unlock: false,
                 shared_key: SharedKeyPins::Refs,
+                ..v3_14.path
             },
             ..v3_14
         },

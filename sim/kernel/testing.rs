@@ -2,7 +2,7 @@
 //! a way to run an op's decisions at once, for the kernel's unit tests: they
 //! check what an op does to the kernel's state, with no timing.
 
-use super::core::{FutexOp, FutexSystem, TaskInfo};
+use super::core::{FutexOp, FutexSystem, PerCpuOp, TaskInfo};
 use super::futex_hash::{FutexHash, ProcessInfo, SetSlots};
 use super::key::KeyKind;
 use super::resize::InRunCreation;
@@ -31,11 +31,22 @@ impl Kernel {
     /// The same under the table preset `era`, its process having asked
     /// `set_slots` of PR_FUTEX_HASH.
     pub fn of_era(era: &str, tasks: u32, set_slots: Option<SetSlots>) -> Kernel {
+        Kernel::of_era_on(era, tasks, set_slots, PerCpuOp::Plain)
+    }
+
+    /// The same on an architecture whose per-CPU counters change as
+    /// `percpu_op` says (`of_era`: x86's).
+    pub fn of_era_on(
+        era: &str,
+        tasks: u32,
+        set_slots: Option<SetSlots>,
+        percpu_op: PerCpuOp,
+    ) -> Kernel {
         let process = ProcessInfo {
             set_slots,
             ..ProcessInfo::new(tasks.into(), 0)
         };
-        let (sys, memory) = Kernel::system(era, tasks, 8, 2, process);
+        let (sys, memory) = Kernel::system(era, tasks, (8, 2), process, percpu_op);
         Kernel {
             sys,
             memory,
@@ -50,7 +61,7 @@ impl Kernel {
             created_in_run: true,
             ..ProcessInfo::new(tasks.into(), 0)
         };
-        let (mut sys, mut memory) = Kernel::system(era, tasks, 64, 1, process);
+        let (mut sys, mut memory) = Kernel::system(era, tasks, (64, 1), process, PerCpuOp::Plain);
         let creation = InRunCreation {
             index_in_process: (0..tasks.into()).collect(),
             grace_period,
@@ -68,12 +79,12 @@ impl Kernel {
     fn system(
         era: &str,
         tasks: u32,
-        cpus: u32,
-        nodes: u32,
+        (cpus, nodes): (u32, u32),
         process: ProcessInfo,
+        percpu_op: PerCpuOp,
     ) -> (FutexSystem, MemoryMap) {
         let mut memory = MemoryMap::new(64);
-        memory.add("heap", HEAP, 4096, Home::Node(0));
+        memory.add("heap", HEAP, 2 * 4096, Home::Node(0));
         let design = preset(era).expect("preset");
         let vars = SizingVars {
             cpus: cpus.into(),
@@ -87,7 +98,15 @@ impl Kernel {
         let hash = FutexHash::build(&design, vars, &[process], nodes, &mut memory).expect("builds");
         let infos = (0..tasks).map(|cpu| TaskInfo { process: 0, cpu }).collect();
         let cpu_nodes: Vec<u32> = (0..cpus).map(|c| c / (cpus / nodes)).collect();
-        let sys = FutexSystem::new(hash, infos, vec![MM], &cpu_nodes, PAGE_SIZE, &mut memory);
+        let sys = FutexSystem::new(
+            hash,
+            infos,
+            vec![MM],
+            &cpu_nodes,
+            PAGE_SIZE,
+            percpu_op,
+            &mut memory,
+        );
         (sys, memory)
     }
 
@@ -175,7 +194,8 @@ pub fn blocks(s: &Script) -> bool {
 
 /// The accesses and lock steps of a script, in order, each as its kind and
 /// the field it touches: what the era tests compare with the kernel source.
-/// An RMW that orders nothing is a `relaxed-rmw`, an acquire one an `acquire-rmw`.
+/// An RMW that orders nothing is a `relaxed-rmw`, an acquire one an
+/// `acquire-rmw`; a full barrier on the task's stack is `smp_mb`.
 pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
     s.iter()
         .filter_map(|step| {
@@ -189,10 +209,16 @@ pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
                 Step::Unlock(_) => return Some("unlock".into()),
                 _ => return None,
             };
-            Some(format!(
+            let named = format!(
                 "{kind} {}",
                 k.sys.field_name(&k.memory, task, uaddr.addr, m.addr)
-            ))
+            );
+            // smp_mb() is a locked RMW of the task's own stack line.
+            Some(if named == "rmw futex_q" {
+                "smp_mb".into()
+            } else {
+                named
+            })
         })
         .collect()
 }

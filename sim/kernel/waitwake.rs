@@ -5,6 +5,7 @@
 
 use super::core::{FutexSystem, InFlight, EAGAIN};
 use super::script::{Cost, Decision, Script, Step};
+use super::table::WakeBarrier;
 use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
 
@@ -19,10 +20,15 @@ impl FutexSystem {
         s.push(Step::Decide(Decision::WaitCompare));
     }
 
-    pub(super) fn begin_wake(&self, f: &InFlight, s: &mut Script) {
+    pub(super) fn begin_wake(&self, task: u32, f: &InFlight, s: &mut Script) {
         match f.waiters() {
-            // 3.14+: a barrier and a read of `waiters`; no lock if nobody waits.
+            // 3.14+: a barrier and a read of `waiters`; no lock if nobody
+            // waits. From 5.7 the barrier is futex_hb_waiters_pending's own
+            // smp_mb(); before, get_futex_key's (core.rs).
             Some(w) => {
+                if self.hash.design.path.wake_barrier == WakeBarrier::BeforeWaitersRead {
+                    s.push(self.full_barrier(task));
+                }
                 s.push(Step::access(w, AccessKind::Read));
                 s.push(Step::Decide(Decision::WakeCheckWaiters));
             }

@@ -144,7 +144,8 @@ pub struct ResolvedCosts {
     pub schedule: Ps,
 }
 
-/// The scheduler's timing, in picoseconds (profile.rs SchedulerSpec).
+/// The scheduler's timing, in picoseconds, and how its wake-ups reach an
+/// idle or a distant CPU (profile.rs SchedulerSpec).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedCosts {
     pub placement: TaskPlacement,
@@ -152,6 +153,11 @@ pub struct SchedCosts {
     pub slice: Ps,
     pub ipi_send: Ps,
     pub ipi: Ps,
+    /// An idle CPU polls its need-resched flag: waking it sends no IPI.
+    pub idle_polls: bool,
+    /// TTWU_QUEUE: a wake-up across LLCs, or onto an idle CPU, goes to the
+    /// target's wake list and the target takes its own runqueue lock.
+    pub ttwu_queue: bool,
     pub idle_exit: Ps,
     pub deep_idle_exit: Ps,
     pub deep_idle_after: Ps,
@@ -356,6 +362,8 @@ impl Machine {
                 slice: ns_to_ps(spec.scheduler.slice),
                 ipi_send: ns_to_ps(spec.scheduler.ipi_send),
                 ipi: ns_to_ps(spec.scheduler.ipi),
+                idle_polls: spec.scheduler.idle_polls,
+                ttwu_queue: spec.scheduler.ttwu_queue,
                 idle_exit: ns_to_ps(spec.scheduler.idle_exit),
                 deep_idle_exit: ns_to_ps(spec.scheduler.deep_idle_exit),
                 deep_idle_after: ns_to_ps(spec.scheduler.deep_idle_after),

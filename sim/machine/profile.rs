@@ -803,13 +803,33 @@ impl Default for KernelCosts {
 ///   (sysctl_sched_base_slice, kernel/sched/fair.c, v6.6; min_granularity
 ///   before it) scaled by 1 + ilog2(min(CPUs, 8)) = 4 for 8 CPUs or more
 ///   (SCHED_TUNABLESCALING_LOG): 3 ms.
-/// - `ipi_send`: the waker's cost of sending the IPI, 1600-2000 cycles for
-///   smp_call_function_single to an idle CPU on Westmere (V. Pallipadi,
-///   "Extend mwait idle to optimize away IPIs when possible", LKML
-///   2012-02-06): 700 ns at 2.6 GHz.
+/// - `ipi_send`: the waker's cost of sending a reschedule or call-function
+///   IPI (smp_send_reschedule, send_call_function_single_ipi): one write of
+///   the x2APIC ICR, MSR 0x830 (Intel SDM vol. 3A, 10.12.9: "a single MSR
+///   write to the Interrupt Command Register is required for dispatching an
+///   interrupt in x2APIC mode"; the mode has no delivery-status bit to wait
+///   on). Unmeasured: no published figure of that write alone was found, so
+///   100 ns, plausibly 50-300 ns (a serialising WRMSR of a few hundred
+///   cycles). The 1600-2000 cycles V. Pallipadi measured on Westmere ("Extend
+///   mwait idle to optimize away IPIs when possible", LKML 2012-02-06), this
+///   default's 700 ns before, are smp_call_function_single's synchronous
+///   round trip, the waker waiting for the target to run the function.
 /// - `ipi`: from the IPI's send to the target CPU taking it, 1 us (an IPI's
 ///   round trip is 1-3 us on x86: sgx-step's APIC IPI measurements and the
 ///   kernel's own smp_call_function figures above).
+/// - `idle_polls`: whether an idle CPU keeps TIF_POLLING_NRFLAG set, so a
+///   wake-up sets TIF_NEED_RESCHED on its idle task (set_nr_if_polling,
+///   set_nr_and_not_polling) and sends no IPI: true where the idle states
+///   poll or wait in MWAIT on the thread_info flags (poll_idle;
+///   mwait_idle_with_hints, arch/x86/include/asm/mwait.h, which intel_idle
+///   and acpi_idle's FFH states use); false where they halt and need the
+///   interrupt (WFI on arm64 and RISC-V, HLT in a guest, POWER's cede after
+///   its snooze loop). true by default: x86 on bare metal.
+/// - `ttwu_queue`: sched_feat(TTWU_QUEUE), on by default: ttwu_queue_cond
+///   hands a wake-up to the target CPU's wake list (ttwu_queue_wakelist)
+///   when the target shares no LLC with the waker (518cd6234178), or is
+///   idle (f3dd3f674555, v6.0), and the target takes its own runqueue lock
+///   (sched_ttwu_pending) instead of the waker taking it.
 /// - `idle_exit`, `deep_idle_exit`, `deep_idle_after`: intel_idle's
 ///   Skylake-SP table as `cpupower idle-info` prints it: C1 exits in 2 us;
 ///   C6 exits in 133 us and pays off after 400 us (its target residency),
@@ -829,6 +849,8 @@ pub struct SchedulerSpec {
     pub slice: f64,
     pub ipi_send: f64,
     pub ipi: f64,
+    pub idle_polls: bool,
+    pub ttwu_queue: bool,
     pub idle_exit: f64,
     pub deep_idle_exit: f64,
     pub deep_idle_after: f64,
@@ -857,8 +879,10 @@ impl Default for SchedulerSpec {
             placement: TaskPlacement::Pinned,
             tick_hz: 250,
             slice: 3_000_000.0,
-            ipi_send: 700.0,
+            ipi_send: 100.0,
             ipi: 1000.0,
+            idle_polls: true,
+            ttwu_queue: true,
             idle_exit: 2000.0,
             deep_idle_exit: 133_000.0,
             deep_idle_after: 400_000.0,

@@ -5,7 +5,7 @@ use futexsim::analysis::ticket_lock::TicketLockModel;
 use futexsim::coherence::probe::contended_rmw_ns;
 use futexsim::coherence::AccessKind;
 use futexsim::engine::{Engine, Outcome, SchedLayout};
-use futexsim::kernel::core::{FutexSystem, TaskInfo};
+use futexsim::kernel::core::{FutexSystem, PerCpuOp, TaskInfo};
 use futexsim::kernel::futex_hash::{FutexHash, ProcessInfo};
 use futexsim::kernel::key::{get_futex_key, KeyKind, KeySource};
 use futexsim::kernel::table::{preset as table, SizingVars, TableDesign};
@@ -67,7 +67,15 @@ fn run_process(
         .map(|&cpu| TaskInfo { process: 0, cpu })
         .collect();
     let nodes: Vec<u32> = (0..m.cpus()).map(|c| m.node_of(c)).collect();
-    let futex = FutexSystem::new(hash, infos, vec![MM], &nodes, 4096, &mut memory);
+    let futex = FutexSystem::new(
+        hash,
+        infos,
+        vec![MM],
+        &nodes,
+        4096,
+        PerCpuOp::Plain,
+        &mut memory,
+    );
     let word = |off: u64| Mem {
         addr: HEAP + off,
         line: memory.line_in(heap, HEAP + off),
@@ -130,7 +138,8 @@ fn an_uncontended_op_costs_the_sum_of_its_steps() {
         &[(0, 0)],
         window,
     );
-    // Syscall, key and hash; waiters inc, lock, unlock, waiters dec; all in
+    // Syscall, key (with get_futex_key_refs' smp_mb, a locked RMW of the
+    // task's stack) and hash; waiters inc, lock, unlock, waiters dec; all in
     // L1. The read of the word under the lock is a load nothing after it
     // waits for (the unlock's store commits behind it): it adds nothing.
     // The ticket unlock reads its lock word before its store: one more hit.
@@ -138,7 +147,7 @@ fn an_uncontended_op_costs_the_sum_of_its_steps() {
     let steps = k.syscall / 2 * 2
         + k.futex_key_private
         + k.jhash2
-        + 3 * (m.l1_ps + m.rmw_ps)
+        + 4 * (m.l1_ps + m.rmw_ps)
         + m.l1_ps
         + m.l1_ps;
     let h = &o.metrics.latency;
@@ -1212,13 +1221,65 @@ fn a_wake_up_takes_longer_when_the_wakee_is_idle_on_another_socket() {
     // and task_struct lines come from further away on the other socket.
     assert!(same_cpu.0 < same_socket.0, "{same_cpu:?} {same_socket:?}");
     assert!(same_socket.0 < remote.0, "{same_socket:?} {remote:?}");
-    // The wakee on another CPU waits for the IPI and the exit from idle.
+    // The wakee on another CPU, idle and polling (icx-2s's mwait idle),
+    // waits for no IPI but for its exit from idle.
     let k = &m.sched;
-    assert!(
-        same_socket.1 >= same_cpu.0 + k.ipi + k.idle_exit,
-        "{same_socket:?}"
-    );
+    assert!(k.idle_polls);
+    assert!(same_socket.1 >= same_cpu.0 + k.idle_exit, "{same_socket:?}");
     assert!(remote.1 > same_socket.1, "{same_socket:?} {remote:?}");
+}
+
+/// icx-2s with its scheduler's section changed by `change`.
+fn icx_with(change: impl Fn(&mut futexsim::machine::SchedulerSpec)) -> Machine {
+    let mut spec = machine("icx-2s").unwrap();
+    change(&mut spec.scheduler);
+    Machine::new(spec).unwrap()
+}
+
+#[test]
+fn an_idle_cpu_that_polls_is_woken_without_an_ipi() {
+    let polling = icx_with(|s| s.idle_polls = true);
+    let halting = icx_with(|s| s.idle_polls = false);
+    let (polled, halted) = (wake_up_times(&polling, 1), wake_up_times(&halting, 1));
+    let k = &halting.sched;
+    // Halted, the waker pays the IPI's send and the wakee waits for its
+    // delivery; polling, neither.
+    assert!(halted.0 >= polled.0 + k.ipi_send, "{polled:?} {halted:?}");
+    assert!(halted.1 >= polled.1 + k.ipi, "{polled:?} {halted:?}");
+}
+
+#[test]
+fn the_waker_pays_the_ipis_send_to_a_cpu_that_does_not_poll() {
+    let cheap = icx_with(|s| {
+        s.idle_polls = false;
+        s.ipi_send = 100.0;
+    });
+    let dear = icx_with(|s| {
+        s.idle_polls = false;
+        s.ipi_send = 700.0;
+    });
+    let (cheap_took, dear_took) = (wake_up_times(&cheap, 1).0, wake_up_times(&dear, 1).0);
+    // 600 ns more a send, each wake-up sending one.
+    let more = dear_took.abs_diff(cheap_took + 600_000);
+    assert!(more < 10_000, "{cheap_took} {dear_took}");
+}
+
+#[test]
+fn a_wake_up_across_llcs_is_queued_on_the_target_without_its_runqueue_lock() {
+    let queued = icx_with(|s| s.ttwu_queue = true);
+    let locked = icx_with(|s| s.ttwu_queue = false);
+    let other_socket = (0..queued.cpus())
+        .find(|&c| queued.place(c).socket == 1)
+        .unwrap();
+    assert_ne!(queued.llc_of(0), queued.llc_of(other_socket));
+    let by_list = wake_up_times(&queued, other_socket).0;
+    let by_lock = wake_up_times(&locked, other_socket).0;
+    // The waker neither takes the remote runqueue's lock nor writes the
+    // wakee's state: one remote RMW instead of a lock, a store and a release.
+    assert!(
+        by_list < by_lock,
+        "queued {by_list} ps, locked {by_lock} ps"
+    );
 }
 
 /// A task that runs `ops` in order, then computes 1 ms at a time for good.
@@ -1295,11 +1356,11 @@ fn a_waker_on_a_busy_cpu_places_the_wakee_on_an_idle_cpu_of_its_llc() {
     assert_eq!(m.llc_of(1), m.llc_of(2), "CPU 2 is idle beside CPU 1");
     let placed = wake_latency_beside_a_hog(TaskPlacement::Placed);
     let pinned = wake_latency_beside_a_hog(TaskPlacement::Pinned);
-    // Placed, the wakee runs on an idle CPU after the wake's accesses, the
-    // IPI and a shallow idle exit; pinned, it waits behind the hog's 1 ms
+    // Placed, the wakee runs on an idle CPU after the wake's accesses and
+    // a shallow idle exit (the CPU polls: no IPI); pinned, it waits behind the hog's 1 ms
     // compute step on its own CPU.
     let k = &m.sched;
-    assert!(placed >= k.ipi + k.idle_exit, "{placed}");
+    assert!(placed >= k.idle_exit, "{placed}");
     assert!(placed < 20_000_000, "placed: {placed} ps");
     assert!(pinned > MS / 2, "pinned: {pinned} ps");
 }

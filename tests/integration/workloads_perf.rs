@@ -3,6 +3,7 @@
 
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
+use futexsim::machine::MachineSpec;
 use futexsim::record::RunRecord;
 use futexsim::scenario::{RunError, Scenario, ScenarioError};
 use futexsim::task::RunWindow;
@@ -15,8 +16,13 @@ use futexsim::workload::WorkloadSpec;
 const US: u64 = 1_000_000;
 
 fn run(workload: WorkloadSpec, window: RunWindow) -> RunRecord {
+    run_on(machine("icx-2s").unwrap(), workload, window)
+}
+
+/// `run` on the machine `spec`.
+fn run_on(spec: MachineSpec, workload: WorkloadSpec, window: RunWindow) -> RunRecord {
     Scenario {
-        machine: machine("icx-2s").unwrap(),
+        machine: spec,
         design: table("aligned-3.14").unwrap(),
         workload,
         window,
@@ -81,14 +87,20 @@ fn wake_parallel_wakes_every_waiter_exactly_once() {
 }
 
 #[test]
-fn wake_parallel_wakers_leave_the_barrier_one_wake_up_apart() {
+fn wake_parallel_wakers_leave_the_barrier_one_ipi_apart_and_queue_where_idle_cpus_poll() {
     // perf's wakers pass a pthread barrier whose last arrival wakes them one
-    // try_to_wake_up after another, so each meets the bucket lock nearly
-    // alone: a waker's latency hardly grows with the number of wakers, where
-    // wakers that started at one instant would queue on the lock, the
-    // mean waker waiting for half of the others' hand-offs.
-    let latency = |threads| {
-        let r = run(
+    // try_to_wake_up after another. Where each of those sends an IPI (idle
+    // CPUs that do not poll, 700 ns a send: the SG2042's SBI call), each
+    // waker meets the bucket lock nearly alone, so a waker's latency hardly
+    // grows with the number of wakers. Where idle CPUs poll (icx-2s's mwait
+    // idle), the wake-ups go out a few hundred ns apart, less than a
+    // waker's hold of the bucket lock, and the wakers queue on it.
+    let latency = |threads, polls: bool| {
+        let mut spec = machine("icx-2s").unwrap();
+        spec.scheduler.idle_polls = polls;
+        spec.scheduler.ipi_send = 700.0;
+        let r = run_on(
+            spec,
             WorkloadSpec::PerfWakeParallel(PerfWakeParallel {
                 threads: Some(threads),
                 wakers: None,
@@ -100,8 +112,13 @@ fn wake_parallel_wakers_leave_the_barrier_one_wake_up_apart() {
         assert_eq!(metric(&r, "woken per waker"), 1.0);
         metric(&r, "per-waker latency")
     };
-    let (two, many) = (latency(2), latency(32));
+    let (two, many) = (latency(2, false), latency(32, false));
     assert!(many < 1.5 * two, "2 wakers {two} ms, 32 wakers {many} ms");
+    let (two, many) = (latency(2, true), latency(32, true));
+    assert!(
+        many > 3.0 * two,
+        "polling: 2 wakers {two} ms, 32 wakers {many} ms"
+    );
 }
 
 #[test]
