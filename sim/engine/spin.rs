@@ -230,6 +230,11 @@ impl Engine<'_> {
                     let carries = Carries::Lock(publishes);
                     let stored = self.store(task, now, mem, carries, redo)?;
                     (stored.at, stored.at_once)
+                } else if order == Order::PrefetchForWrite {
+                    // Issued, not waited for; the directory moves the line.
+                    let cpu = self.tasks[task as usize].cpu;
+                    self.dir.prefetch_for_write(self.m, cpu, now, mem.line);
+                    (now, true)
                 } else {
                     // A locked RMW that orders the stores before it starts
                     // once the store buffer drains: it is asked for now and
