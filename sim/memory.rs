@@ -51,6 +51,11 @@ pub struct MemoryMap {
 }
 
 impl Region {
+    /// The id of the region's first line (ids are dense, region after region).
+    pub fn first_line(&self) -> LineId {
+        self.first_line
+    }
+
     /// How many coherence lines the region spans.
     pub fn line_count(&self) -> u32 {
         self.lines

@@ -13,11 +13,13 @@
 //! before the oldest request from elsewhere gets it. Until a waiter is
 //! granted the holder keeps the line, so its own accesses meanwhile hit.
 
+mod board_unit;
 mod counter;
 pub mod probe;
 mod sharers;
 mod stats;
 
+use board_unit::BoardUnits;
 use counter::Counter;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
@@ -141,6 +143,19 @@ struct LineQueue {
     run: u32,
 }
 
+/// What a miss did to the other lines of its coherence unit between boards.
+#[derive(Clone, Copy, Debug, Default)]
+struct UnitMove {
+    /// The unit came from another board, which held a line of it
+    /// exclusively (or held copies a write took): the request pays the
+    /// transfer between boards.
+    crossed: bool,
+    /// Another board still holds a copy of a line of the unit: the line
+    /// read is not the requester's alone (no Exclusive state), so a later
+    /// write asks again and takes the unit.
+    elsewhere: bool,
+}
+
 /// The result of one access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -254,6 +269,121 @@ impl Line {
         }
     }
 
+    /// Drops the copies held off `board`, as the unit leaves the other
+    /// boards, and names again the three sharers that stand for the rest.
+    fn keep_sharers_on(&mut self, m: &Machine, board: u32) {
+        let on_board = |core: u16| m.board_of(core.into()) == board;
+        self.sharers.retain(on_board);
+        let (mut first, mut far) = (NO_CPU, NO_CPU);
+        self.sharers.for_each(|s| {
+            if first == NO_CPU {
+                (first, far) = (s, s);
+            } else if m.level(first.into(), s.into()) > m.level(first.into(), far.into()) {
+                far = s;
+            }
+        });
+        (self.first, self.far) = (first, far);
+        if self.last != NO_CPU && !on_board(self.last) {
+            self.last = first;
+        }
+    }
+
+    /// Where a request its core's caches cannot serve gets its data, and
+    /// when it is in: the class and the completion. The line's server is
+    /// taken for the request's occupancy; the line's state is the caller's
+    /// to change. `crossed`: the request takes the line's coherence unit
+    /// from another board (`Directory::move_unit`).
+    #[inline(always)]
+    fn serve(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        now: Ps,
+        kind: AccessKind,
+        crossed: bool,
+    ) -> (Class, Ps) {
+        let h = &m.hierarchy;
+        let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
+        let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
+        let home = u32::from(self.home);
+        // Where the data comes from, what it costs, and whether the line
+        // changes hands Modified (an ownership transfer holds its server).
+        let (class, mut latency, mut migrates) = if self.owner != NO_CPU {
+            let remote = m.is_remote(self.owner.into(), cpu);
+            let class = match (self.dirty, remote) {
+                (true, false) => Class::LclHitm,
+                (true, true) => Class::RmtHitm,
+                (false, false) => Class::LclHit,
+                (false, true) => Class::RmtHit,
+            };
+            // The holder is snooped, clean or not: a transaction at the home.
+            let latency = m.routed_transfer_ps(self.owner.into(), cpu, home);
+            (class, latency, true)
+        } else if self.sharers.contains(c) {
+            // An upgrade: the data is here, only the other copies must go.
+            (Class::L1Hit, m.l1_ps, true)
+        } else if !self.sharers.is_empty() {
+            let local = self.shared_in(m, domain);
+            let (class, latency) = if local {
+                // The LLC domain has the line: an L3 hit, or a clean forward
+                // from a neighbour through the snoop filter.
+                (Class::LclHit, h.clean_hit_ps)
+            } else {
+                // The nearest of the sharers that stand for the set forwards it.
+                let source = [self.last, self.first, self.far]
+                    .into_iter()
+                    .min_by_key(|&s| m.transfer_ps(s.into(), cpu))
+                    .unwrap_or(self.last);
+                let class = if m.is_remote(source.into(), cpu) {
+                    Class::RmtHit
+                } else {
+                    Class::LclHit
+                };
+                (class, m.routed_transfer_ps(source.into(), cpu, home))
+            };
+            // Only an inclusive LLC's hit needs no snoop, so only it pipelines.
+            (
+                class,
+                latency,
+                kind != AccessKind::Read || !(local && h.llc_inclusive),
+            )
+        } else {
+            let class = if m.is_remote_memory(cpu, home) {
+                Class::DramRmt
+            } else {
+                Class::DramLcl
+            };
+            (class, m.dram_ps(cpu, home), kind != AccessKind::Read)
+        };
+        if crossed {
+            // The unit comes from another board: the transfer between
+            // boards, and it holds the line as an ownership transfer does.
+            latency = latency.max(m.board_ps);
+            migrates = true;
+        }
+        if kind != AccessKind::Read && !self.sharers.is_empty() {
+            // Invalidations go out in parallel; the farthest acknowledgement
+            // bounds the write. The three sharers that stand for the set
+            // include the one farthest from the first.
+            for s in [self.first, self.last, self.far] {
+                if s != c && s != NO_CPU {
+                    latency = latency.max(m.transfer_ps(s.into(), cpu));
+                }
+            }
+        }
+        let start = now.max(self.free_at);
+        let occupancy = if migrates {
+            latency * h.handoff_per_1024 / 1024 + rmw
+        } else {
+            h.read_occupancy_ps
+        };
+        let done = (start + latency).max(self.ready) + rmw;
+        self.free_at = start + occupancy;
+        self.ready = done;
+        (class, done)
+    }
+
     /// Adds a core to the sharers, keeping the three that stand for them.
     fn share(&mut self, m: &Machine, core: u16, cpus: usize) {
         if self.sharers.is_empty() {
@@ -285,6 +415,11 @@ pub struct Directory {
     cpus: usize,
     nodes: u32,
     line_mask: u64,
+    /// Which lines share a coherence unit between boards, where it is
+    /// larger than a line (vSMP's page); None elsewhere.
+    units: Option<BoardUnits>,
+    /// The other lines of the unit a miss moves (kept, so no miss allocates).
+    unit_lines: Vec<LineId>,
 }
 
 impl Directory {
@@ -334,6 +469,10 @@ impl Directory {
             cpus: machine.cpus() as usize,
             nodes: machine.nodes(),
             line_mask: memory.line_size() - 1,
+            units: machine
+                .board_unit_lines_shift()
+                .map(|lines| BoardUnits::new(memory, lines)),
+            unit_lines: Vec::new(),
         }
     }
     /// `cpu` asks for the byte at `addr` in `line` at `now`, as `waiter`
@@ -611,85 +750,20 @@ impl Directory {
         off: u16,
         kind: AccessKind,
     ) -> Outcome {
-        let h = &m.hierarchy;
+        let unit = if self.units.is_some() {
+            self.move_unit(m, cpu, line, kind)
+        } else {
+            UnitMove::default()
+        };
         let c = m.core_of(cpu) as u16;
         let domain = m.llc_of(cpu);
         let l = &mut self.lines[line as usize];
         let stats = &mut self.stats_of[line as usize];
-        let rmw = if kind == AccessKind::Rmw { m.rmw_ps } else { 0 };
-        let home = u32::from(l.home);
-        // Where the data comes from, what it costs, and whether the line
-        // changes hands Modified (an ownership transfer holds its server).
-        let (class, mut latency, migrates) = if l.owner != NO_CPU {
-            let remote = m.is_remote(l.owner.into(), cpu);
-            let class = match (l.dirty, remote) {
-                (true, false) => Class::LclHitm,
-                (true, true) => Class::RmtHitm,
-                (false, false) => Class::LclHit,
-                (false, true) => Class::RmtHit,
-            };
-            if l.dirty {
-                self.totals
-                    .count_hitm(kind, m.node_of(cpu), m.node_of(l.owner.into()));
-            }
-            // The holder is snooped, clean or not: a transaction at the home.
-            let latency = m.routed_transfer_ps(l.owner.into(), cpu, home);
-            (class, latency, true)
-        } else if l.sharers.contains(c) {
-            // An upgrade: the data is here, only the other copies must go.
-            (Class::L1Hit, m.l1_ps, true)
-        } else if !l.sharers.is_empty() {
-            let local = l.shared_in(m, domain);
-            let (class, latency) = if local {
-                // The LLC domain has the line: an L3 hit, or a clean forward
-                // from a neighbour through the snoop filter.
-                (Class::LclHit, h.clean_hit_ps)
-            } else {
-                // The nearest of the sharers that stand for the set forwards it.
-                let source = [l.last, l.first, l.far]
-                    .into_iter()
-                    .min_by_key(|&s| m.transfer_ps(s.into(), cpu))
-                    .unwrap_or(l.last);
-                let class = if m.is_remote(source.into(), cpu) {
-                    Class::RmtHit
-                } else {
-                    Class::LclHit
-                };
-                (class, m.routed_transfer_ps(source.into(), cpu, home))
-            };
-            // Only an inclusive LLC's hit needs no snoop, so only it pipelines.
-            (
-                class,
-                latency,
-                kind != AccessKind::Read || !(local && h.llc_inclusive),
-            )
-        } else {
-            let class = if m.is_remote_memory(cpu, home) {
-                Class::DramRmt
-            } else {
-                Class::DramLcl
-            };
-            (class, m.dram_ps(cpu, home), kind != AccessKind::Read)
-        };
-        if kind != AccessKind::Read && !l.sharers.is_empty() {
-            // Invalidations go out in parallel; the farthest acknowledgement
-            // bounds the write. The three sharers that stand for the set
-            // include the one farthest from the first.
-            for s in [l.first, l.last, l.far] {
-                if s != c && s != NO_CPU {
-                    latency = latency.max(m.transfer_ps(s.into(), cpu));
-                }
-            }
+        let (class, done) = l.serve(m, cpu, now, kind, unit.crossed);
+        if matches!(class, Class::LclHitm | Class::RmtHitm) {
+            self.totals
+                .count_hitm(kind, m.node_of(cpu), m.node_of(l.owner.into()));
         }
-        let start = now.max(l.free_at);
-        let occupancy = if migrates {
-            latency * h.handoff_per_1024 / 1024 + rmw
-        } else {
-            h.read_occupancy_ps
-        };
-        let done = (start + latency).max(l.ready) + rmw;
-        l.free_at = start + occupancy;
-        l.ready = done;
         let sharing = (class.is_transfer() || class == Class::L1Hit) && l.writer_off != NO_OFFSET;
         let falsely = sharing.then_some(l.writer_off != off);
         match kind {
@@ -699,7 +773,7 @@ impl Directory {
                     l.owner = NO_CPU;
                     l.share(m, owner, self.cpus);
                     l.share(m, c, self.cpus);
-                } else if l.sharers.is_empty() {
+                } else if l.sharers.is_empty() && !unit.elsewhere {
                     l.owner = c;
                 } else {
                     l.share(m, c, self.cpus);
@@ -732,20 +806,65 @@ impl Directory {
         self.totals.count(kind, class, done - now, falsely);
         if kind == AccessKind::Read && class != Class::L1Hit {
             match buddy {
-                Buddy::Next => self.fetch_buddy(m, c, domain, now, line + 1),
-                Buddy::Previous => self.fetch_buddy(m, c, domain, now, line - 1),
+                Buddy::Next => self.fetch_buddy(m, c, domain, now, line + 1, unit.elsewhere),
+                Buddy::Previous => self.fetch_buddy(m, c, domain, now, line - 1, unit.elsewhere),
                 Buddy::None => {}
             }
         }
         Outcome { done, class }
     }
 
+    /// A prefetch for write (x86's PREFETCHW; the qspinlock head's
+    /// prefetchw of its successor's node) by `cpu` at `now`: a request for
+    /// ownership that writes nothing. It takes the line exclusive into the
+    /// core (a Modified copy moves as it is, dirty), invalidating the other
+    /// copies, and holds the line's server as an ownership transfer does;
+    /// it counts no write (a spinner on the line reads the same value, so
+    /// none wakes), no demand access and no HITM (perf c2c samples loads
+    /// and stores, not prefetches). The caller does not wait for it; a hit
+    /// of the core in the line completes no earlier than its data arrives.
+    pub fn prefetch_for_write(&mut self, m: &Machine, cpu: u32, now: Ps, line: LineId) {
+        let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
+        self.lines[line as usize].age(&m.hierarchy, &self.fills);
+        if self.lines[line as usize].owner == c {
+            return;
+        }
+        let unit = if self.units.is_some() {
+            self.move_unit(m, cpu, line, AccessKind::Write)
+        } else {
+            UnitMove::default()
+        };
+        let l = &mut self.lines[line as usize];
+        let (class, _) = l.serve(m, cpu, now, AccessKind::Write, unit.crossed);
+        // Exclusive, clean unless a Modified copy moved.
+        l.dirty = l.owner != NO_CPU && l.dirty;
+        l.sharers.clear();
+        l.owner = c;
+        l.last = c;
+        l.llc = domain as u16;
+        l.llc_stamp = self.fills[domain as usize];
+        if class != Class::L1Hit {
+            self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
+        }
+    }
+
     /// The adjacent-line prefetcher brings the other line of a missed line's
     /// 128-byte pair into core `c`, shared. It is no demand access (perf c2c
     /// samples none), so it is not counted; it takes a read's turn on the
     /// pair line's server, and a copy Modified elsewhere is downgraded as a
-    /// read would downgrade it, so the next write there misses again.
-    fn fetch_buddy(&mut self, m: &Machine, c: u16, domain: u32, now: Ps, line: LineId) {
+    /// read would downgrade it, so the next write there misses again. Where
+    /// another board holds a copy of the pair's unit (`shared_elsewhere`),
+    /// the buddy comes in shared even when no other cache holds it.
+    fn fetch_buddy(
+        &mut self,
+        m: &Machine,
+        c: u16,
+        domain: u32,
+        now: Ps,
+        line: LineId,
+        shared_elsewhere: bool,
+    ) {
         let h = &m.hierarchy;
         let l = &mut self.lines[line as usize];
         l.age(h, &self.fills);
@@ -758,7 +877,7 @@ impl Directory {
             l.dirty = false;
             l.share(m, owner, self.cpus);
         }
-        if l.sharers.is_empty() {
+        if l.sharers.is_empty() && !shared_elsewhere {
             l.owner = c;
         } else {
             l.share(m, c, self.cpus);
@@ -769,6 +888,49 @@ impl Directory {
         l.llc = domain as u16;
         l.llc_stamp = self.fills[domain as usize];
         self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
+    }
+
+    /// A miss on a machine whose boards keep coherence by a unit of several
+    /// lines (vSMP's page) takes the unit as the software does: a write
+    /// invalidates every line of the unit another board holds, a read
+    /// downgrades the lines another board holds exclusively (their data
+    /// moves with the unit, written back). Either way the request crossed
+    /// boards when another board held the unit so, and it pays the
+    /// transfer between boards for it.
+    #[cold]
+    #[inline(never)]
+    fn move_unit(&mut self, m: &Machine, cpu: u32, line: LineId, kind: AccessKind) -> UnitMove {
+        let Some(units) = &self.units else {
+            return UnitMove::default();
+        };
+        units.others(line, &mut self.unit_lines);
+        let board = m.board_of(cpu);
+        let off_board = |core: u16| core != NO_CPU && m.board_of(core.into()) != board;
+        let mut moved = UnitMove::default();
+        for &other in &self.unit_lines {
+            let l = &mut self.lines[other as usize];
+            l.age(&m.hierarchy, &self.fills);
+            if off_board(l.owner) {
+                moved.crossed = true;
+                let owner = l.owner;
+                l.owner = NO_CPU;
+                l.dirty = false;
+                if kind == AccessKind::Read {
+                    l.share(m, owner, self.cpus);
+                    moved.elsewhere = true;
+                }
+            } else if !l.sharers.is_empty() && (off_board(l.first) || off_board(l.far)) {
+                // `far` is the sharer farthest from `first`: with a copy
+                // on another board than `first`'s, it is on one.
+                if kind == AccessKind::Read {
+                    moved.elsewhere = true;
+                } else {
+                    moved.crossed = true;
+                    l.keep_sharers_on(m, board);
+                }
+            }
+        }
+        moved
     }
 
     /// Starts loading a line's state into the host's cache: an op knows
@@ -1119,6 +1281,78 @@ mod tests {
         // Home on the other socket: to it, back to the holder, then the data.
         let far = m.remote_latency_ps(0, 1);
         assert_eq!(cost(1), (far + far + m.node_ps) / 2);
+    }
+
+    #[test]
+    fn a_write_across_boards_takes_every_line_of_its_unit_from_the_other_board() {
+        for board_line in [4096, 64] {
+            let m = machine_with("vsmp-32", |s| s.coherence.board_line = Some(board_line));
+            let far = (1..m.cpus())
+                .find(|&c| m.board_of(c) != m.board_of(0))
+                .unwrap();
+            let mut d = directory(&m, 4096, 0);
+            // CPU 0 writes line 0 of a page; a CPU of another board writes
+            // line 5 of the same page, then CPU 0 reads its line again.
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+            d.access(&m, far, 1_000_000, 5, 0x10_0140, AccessKind::Write);
+            let again = d.access(&m, 0, 2_000_000, 0, 0x10_0000, AccessKind::Read);
+            if board_line == 4096 {
+                assert_ne!(again.class, Class::L1Hit, "the unit left board 0");
+                assert!(again.done - 2_000_000 >= m.board_ps, "{again:?}");
+            } else {
+                assert_eq!(again.class, Class::L1Hit, "lines move alone");
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_across_boards_shares_the_unit_so_the_next_write_takes_it_back() {
+        let m = Machine::new(preset("vsmp-32").unwrap()).unwrap();
+        let far = (1..m.cpus())
+            .find(|&c| m.board_of(c) != m.board_of(0))
+            .unwrap();
+        let mut d = directory(&m, 4096, 0);
+        d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        // The other board reads another line of the page: CPU 0's copy of
+        // line 0 is downgraded, still readable, but no longer its own.
+        let read = d.access(&m, far, 1_000_000, 8, 0x10_0200, AccessKind::Read);
+        assert!(read.done - 1_000_000 >= m.board_ps, "{read:?}");
+        let hit = d.access(&m, 0, 2_000_000, 0, 0x10_0000, AccessKind::Read);
+        assert_eq!(hit.class, Class::L1Hit);
+        let write = d.access(&m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Write);
+        assert!(write.done - 3_000_000 >= m.board_ps, "{write:?}");
+        // The write took the page: the other board's line 8 is gone.
+        let again = d.access(&m, far, 4_000_000, 8, 0x10_0200, AccessKind::Read);
+        assert_ne!(again.class, Class::L1Hit);
+    }
+
+    #[test]
+    fn a_prefetch_for_write_takes_the_line_exclusive_and_writes_nothing() {
+        let (m, mut d) = waiting_setup();
+        // CPU 1 dirties the line, CPU 2 reads it: both hold copies.
+        d.access(&m, 1, 0, 0, 0x1000, AccessKind::Write);
+        d.access(&m, 2, 1_000_000, 0, 0x1000, AccessKind::Read);
+        let (writes, totals) = (d.writes(0), d.totals.clone());
+        d.prefetch_for_write(&m, 0, 2_000_000, 0);
+        // Nothing written: no write counted (so no spinner wakes), no access.
+        assert_eq!(d.writes(0), writes);
+        assert_eq!(d.totals, totals);
+        // The line is CPU 0's alone: its store hits, the others' reads miss.
+        assert!(d.owned_by(&m, 0, 0));
+        let store = d.access(&m, 0, 3_000_000, 0, 0x1000, AccessKind::Write);
+        assert_eq!(store.class, Class::L1Hit);
+        let read = d.access(&m, 2, 4_000_000, 0, 0x1000, AccessKind::Read);
+        assert_eq!(read.class, Class::LclHitm);
+    }
+
+    #[test]
+    fn a_hit_after_a_prefetch_for_write_waits_for_its_data() {
+        let (m, mut d) = waiting_setup();
+        d.access(&m, 32, 0, 0, 0x1000, AccessKind::Write);
+        d.prefetch_for_write(&m, 0, 1_000_000, 0);
+        let store = d.access(&m, 0, 1_000_000, 0, 0x1000, AccessKind::Write);
+        assert_eq!(store.class, Class::L1Hit);
+        assert!(store.done >= 1_000_000 + m.transfer_ps(32, 0), "{store:?}");
     }
 
     #[test]

@@ -106,6 +106,35 @@ impl SharerSet {
         }
     }
 
+    /// Keeps only the CPUs `keep` says to (a bitmap stays allocated).
+    pub fn retain(&mut self, mut keep: impl FnMut(u16) -> bool) {
+        match self {
+            SharerSet::Few { len, cpus } => {
+                let mut kept = 0;
+                for i in 0..*len as usize {
+                    if keep(cpus[i]) {
+                        cpus[kept] = cpus[i];
+                        kept += 1;
+                    }
+                }
+                *len = kept as u8;
+            }
+            SharerSet::Many(m) => {
+                for (w, word) in m.bits.iter_mut().enumerate() {
+                    let mut rest = *word;
+                    while rest != 0 {
+                        let bit = rest.trailing_zeros();
+                        rest &= rest - 1;
+                        if !keep((w * 64) as u16 + bit as u16) {
+                            *word &= !(1 << bit);
+                            m.count -= 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Every CPU in the set, in no particular order.
     pub fn for_each(&self, mut f: impl FnMut(u16)) {
         match self {
@@ -140,10 +169,25 @@ mod tests {
         s.for_each(|c| seen.push(c));
         seen.sort();
         assert_eq!(seen, [3, 17, 18, 19, 20, 21, 4000, 4095]);
+        s.retain(|c| c != 17 && c < 4000);
+        assert_eq!(s.len(), 5);
+        assert!(s.contains(3) && !s.contains(17) && !s.contains(4000) && s.contains(21));
         s.clear();
         assert!(s.is_empty() && !s.contains(4000) && matches!(s, SharerSet::Many(_)));
         s.insert(7, 4096);
         assert!(s.contains(7) && s.len() == 1);
+    }
+
+    #[test]
+    fn retain_keeps_only_the_chosen_cpus_inline() {
+        let mut s = SharerSet::default();
+        for cpu in [5, 9, 2] {
+            s.insert(cpu, 64);
+        }
+        s.retain(|c| c != 9);
+        let mut seen = Vec::new();
+        s.for_each(|c| seen.push(c));
+        assert_eq!(seen, [5, 2]);
     }
 
     #[test]

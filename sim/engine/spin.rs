@@ -232,6 +232,12 @@ impl Engine<'_> {
                         let stored = self.store(task, now, mem, carries, redo)?;
                         (stored.at, stored.at_once)
                     }
+                    Order::PrefetchForWrite => {
+                        // Issued, not waited for; the directory moves the line.
+                        let cpu = self.tasks[task as usize].cpu;
+                        self.dir.prefetch_for_write(self.m, cpu, now, mem.line);
+                        (now, true)
+                    }
                     Order::Load => {
                         let Some(out) = self.request(task, now, mem, kind) else {
                             return self.park(task, redo());

@@ -178,6 +178,12 @@ pub enum Order {
     /// xchg_tail, behind the smp_wmb that publishes the node): the stores
     /// before it drain first, on every core.
     Full,
+    /// A prefetch for write (prefetchw): a request for ownership of the
+    /// line that the task does not wait for. It takes no store-buffer
+    /// slot, waits for no store before it and holds back none after it,
+    /// and writes nothing: the line's spinners are not woken and no write
+    /// is counted. The access's kind is what it asks the line for.
+    PrefetchForWrite,
     /// An acquire or relaxed atomic (the queued lock's
     /// atomic_try_cmpxchg_acquire, fetch_set_pending_acquire, the last
     /// waiter's cmpxchg_relaxed): the stores before it drain first only on
@@ -436,10 +442,11 @@ impl Locks {
                 match self.node_next[t] {
                     NONE => Next::Look(head),
                     next => Next::Do {
-                        // prefetchw(next): ownership of the successor's node.
+                        // prefetchw(next): ownership of the successor's
+                        // node, for the hand-on store to come.
                         mem: self.mcs_nodes[next as usize],
                         kind: AccessKind::Write,
-                        order: Order::Posted,
+                        order: Order::PrefetchForWrite,
                         publishes: Publishes::Nothing,
                         after: After::Look(head),
                     },
@@ -712,6 +719,37 @@ mod tests {
         assert_eq!(
             l.arrive(LOCK, 5),
             on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
+        );
+    }
+
+    #[test]
+    fn a_queued_waiter_made_head_prefetches_its_successors_node_for_write_not_by_a_store() {
+        let mut l = locks(LockKind::Queued);
+        let queued = LockWait::Queued { lock: LOCK };
+        // 1 holds, 2 pends, 3 heads the queue, 4 and 5 queue behind it.
+        l.arrive(LOCK, 1);
+        for task in 2..=5 {
+            l.arrive(LOCK, task);
+            if let Next::Do {
+                after: After::Move(LockWait::Link { prev, .. }),
+                ..
+            } = l.next(LockWait::Slow { lock: LOCK }, task)
+            {
+                l.publish(Publishes::Link { prev, task }, 0);
+            }
+        }
+        l.publish(Publishes::HandOn { next: 4 }, 0);
+        // 4 is the head now, 5 behind it: it asks for 5's node for write,
+        // a request for ownership that carries nothing and is no store.
+        assert_eq!(
+            l.next(queued, 4),
+            Next::Do {
+                mem: node_of(5),
+                kind: AccessKind::Write,
+                order: Order::PrefetchForWrite,
+                publishes: Publishes::Nothing,
+                after: After::Look(LockWait::Head { lock: LOCK })
+            }
         );
     }
 

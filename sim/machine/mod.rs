@@ -128,7 +128,11 @@ pub struct Machine {
     /// each other).
     pub smt_stretch_permille: u64,
     pub line_shift: u32,
-    pub board_line_shift: Option<u32>,
+    /// The coherence unit between boards, where it is larger than a line
+    /// (vSMP keeps boards coherent by the 4 KiB page): a request that
+    /// crosses boards moves and invalidates the whole unit
+    /// (`coherence::Directory`).
+    board_line_shift: Option<u32>,
     pub hierarchy: Hierarchy,
     pub costs: ResolvedCosts,
     pub sched: SchedCosts,
@@ -411,6 +415,18 @@ impl Machine {
     }
     pub fn node_of(&self, cpu: u32) -> u32 {
         self.places[cpu as usize].node
+    }
+    /// The board a CPU (or a core, named by its first CPU) sits on.
+    #[inline]
+    pub fn board_of(&self, cpu: u32) -> u32 {
+        self.places[cpu as usize].board
+    }
+    /// How many lines one coherence unit between boards holds, as a shift:
+    /// None where boards keep coherence by the line (or there is one board).
+    pub fn board_unit_lines_shift(&self) -> Option<u32> {
+        self.board_line_shift
+            .map(|shift| shift - self.line_shift)
+            .filter(|&lines| lines > 0)
     }
     pub fn lock_kind(&self) -> LockKind {
         self.spec.kernel.lock

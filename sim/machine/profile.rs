@@ -535,7 +535,10 @@ pub struct CoherenceSpec {
     /// size, not a stand-in for the adjacent-line prefetcher
     /// (`adjacent_line_prefetch`).
     pub line: u64,
-    /// Coherence unit between boards (vSMP: 4096).
+    /// Coherence unit between boards (vSMP: 4096, a page): a request that
+    /// crosses boards moves the whole unit, and invalidates every line of
+    /// it the other boards hold (a write), or downgrades their modified
+    /// ones (a read). Absent: boards exchange single lines.
     #[serde(default)]
     pub board_line: Option<u64>,
     /// A clean line served inside the requester's last-level cache domain:

@@ -777,6 +777,43 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
 }
 
 #[test]
+fn a_queued_lock_heads_prefetch_of_its_successors_node_counts_as_no_store() {
+    // Five tasks take one queued lock once each, 100 ns apart, holding it
+    // 2 us: the first holds it, the second pends, the third heads the MCS
+    // queue, the fourth and fifth (on the other socket) queue behind it.
+    // Made head, the fourth prefetches the fifth's node for write. The
+    // window leaves room for every release (the last about 10.5 us in).
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS / 10,
+    };
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        let lock = LockRef::new(0, word(0));
+        (1..=5)
+            .map(|k| {
+                script([
+                    Op::Compute(k * 100 * NS),
+                    Op::SpinLock(lock),
+                    Op::Compute(2000 * NS),
+                    Op::SpinUnlock(lock),
+                ])
+            })
+            .collect()
+    };
+    let o = run_on_plain_table(&m, &[0, 1, 2, 3, 32], programs, window);
+    assert_eq!(o.metrics.stale_acquisitions, 0);
+    // Every store and atomic of the protocol, and nothing for the prefetch:
+    // the fast path's cmpxchg and the release (1: 2); the cmpxchg,
+    // fetch_set_pending, clear_pending_set_locked and the release (2: 4);
+    // the cmpxchg, xchg_tail, set_locked, the hand-on and the release (3:
+    // 5); the cmpxchg, xchg_tail, its link, set_locked, the hand-on and the
+    // release (4: 6); the cmpxchg, xchg_tail, its link, the last waiter's
+    // cmpxchg and the release (5: 5).
+    assert_eq!(o.directory.totals.stores, 22);
+}
+
+#[test]
 fn a_queued_lock_on_a_weakly_ordered_core_does_not_wait_for_the_stores_before_it() {
     // CPU 40 dirties a word; a microsecond later CPU 0 stores to it (a
     // transfer it must wait for to commit), then takes an uncontended

@@ -208,6 +208,30 @@ fn every_solver_thread_runs_every_step_behind_the_barrier() {
     }
 }
 
+#[test]
+fn the_fea_solver_on_vsmp_pays_for_its_page_sized_coherence_unit() {
+    // Four processes of eight threads, one per board: the solver's shared
+    // words and the kernel's table lines of one page are written from
+    // several boards, which vSMP's 4 KiB unit makes them share.
+    let solver = FeaSolver {
+        steps: 20,
+        ..serde_json::from_str("{}").unwrap()
+    };
+    let solve = |board_line: u64| {
+        let mut m = machine("vsmp-32").unwrap();
+        m.coherence.board_line = Some(board_line);
+        let r = run(
+            m,
+            "fixed-256",
+            WorkloadSpec::FeaSolver(solver.clone()),
+            UNTIL_EXIT,
+        );
+        extra(&r, "solve time")
+    };
+    let (page, line) = (solve(4096), solve(64));
+    assert!(page > line, "4 KiB unit {page} s, 64-byte unit {line} s");
+}
+
 /// A one-node arm64 machine with enough cores for the report's 96 processes.
 fn arm64_96(numa_fake: u32) -> MachineSpec {
     let mut m = machine("arm64-8").unwrap();
