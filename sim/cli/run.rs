@@ -339,12 +339,7 @@ struct Measured {
 }
 
 /// Writes the result set and the speed log beside it (the caller holds the lock).
-fn publish(
-    dir: &Path,
-    set: &ResultSet,
-    speed: &SpeedLog,
-    layout: Layout,
-) -> Result<(), CliError> {
+fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog, layout: Layout) -> Result<(), CliError> {
     futexsim::report::write(dir, set, speed, layout).map_err(|e| match CliError::from(e) {
         CliError::Failed(e) => {
             CliError::Failed(format!("writing the report in {}: {e}", dir.display()))

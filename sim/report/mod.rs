@@ -227,7 +227,10 @@ fn write_plain(dir: &Path, rendered: &[File], entries: &BTreeSet<&str>) -> Resul
         files::remove(&dir.join(path), REPORT_FILE_CAP, &|b: &[u8]| {
             old.proves(path, b)
         })?;
-        if let Some(parent) = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Some(parent) = Path::new(path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
             files::remove_empty_dir(&dir.join(parent))?;
         }
     }
