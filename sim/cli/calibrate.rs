@@ -1,5 +1,9 @@
 //! `futexsim calibrate`: measures this machine and writes its profile, one
-//! that a config names with `preset = "path"` and runs as written.
+//! that a config names with `preset = "path"` and runs as written. The
+//! profile goes where `--out` says, or to the user's configuration
+//! directory (`$XDG_CONFIG_HOME/futexsim/machines/host.toml`, else
+//! `~/.config/...`): never into whatever directory calibrate runs in, which
+//! may be a checkout of the project.
 
 use crate::cli::machine::{base_profile, check_profile_path, write_profile};
 use crate::cli::CliError;
@@ -15,12 +19,36 @@ pub struct CalibrateArgs {
     /// The profile (a shipped name or a file) the figures not measured come from.
     #[arg(long, default_value = "icx-2s")]
     pub base: String,
-    /// Where the profile is written.
-    #[arg(long, default_value = "configs/machines/host.toml")]
-    pub out: PathBuf,
+    /// Where the profile is written ($XDG_CONFIG_HOME/futexsim/machines/host.toml,
+    /// else ~/.config/futexsim/machines/host.toml, by default).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Measure briefly (a second or two; the figures are noisier).
     #[arg(long)]
     pub quick: bool,
+    /// Write the profile even when a figure's samples spread too widely or
+    /// an ordering is one no machine shows (a busy or shared machine).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// The profile's default path: the user's configuration directory.
+fn default_out() -> Result<PathBuf, CliError> {
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|home| PathBuf::from(home).join(".config"))
+        })
+        .ok_or_else(|| {
+            CliError::Input(
+                "neither XDG_CONFIG_HOME nor HOME is set: say where the profile goes with --out"
+                    .into(),
+            )
+        })?;
+    Ok(config_home.join("futexsim/machines/host.toml"))
 }
 
 pub fn run(args: &CalibrateArgs, out: &mut impl Write) -> Result<(), CliError> {
@@ -29,21 +57,40 @@ pub fn run(args: &CalibrateArgs, out: &mut impl Write) -> Result<(), CliError> {
     } else {
         Effort::FULL
     };
-    calibrate(&args.base, &args.out, effort, out).map(|_| ())
+    let path = match &args.out {
+        Some(path) => path.clone(),
+        None => default_out()?,
+    };
+    calibrate(&args.base, &path, effort, args.force, out).map(|_| ())
 }
 
-/// Measures, writes the profile to `path`, reports the figures, and returns it.
+/// Measures, writes the profile to `path`, reports the figures, and returns
+/// it. Implausible figures are warned of, and refuse the write unless `force`.
 pub fn calibrate(
     base: &str,
     path: &Path,
     effort: Effort,
+    force: bool,
     out: &mut impl Write,
 ) -> Result<MachineSpec, CliError> {
     let base_spec = base_profile(base)?;
     check_profile_path(path)?;
+    writeln!(out, "measuring this machine for {}", path.display())?;
     let figures = measure(effort);
     for line in figures.lines() {
         writeln!(out, "{line}")?;
+    }
+    let implausible = figures.implausible();
+    for why in &implausible {
+        eprintln!("futexsim: warning: {why}");
+    }
+    if !implausible.is_empty() && !force {
+        return Err(CliError::Input(format!(
+            "{} figure(s) are implausible (a busy or shared machine?); {} was not written: \
+             measure again on a quiet machine, or pass --force to write it anyway",
+            implausible.len(),
+            path.display()
+        )));
     }
     let spec = profile(&figures, &base_spec, base).map_err(|e| CliError::Input(e.to_string()))?;
     write_profile(

@@ -33,7 +33,12 @@ pub fn run(args: &MergeArgs) -> Result<(), CliError> {
         )));
     }
     let (set, speed) = merged.results()?.expect("no run is missing");
-    futexsim::report::write(&merged.dir, &set, &speed)?;
+    futexsim::report::write(
+        &merged.dir,
+        &set,
+        &speed,
+        futexsim::report::Layout::Generations,
+    )?;
     eprintln!(
         "merged {} shards: {} runs in {}",
         args.shards.len(),

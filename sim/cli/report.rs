@@ -11,6 +11,9 @@ use std::path::PathBuf;
 pub struct ReportArgs {
     /// A report directory holding results.json (and speed.json).
     dir: PathBuf,
+    /// Publish plain files instead of a generation behind links (see `run --plain`).
+    #[arg(long)]
+    plain: bool,
 }
 
 pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<(), CliError> {
@@ -18,7 +21,7 @@ pub fn run(args: &ReportArgs, out: &mut impl Write) -> Result<(), CliError> {
     // and its results are the ones published again.
     let _lock = futexsim::dir_lock::lock(&args.dir)?;
     let (set, speed) = report::read(&args.dir)?;
-    report::write(&args.dir, &set, &speed)?;
+    report::write(&args.dir, &set, &speed, report::Layout::asked(args.plain))?;
     writeln!(out, "{}", args.dir.join(report::REPORT_MD).display())?;
     Ok(())
 }

@@ -8,6 +8,7 @@ use futexsim::campaign::{Campaign, Run, Shard};
 use futexsim::config::Config;
 use futexsim::record::{RunRecord, Speed};
 use futexsim::report::summary::figure;
+use futexsim::report::Layout;
 use futexsim::results::{total_speed, ResultSet, SpeedLog};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -47,6 +48,12 @@ pub struct RunArgs {
     /// than the machine has available.
     #[arg(long)]
     force: bool,
+    /// Publish the report as plain files, each replaced in place, instead of
+    /// a generation behind links: for reports kept in a repository, where
+    /// `git diff` then shows what moved. A directory published plain stays
+    /// plain.
+    #[arg(long)]
+    plain: bool,
 }
 
 /// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
@@ -135,7 +142,7 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         let (set, speed) = campaign
             .results()?
             .expect("every run was simulated or already there");
-        publish(&campaign.dir, &set, &speed)?;
+        publish(&campaign.dir, &set, &speed, Layout::asked(args.plain))?;
         campaign.remove_stale_runs()?;
         if args.json {
             sets.push(set);
@@ -332,8 +339,8 @@ struct Measured {
 }
 
 /// Writes the result set and the speed log beside it (the caller holds the lock).
-fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), CliError> {
-    futexsim::report::write(dir, set, speed).map_err(|e| match CliError::from(e) {
+fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog, layout: Layout) -> Result<(), CliError> {
+    futexsim::report::write(dir, set, speed, layout).map_err(|e| match CliError::from(e) {
         CliError::Failed(e) => {
             CliError::Failed(format!("writing the report in {}: {e}", dir.display()))
         }

@@ -124,16 +124,17 @@ pub fn profile(
     let fitted = fit_coherence(&mut spec, figures).map_err(ModelError::from)?;
     let simulated = simulated_hash(&spec, 1, false, 200)?;
     let modelled = spec.kernel.ns();
-    let syscall = tenth(modelled.syscall + figures.failed_wait_private_ns - 1e9 / simulated);
+    let syscall = tenth(modelled.syscall + figures.failed_wait_private_ns.median - 1e9 / simulated);
     spec.kernel.syscall = Some(syscall);
     if syscall <= 0.0 {
         return Err(CalibrateError::WaitBelowModel {
-            measured_ns: figures.failed_wait_private_ns,
+            measured_ns: figures.failed_wait_private_ns.median,
         });
     }
     spec.kernel.futex_key_shared = Some(tenth(
         modelled.futex_key_private
-            + (figures.failed_wait_shared_ns - figures.failed_wait_private_ns).max(0.0),
+            + (figures.failed_wait_shared_ns.median - figures.failed_wait_private_ns.median)
+                .max(0.0),
     ));
     let t = &spec.topology;
     spec.source = format!(
@@ -148,8 +149,8 @@ pub fn profile(
         t.threads_per_core,
         t.cores_per_llc,
         figures.lines().join("; "),
-        figures.failed_wait_private_ns,
-        figures.failed_wait_shared_ns,
+        figures.failed_wait_private_ns.median,
+        figures.failed_wait_shared_ns.median,
         fitted.join("; "),
         if unmeasured.is_empty() {
             "l1_hit, dram, rmw and the other kernel costs".to_string()
@@ -286,9 +287,8 @@ fn fit_coherence(
         }
     }
     let readers: Vec<(usize, f64)> = figures
-        .fan_out
-        .iter()
-        .copied()
+        .fan_out_medians()
+        .into_iter()
         .filter(|&(k, _)| k < order.len())
         .collect();
     let model_slope = |m: &Machine| {
@@ -376,18 +376,22 @@ pub fn simulated_on(spec: &MachineSpec, run: Table, workload: Table) -> Result<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::measure::LockAdd;
+    use crate::host::measure::{LockAdd, Sampled};
 
     fn figures(fan_out: Vec<(usize, f64)>) -> HostFigures {
+        let exact = |median| Sampled {
+            median,
+            spread: 0.0,
+        };
         HostFigures {
             cpus: Vec::new(),
             topology: None,
             transfers: Vec::new(),
-            fan_out,
+            fan_out: fan_out.into_iter().map(|(k, ns)| (k, exact(ns))).collect(),
             lock_add: Vec::new(),
-            syscall_ns: 50.0,
-            failed_wait_private_ns: 120.0,
-            failed_wait_shared_ns: 180.0,
+            syscall_ns: exact(50.0),
+            failed_wait_private_ns: exact(120.0),
+            failed_wait_shared_ns: exact(180.0),
         }
     }
 
@@ -402,6 +406,7 @@ mod tests {
                 cpus: 4,
                 sockets: 1,
                 ops_per_sec: 1e9 / ns,
+                spread: 0.0,
             }],
             ..figures(Vec::new())
         }

@@ -15,10 +15,14 @@
 //! last-level caches), one flat node when it does not say or its parts are
 //! unalike.
 //!
-//! A measurement on a busy machine only ever gains time (a preempted
-//! thread), so each takes the least over a few trials, and every trial
-//! stops at a time budget, so an oversubscribed machine cannot make a
-//! spinning trial run on. Fitting the model to the figures is calibrate.rs'.
+//! Each figure is sampled many times and given as the median with the
+//! spread of the middle half: on a shared machine one trial can be 19
+//! times another (a preempted partner spins for a whole time slice), and
+//! the least of a few trials hides that as well as it hides a real figure.
+//! [`HostFigures::implausible`] names a spread or an ordering no quiet
+//! machine shows, for calibrate to refuse. Every trial stops at a time
+//! budget, so an oversubscribed machine cannot make a spinning trial run
+//! on. Fitting the model to the figures is calibrate.rs'.
 
 use super::sys::{allowed_cpus, bare_syscall, futex_wait, pin_to};
 use super::topology::{self, Distance, HostCpu};
@@ -31,7 +35,8 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effort {
     pub round_trips: u64,
-    pub trials: usize,
+    /// Samples of each figure.
+    pub samples: usize,
     /// The most one trial of a spinning measurement may take.
     pub trial_budget: Duration,
     pub syscalls: u32,
@@ -41,17 +46,17 @@ pub struct Effort {
 
 impl Effort {
     pub const FULL: Effort = Effort {
-        round_trips: 20_000,
-        trials: 5,
-        trial_budget: Duration::from_millis(400),
-        syscalls: 100_000,
+        round_trips: 7_000,
+        samples: 15,
+        trial_budget: Duration::from_millis(150),
+        syscalls: 30_000,
         max_cpus: 8,
     };
     pub const QUICK: Effort = Effort {
-        round_trips: 2_000,
-        trials: 3,
-        trial_budget: Duration::from_millis(20),
-        syscalls: 10_000,
+        round_trips: 1_000,
+        samples: 5,
+        trial_budget: Duration::from_millis(10),
+        syscalls: 5_000,
         max_cpus: 4,
     };
 }
@@ -62,7 +67,9 @@ pub struct Transfer {
     pub from: usize,
     pub to: usize,
     pub distance: Distance,
+    /// The median.
     pub ns: f64,
+    pub spread: f64,
 }
 
 /// Contended `lock add` on one line.
@@ -70,7 +77,90 @@ pub struct Transfer {
 pub struct LockAdd {
     pub cpus: usize,
     pub sockets: usize,
+    /// The median.
     pub ops_per_sec: f64,
+    pub spread: f64,
+}
+
+/// A figure sampled `Effort::samples` times: the median, which a few
+/// disturbed samples cannot move, and the spread, the middle half's width
+/// over the median.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampled {
+    pub median: f64,
+    pub spread: f64,
+}
+
+impl Sampled {
+    /// The median and spread of `samples` (quartiles by nearest rank).
+    pub fn of(mut samples: Vec<f64>) -> Sampled {
+        samples.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            let rank = (samples.len().saturating_sub(1) as f64 * q).round() as usize;
+            samples.get(rank).copied().unwrap_or(f64::NAN)
+        };
+        let median = at(0.5);
+        Sampled {
+            median,
+            spread: (at(0.75) - at(0.25)) / median,
+        }
+    }
+}
+
+/// The widest spread a figure may have: on a quiet machine the middle half
+/// of a ping-pong's or a syscall loop's samples lies within a few percent
+/// of its median; a quarter means preemption or frequency changes moved
+/// most samples, and a profile fitted to them is off by more than the
+/// design differences it is used to compare.
+pub const MAX_SPREAD: f64 = 0.25;
+
+/// How much a figure may beat one that must be at least as good before the
+/// ordering is implausible: the noise between the medians of a quiet
+/// machine's back-to-back runs.
+pub const ORDER_TOLERANCE: f64 = 0.10;
+
+/// A figure no quiet machine measures.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Implausible {
+    /// The figure (as [`HostFigures::lines`] names it) spreads too widely.
+    Spread { figure: String, spread: f64 },
+    /// A farther pair of CPUs moved a line faster than a nearer one.
+    FartherFaster {
+        near: Distance,
+        near_ns: f64,
+        far: Distance,
+        far_ns: f64,
+    },
+    /// Contended `lock add` on several CPUs of one socket outran one CPU
+    /// alone, which keeps the line in its own L1.
+    ContendedFaster {
+        cpus: usize,
+        ops_per_sec: f64,
+        alone: f64,
+    },
+}
+
+impl std::fmt::Display for Implausible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Implausible::Spread { figure, spread } => write!(
+                f,
+                "{figure}: its samples' middle half spreads {:.0} % of the median (at most {:.0} % on a quiet machine)",
+                spread * 100.0,
+                MAX_SPREAD * 100.0
+            ),
+            Implausible::FartherFaster { near, near_ns, far, far_ns } => write!(
+                f,
+                "a line transfer between CPUs {far} ({far_ns:.1} ns) is faster than between CPUs {near} ({near_ns:.1} ns)"
+            ),
+            Implausible::ContendedFaster { cpus, ops_per_sec, alone } => write!(
+                f,
+                "lock add on one line from {cpus} CPUs ({:.1} M/s) is faster than from 1 CPU alone ({:.1} M/s)",
+                ops_per_sec / 1e6,
+                alone / 1e6
+            ),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -80,11 +170,11 @@ pub struct HostFigures {
     pub topology: Option<TopologySpec>,
     pub transfers: Vec<Transfer>,
     /// Round time of one write seen by k readers, (k, ns).
-    pub fan_out: Vec<(usize, f64)>,
+    pub fan_out: Vec<(usize, Sampled)>,
     pub lock_add: Vec<LockAdd>,
-    pub syscall_ns: f64,
-    pub failed_wait_private_ns: f64,
-    pub failed_wait_shared_ns: f64,
+    pub syscall_ns: Sampled,
+    pub failed_wait_private_ns: Sampled,
+    pub failed_wait_shared_ns: Sampled,
 }
 
 #[repr(align(128))]
@@ -99,16 +189,14 @@ impl Line {
 /// Tells a spinning partner to stop: odd, so never a value it waits for.
 const STOP: u64 = u64::MAX;
 
-/// The least over `effort.trials` runs of `trial`.
-fn least(effort: Effort, mut trial: impl FnMut() -> f64) -> f64 {
-    (0..effort.trials)
-        .map(|_| trial())
-        .fold(f64::INFINITY, f64::min)
+/// `effort.samples` runs of `trial`.
+fn sampled(effort: Effort, mut trial: impl FnMut() -> f64) -> Sampled {
+    Sampled::of((0..effort.samples).map(|_| trial()).collect())
 }
 
 /// One-way transfer between `a` and `b`: half a round trip.
-pub fn transfer_ns(a: usize, b: usize, effort: Effort) -> f64 {
-    least(effort, || {
+pub fn transfer_ns(a: usize, b: usize, effort: Effort) -> Sampled {
+    sampled(effort, || {
         let line = Line::new();
         std::thread::scope(|s| {
             let line = &line;
@@ -148,8 +236,8 @@ pub fn transfer_ns(a: usize, b: usize, effort: Effort) -> f64 {
 
 /// The round time of one store by `writer` that every one of `readers`
 /// sees and answers.
-pub fn fan_out_ns(writer: usize, readers: &[usize], effort: Effort) -> f64 {
-    least(effort, || {
+pub fn fan_out_ns(writer: usize, readers: &[usize], effort: Effort) -> Sampled {
+    sampled(effort, || {
         let line = Line::new();
         let acks: Vec<Line> = readers.iter().map(|_| Line::new()).collect();
         std::thread::scope(|s| {
@@ -194,7 +282,7 @@ pub fn fan_out_ns(writer: usize, readers: &[usize], effort: Effort) -> f64 {
 
 /// `lock add` on one line from every CPU of `cpus` at once, for one trial
 /// budget: additions per second, all CPUs together.
-pub fn lock_add_ops_per_sec(cpus: &[usize], effort: Effort) -> f64 {
+pub fn lock_add_ops_per_sec(cpus: &[usize], effort: Effort) -> Sampled {
     let run = || {
         let counter = Line::new();
         let go = AtomicBool::new(false);
@@ -230,13 +318,12 @@ pub fn lock_add_ops_per_sec(cpus: &[usize], effort: Effort) -> f64 {
             ops as f64 / elapsed
         })
     };
-    // Throughput: the best trial is the least disturbed.
-    (0..effort.trials).map(|_| run()).fold(0.0, f64::max)
+    sampled(effort, run)
 }
 
-/// The least mean cost of `call` over `effort.syscalls` calls.
-fn per_call_ns(effort: Effort, mut call: impl FnMut()) -> f64 {
-    least(effort, || {
+/// The mean cost of `call` over `effort.syscalls` calls, sampled.
+fn per_call_ns(effort: Effort, mut call: impl FnMut()) -> Sampled {
+    sampled(effort, || {
         let began = Instant::now();
         for _ in 0..effort.syscalls {
             call();
@@ -284,11 +371,13 @@ pub fn measure(effort: Effort) -> HostFigures {
                 .iter()
                 .find(|c| c.id != first.id && first.distance(c) == distance)
             {
+                let ns = transfer_ns(first.id, to.id, effort);
                 transfers.push(Transfer {
                     from: first.id,
                     to: to.id,
                     distance,
-                    ns: transfer_ns(first.id, to.id, effort),
+                    ns: ns.median,
+                    spread: ns.spread,
                 });
             }
         }
@@ -302,11 +391,13 @@ pub fn measure(effort: Effort) -> HostFigures {
     }
     for (i, a) in firsts.iter().enumerate() {
         for b in &firsts[i + 1..] {
+            let ns = transfer_ns(a.id, b.id, effort);
             transfers.push(Transfer {
                 from: a.id,
                 to: b.id,
                 distance: Distance::Remote,
-                ns: transfer_ns(a.id, b.id, effort),
+                ns: ns.median,
+                spread: ns.spread,
             });
         }
     }
@@ -342,10 +433,12 @@ pub fn measure(effort: Effort) -> HostFigures {
         });
         for k in 1..=socket.len().min(effort.max_cpus) {
             let ids: Vec<usize> = socket[..k].iter().map(|c| c.id).collect();
+            let rate = lock_add_ops_per_sec(&ids, effort);
             lock_add.push(LockAdd {
                 cpus: k,
                 sockets: 1,
-                ops_per_sec: lock_add_ops_per_sec(&ids, effort),
+                ops_per_sec: rate.median,
+                spread: rate.spread,
             });
         }
         let other: Vec<usize> = usable
@@ -359,10 +452,12 @@ pub fn measure(effort: Effort) -> HostFigures {
                 .map(|c| c.id)
                 .chain(other[..half].iter().copied())
                 .collect();
+            let rate = lock_add_ops_per_sec(&ids, effort);
             lock_add.push(LockAdd {
                 cpus: 2 * half,
                 sockets: 2,
-                ops_per_sec: lock_add_ops_per_sec(&ids, effort),
+                ops_per_sec: rate.median,
+                spread: rate.spread,
             });
         }
     }
@@ -392,7 +487,77 @@ impl HostFigures {
     /// The least-squares slope of the fan-out's round time against its
     /// readers; None with fewer than two reader counts.
     pub fn fan_out_slope_ns(&self) -> Option<f64> {
-        slope(&self.fan_out)
+        slope(&self.fan_out_medians())
+    }
+
+    /// The fan-out's median round time against its readers.
+    pub(super) fn fan_out_medians(&self) -> Vec<(usize, f64)> {
+        self.fan_out.iter().map(|&(k, t)| (k, t.median)).collect()
+    }
+
+    /// Every figure that spreads too widely, and every ordering no machine
+    /// shows; empty when the figures are fit to calibrate from.
+    pub fn implausible(&self) -> Vec<Implausible> {
+        let lines = self.lines();
+        let mut found: Vec<Implausible> = lines
+            .iter()
+            .zip(self.spreads())
+            .filter(|(_, spread)| spread.is_nan() || *spread > MAX_SPREAD)
+            .map(|(figure, spread)| Implausible::Spread {
+                figure: figure.split(':').next().unwrap_or(figure).to_string(),
+                spread,
+            })
+            .collect();
+        for (i, near) in self.transfers.iter().enumerate() {
+            for far in &self.transfers[i + 1..] {
+                let (near, far) = if near.distance <= far.distance {
+                    (near, far)
+                } else {
+                    (far, near)
+                };
+                if near.distance < far.distance && far.ns * (1.0 + ORDER_TOLERANCE) < near.ns {
+                    found.push(Implausible::FartherFaster {
+                        near: near.distance,
+                        near_ns: near.ns,
+                        far: far.distance,
+                        far_ns: far.ns,
+                    });
+                }
+            }
+        }
+        let one_socket = self.lock_add.iter().filter(|l| l.sockets == 1);
+        if let Some(alone) = one_socket.clone().find(|l| l.cpus == 1) {
+            found.extend(
+                one_socket
+                    .filter(|l| {
+                        l.cpus > 1 && l.ops_per_sec > alone.ops_per_sec * (1.0 + ORDER_TOLERANCE)
+                    })
+                    .map(|l| Implausible::ContendedFaster {
+                        cpus: l.cpus,
+                        ops_per_sec: l.ops_per_sec,
+                        alone: alone.ops_per_sec,
+                    }),
+            );
+        }
+        found
+    }
+
+    /// Each sampled figure's spread, in the order of [`HostFigures::lines`]
+    /// (the fan-out's slope, computed, has none).
+    fn spreads(&self) -> Vec<f64> {
+        let mut spreads: Vec<f64> = self.transfers.iter().map(|t| t.spread).collect();
+        spreads.extend(self.fan_out.iter().map(|(_, t)| t.spread));
+        if self.fan_out_slope_ns().is_some() {
+            spreads.push(0.0);
+        }
+        spreads.extend(self.lock_add.iter().map(|l| l.spread));
+        spreads.push(self.syscall_ns.spread);
+        spreads.push(
+            self.failed_wait_private_ns
+                .spread
+                .max(self.failed_wait_shared_ns.spread),
+        );
+        spreads
     }
 
     pub(super) fn transfer(&self, distance: Distance) -> Option<f64> {
@@ -409,35 +574,54 @@ impl HostFigures {
             .iter()
             .map(|t| {
                 format!(
-                    "line transfer, CPUs {} and {} ({}): {:.1} ns",
-                    t.from, t.to, t.distance, t.ns
+                    "line transfer, CPUs {} and {} ({}): {:.1} ns {}",
+                    t.from,
+                    t.to,
+                    t.distance,
+                    t.ns,
+                    spread(t.spread)
                 )
             })
             .collect();
-        out.extend(
-            self.fan_out
-                .iter()
-                .map(|(k, ns)| format!("fan-out, 1 writer and {k} readers: {ns:.1} ns a round")),
-        );
+        out.extend(self.fan_out.iter().map(|(k, t)| {
+            format!(
+                "fan-out, 1 writer and {k} readers: {:.1} ns a round {}",
+                t.median,
+                spread(t.spread)
+            )
+        }));
         if let Some(slope) = self.fan_out_slope_ns() {
             out.push(format!("fan-out slope: {slope:.1} ns per reader"));
         }
         out.extend(self.lock_add.iter().map(|l| {
             format!(
-                "lock add on one line, {} CPUs on {} socket(s): {:.1} M/s ({:.1} ns each)",
+                "lock add on one line, {} CPUs on {} socket(s): {:.1} M/s ({:.1} ns each) {}",
                 l.cpus,
                 l.sockets,
                 l.ops_per_sec / 1e6,
-                1e9 / l.ops_per_sec
+                1e9 / l.ops_per_sec,
+                spread(l.spread)
             )
         }));
-        out.push(format!("bare syscall (getppid): {:.1} ns", self.syscall_ns));
         out.push(format!(
-            "failed FUTEX_WAIT: {:.1} ns private, {:.1} ns shared",
-            self.failed_wait_private_ns, self.failed_wait_shared_ns
+            "bare syscall (getppid): {:.1} ns {}",
+            self.syscall_ns.median,
+            spread(self.syscall_ns.spread)
+        ));
+        out.push(format!(
+            "failed FUTEX_WAIT: {:.1} ns private {}, {:.1} ns shared {}",
+            self.failed_wait_private_ns.median,
+            spread(self.failed_wait_private_ns.spread),
+            self.failed_wait_shared_ns.median,
+            spread(self.failed_wait_shared_ns.spread)
         ));
         out
     }
+}
+
+/// How a figure's spread is printed beside its median.
+fn spread(spread: f64) -> String {
+    format!("(median; middle half within {:.1} %)", spread * 100.0)
 }
 
 /// The least-squares slope of ns against k; None with fewer than two ks.
@@ -453,4 +637,106 @@ pub(super) fn slope(points: &[(usize, f64)]) -> Option<f64> {
         (num + dk * (t - mean_t), den + dk * dk)
     });
     Some(num / den)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(median: f64) -> Sampled {
+        Sampled {
+            median,
+            spread: 0.0,
+        }
+    }
+
+    /// Figures of a quiet two-distance machine, every spread 2 %.
+    fn quiet() -> HostFigures {
+        let transfer = |distance, ns| Transfer {
+            from: 0,
+            to: 1,
+            distance,
+            ns,
+            spread: 0.02,
+        };
+        let lock_add = |cpus, ops_per_sec| LockAdd {
+            cpus,
+            sockets: 1,
+            ops_per_sec,
+            spread: 0.02,
+        };
+        HostFigures {
+            cpus: Vec::new(),
+            topology: None,
+            transfers: vec![transfer(Distance::Smt, 15.0), transfer(Distance::Llc, 60.0)],
+            fan_out: vec![(1, exact(120.0)), (2, exact(150.0))],
+            lock_add: vec![lock_add(1, 180e6), lock_add(2, 25e6), lock_add(4, 20e6)],
+            syscall_ns: exact(50.0),
+            failed_wait_private_ns: exact(120.0),
+            failed_wait_shared_ns: exact(180.0),
+        }
+    }
+
+    #[test]
+    fn the_median_and_spread_of_samples_ignore_a_few_preempted_ones() {
+        // The shared-host run of the issue: two preempted samples of six.
+        let s = Sampled::of(vec![1219.9, 591.2, 63.7, 68.0, 60.0, 57.8]);
+        assert_eq!(s.median, 68.0);
+        let quiet = Sampled::of(vec![60.0, 61.0, 59.0, 60.5, 60.2, 59.8, 60.1]);
+        assert_eq!(quiet.median, 60.1);
+        assert!(quiet.spread < 0.02, "{quiet:?}");
+    }
+
+    #[test]
+    fn a_quiet_machines_figures_are_plausible() {
+        assert_eq!(quiet().implausible(), Vec::new());
+    }
+
+    #[test]
+    fn a_figure_whose_samples_spread_widely_is_implausible() {
+        let mut figures = quiet();
+        figures.transfers[1].spread =
+            Sampled::of(vec![1219.9, 591.2, 63.7, 68.0, 60.0, 57.8]).spread;
+        let found = figures.implausible();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            matches!(&found[0], Implausible::Spread { figure, .. }
+                if figure.contains("sharing a last-level cache")),
+            "{found:?}"
+        );
+        figures.transfers[1].spread = MAX_SPREAD;
+        assert_eq!(figures.implausible(), Vec::new());
+    }
+
+    #[test]
+    fn contended_lock_add_faster_than_one_cpu_alone_is_implausible() {
+        let mut figures = quiet();
+        figures.lock_add[1].ops_per_sec = 200e6;
+        assert_eq!(
+            figures.implausible(),
+            vec![Implausible::ContendedFaster {
+                cpus: 2,
+                ops_per_sec: 200e6,
+                alone: 180e6
+            }]
+        );
+        // Within the tolerance, noise.
+        figures.lock_add[1].ops_per_sec = 180e6 * (1.0 + ORDER_TOLERANCE);
+        assert_eq!(figures.implausible(), Vec::new());
+    }
+
+    #[test]
+    fn a_farther_transfer_faster_than_a_nearer_one_is_implausible() {
+        let mut figures = quiet();
+        figures.transfers[0].ns = 20.5;
+        figures.transfers[1].ns = 12.9;
+        assert!(matches!(
+            figures.implausible()[..],
+            [Implausible::FartherFaster {
+                near: Distance::Smt,
+                far: Distance::Llc,
+                ..
+            }]
+        ));
+    }
 }

@@ -24,6 +24,28 @@
 //! 6. the old generation is removed, file by file from its manifest, each
 //!    only when its hash matches; anything else in it stays, named.
 //!
+//! A repository's reports are published [`Layout::Plain`] instead: the
+//! files themselves, each replaced in place (whole or not at all, see
+//! [`crate::files::write`]) and listed with its hash in a signed
+//! `.futexsim-manifest`, so that `git diff` shows what moved file by file
+//! and a repository browser shows reports, not link targets. Publishing
+//! plain goes in this order, so that a kill at any step leaves a directory
+//! the next publish finishes:
+//!
+//! 1. every name the report will take is looked at as above, and anything
+//!    futexsim cannot prove its own refuses the publish, nothing touched;
+//! 2. the manifest is written listing the old report's files and the new
+//!    one's, so either's bytes prove a file futexsim's until the end;
+//! 3. the links a generation-style report left at those names are removed,
+//!    and each file is written in place;
+//! 4. files of the old report the new one lacks are removed (each only when
+//!    its hash matches), then the manifest is written listing the new
+//!    report's files only;
+//! 5. the live link and the old generations, if any, are removed.
+//!
+//! A directory published plain stays plain: a later publish finds its
+//! manifest and keeps the layout, whoever runs it.
+//!
 //! The caller holds the directory's lock ([`crate::dir_lock::lock`]).
 
 pub mod c2c;
@@ -49,6 +71,29 @@ pub struct File {
     pub bytes: Vec<u8>,
 }
 
+/// How a report directory holds its report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Generations behind links: a reader of the old report keeps it whole
+    /// while a run replaces it (an out/ campaign).
+    #[default]
+    Generations,
+    /// The files themselves, each replaced in place: a repository's
+    /// reports, which `git diff` compares file by file.
+    Plain,
+}
+
+impl Layout {
+    /// The layout a command's `--plain` flag asks for.
+    pub fn asked(plain: bool) -> Layout {
+        if plain {
+            Layout::Plain
+        } else {
+            Layout::Generations
+        }
+    }
+}
+
 /// A format renders its files from the result set and the speed log.
 type Format = fn(&ResultSet, &SpeedLog) -> std::io::Result<Vec<File>>;
 
@@ -60,6 +105,9 @@ pub const LIVE: &str = ".report";
 pub const GENERATION: &str = ".report-";
 /// In a generation: its files, one a line (`path<TAB>hash`), written first.
 pub const MANIFEST: &str = "manifest";
+/// In a plain report directory: its files, one a line (`path<TAB>hash`),
+/// signed like a generation's manifest.
+pub const PLAIN_MANIFEST: &str = ".futexsim-manifest";
 pub const RESULTS_JSON: &str = "results.json";
 pub const SPEED_JSON: &str = "speed.json";
 pub const REPORT_MD: &str = "report.md";
@@ -84,7 +132,14 @@ fn entry_target(entry: &str) -> PathBuf {
     Path::new(LIVE).join(entry)
 }
 
-pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), FileError> {
+/// Publishes the report of `set` in `dir`: as `layout` says, or plain
+/// whatever it says when `dir` already holds a plain report.
+pub fn write(
+    dir: &Path,
+    set: &ResultSet,
+    speed: &SpeedLog,
+    layout: Layout,
+) -> Result<(), FileError> {
     let mut rendered = Vec::new();
     for format in FORMATS {
         rendered.extend(format(set, speed).map_err(|source| FileError::Io {
@@ -94,12 +149,15 @@ pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), FileEr
     }
     files::create_user_dir(dir)?;
     remove_dead_generations(dir)?;
-    let generation = unique(GENERATION);
-    let staged = dir.join(&generation);
     let entries: BTreeSet<&str> = rendered
         .iter()
         .filter_map(|f| f.path.split('/').next())
         .collect();
+    if layout == Layout::Plain || fs::symlink_metadata(dir.join(PLAIN_MANIFEST)).is_ok() {
+        return write_plain(dir, &rendered, &entries);
+    }
+    let generation = unique(GENERATION);
+    let staged = dir.join(&generation);
     let prepared = stage(&staged, &rendered).and_then(|()| Published::look(dir, &entries));
     let old = match prepared {
         Ok(old) => old,
@@ -131,6 +189,104 @@ pub fn write(dir: &Path, set: &ResultSet, speed: &SpeedLog) -> Result<(), FileEr
         remove_generation(&dir.join(generation))?;
     }
     Ok(())
+}
+
+/// The plain publish (the module's second list).
+fn write_plain(dir: &Path, rendered: &[File], entries: &BTreeSet<&str>) -> Result<(), FileError> {
+    let old = Published::look(dir, entries)?;
+    let new: BTreeSet<(String, String)> = rendered
+        .iter()
+        .map(|f| (f.path.clone(), files::hash_hex(&f.bytes)))
+        .collect();
+    let old_listed: BTreeSet<(String, String)> = old
+        .manifest
+        .iter()
+        .filter_map(|(path, hash)| hash.as_ref().map(|h| (path.clone(), h.clone())))
+        .chain(old.plain_manifest.iter().cloned())
+        .collect();
+    write_plain_manifest(dir, &new.union(&old_listed).cloned().collect())?;
+    for entry in &old.linked {
+        files::remove_link(&dir.join(entry), &|t| t == entry_target(entry))?;
+    }
+    let mut dirs = BTreeSet::new();
+    for f in rendered {
+        let path = dir.join(&f.path);
+        for parent in Path::new(&f.path).ancestors().skip(1) {
+            if !parent.as_os_str().is_empty() && dirs.insert(parent.to_path_buf()) {
+                files::create_dir(&dir.join(parent))?;
+            }
+        }
+        files::write(&path, &f.bytes, &|b: &[u8]| old.proves(&f.path, b))?;
+    }
+    let new_paths: BTreeSet<&str> = rendered.iter().map(|f| f.path.as_str()).collect();
+    for (path, _) in old
+        .plain_manifest
+        .iter()
+        .filter(|(p, _)| !new_paths.contains(p.as_str()))
+    {
+        files::remove(&dir.join(path), REPORT_FILE_CAP, &|b: &[u8]| {
+            old.proves(path, b)
+        })?;
+        if let Some(parent) = Path::new(path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            files::remove_empty_dir(&dir.join(parent))?;
+        }
+    }
+    write_plain_manifest(dir, &new)?;
+    // Names the old generation-style report had and the new one has not.
+    for path in old.manifest.keys() {
+        if let Some(entry) = path.split('/').next().filter(|e| !entries.contains(e)) {
+            files::remove_link(&dir.join(entry), &|t| t == entry_target(entry))?;
+        }
+    }
+    if old.live.is_some() {
+        files::remove_link(&dir.join(LIVE), &is_generation_name)?;
+    }
+    let copied_live = old.copied_live.as_ref().map(|_| LIVE.to_string());
+    for generation in old.live.iter().chain(&copied_live) {
+        remove_generation(&dir.join(generation))?;
+    }
+    Ok(())
+}
+
+/// Writes the plain manifest listing `listed`, replacing one futexsim signed.
+fn write_plain_manifest(dir: &Path, listed: &BTreeSet<(String, String)>) -> Result<(), FileError> {
+    let text: String = listed
+        .iter()
+        .map(|(path, hash)| format!("{path}\t{hash}\n"))
+        .collect();
+    files::write(
+        &dir.join(PLAIN_MANIFEST),
+        MANIFEST_SIGNATURE.sign(&text).as_bytes(),
+        &|b: &[u8]| MANIFEST_SIGNATURE.verifies(b),
+    )
+}
+
+/// A plain report directory's files and their hashes (a path twice while a
+/// publish replaces it); None when there is no manifest. One futexsim did
+/// not sign is refused: it would prove anything its writer chose.
+fn read_plain_manifest(dir: &Path) -> Result<Option<BTreeSet<(String, String)>>, FileError> {
+    let path = dir.join(PLAIN_MANIFEST);
+    let Some(bytes) = files::read_own(&path, MANIFEST_CAP)? else {
+        return Ok(None);
+    };
+    if !MANIFEST_SIGNATURE.verifies(&bytes) {
+        return Err(FileError::Refused {
+            path,
+            why: "is not a manifest futexsim wrote (or was edited since); move it away".into(),
+        });
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(Some(
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(path, _)| is_plain_relative(path))
+            .map(|(path, hash)| (path.to_string(), hash.to_string()))
+            .collect(),
+    ))
 }
 
 /// Steps 3 and 4: links for new names, then the swap. `made` collects the
@@ -214,6 +370,8 @@ struct Published {
     /// before manifests had hashes), and the directory holding them.
     manifest: BTreeMap<String, Option<String>>,
     manifest_dir: PathBuf,
+    /// A plain report's files and their hashes.
+    plain_manifest: BTreeSet<(String, String)>,
 }
 
 impl Published {
@@ -259,6 +417,7 @@ impl Published {
         if !old.manifest_dir.as_os_str().is_empty() {
             old.manifest = read_manifest(&old.manifest_dir)?.unwrap_or_default();
         }
+        old.plain_manifest = read_plain_manifest(dir)?.unwrap_or_default();
         for entry in entries {
             let path = dir.join(entry);
             let meta = match fs::symlink_metadata(&path) {
@@ -302,8 +461,15 @@ impl Published {
     }
 
     /// Whether `bytes` are the old report's file `rel`: its manifest's hash,
-    /// or (a manifest without hashes) the same bytes as the file.
+    /// or (a manifest without hashes) the same bytes as the file, or a hash
+    /// the plain manifest lists for it.
     fn proves(&self, rel: &str, bytes: &[u8]) -> bool {
+        if self
+            .plain_manifest
+            .contains(&(rel.to_string(), files::hash_hex(bytes)))
+        {
+            return true;
+        }
         match self.manifest.get(rel) {
             Some(Some(hash)) => files::hash_hex(bytes) == *hash,
             Some(None) => files::read(&self.manifest_dir.join(rel), REPORT_FILE_CAP)
@@ -444,11 +610,14 @@ fn is_plain_relative(line: &str) -> bool {
 }
 
 /// Whether the entry `name` of `dir`, of file type `kind`, is a published
-/// report's own: the live link (or a copy of its generation), a generation,
-/// a link a reader opens through the live one, a link a killed writer was
-/// about to rename, or a plain copy of the report's files.
+/// report's own: a plain report's manifest, the live link (or a copy of
+/// its generation), a generation, a link a reader opens through the live
+/// one, a link a killed writer was about to rename, or a file of the report
+/// (a plain report's, or a plain copy of a generation's).
 pub fn is_own_entry(dir: &Path, name: &str, kind: fs::FileType) -> bool {
-    if name == LIVE {
+    if name == PLAIN_MANIFEST {
+        kind.is_file() && read_plain_manifest(dir).is_ok_and(|m| m.is_some())
+    } else if name == LIVE {
         kind.is_symlink()
             || (kind.is_dir() && read_manifest(&dir.join(LIVE)).is_ok_and(|m| m.is_some()))
     } else if name.starts_with(GENERATION) {

@@ -150,6 +150,83 @@ fn report_leaves_a_users_charts_and_report_md_alone() {
     assert_eq!(fs::read(dir.join("report.md")).unwrap(), b"my notes");
 }
 
+/// Every path under `dir` that is a link or a report generation (`.report*`).
+fn links_and_generations(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        if kind.is_symlink() || entry.file_name().to_string_lossy().starts_with(".report") {
+            found.push(entry.path());
+        } else if kind.is_dir() {
+            found.extend(links_and_generations(&entry.path()));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_plain_publish_turns_a_linked_report_into_files_and_stays_plain() {
+    let (s, config) = with_config("fs-plain");
+    let dir = published(&s, &config);
+    assert!(!links_and_generations(&dir).is_empty());
+    let results = fs::read(dir.join("results.json")).unwrap();
+    let report_md = fs::read(dir.join("report.md")).unwrap();
+    succeeded(&run(&config, &dir, &["--plain"]));
+    assert_eq!(links_and_generations(&dir), Vec::<PathBuf>::new());
+    assert_eq!(fs::read(dir.join("results.json")).unwrap(), results);
+    assert_eq!(fs::read(dir.join("report.md")).unwrap(), report_md);
+    assert!(fs::symlink_metadata(dir.join("charts")).unwrap().is_dir());
+    // Without --plain, the manifest keeps it plain.
+    succeeded(&report(&dir));
+    assert_eq!(links_and_generations(&dir), Vec::<PathBuf>::new());
+    assert_eq!(fs::read(dir.join("results.json")).unwrap(), results);
+}
+
+#[test]
+fn a_plain_publish_refuses_a_users_file_and_leaves_it_as_it_is() {
+    let (s, config) = with_config("fs-plain-foreign");
+    let dir = s.0.join("c");
+    succeeded(&run(&config, &dir, &["--plain"]));
+    fs::write(dir.join("report.md"), "my notes").unwrap();
+    refused_naming(&report(&dir), &dir.join("report.md"));
+    assert_eq!(fs::read(dir.join("report.md")).unwrap(), b"my notes");
+    fs::remove_file(dir.join("report.md")).unwrap();
+    fs::write(dir.join("charts/mine.svg"), "<svg/>").unwrap();
+    let results = fs::read(dir.join("results.json")).unwrap();
+    refused_naming(&report(&dir), &dir.join("charts"));
+    assert_eq!(fs::read(dir.join("charts/mine.svg")).unwrap(), b"<svg/>");
+    assert!(!dir.join("report.md").exists(), "nothing was written");
+    assert_eq!(fs::read(dir.join("results.json")).unwrap(), results);
+}
+
+#[test]
+fn a_plain_rerun_replaces_its_own_files_and_removes_those_the_report_no_longer_has() {
+    let two_points = perf_hash_sweep(
+        "duration_us = 10\nwarmup_us = 2\nrepetitions = 1",
+        &["fixed-256", "private-6.17"],
+        "[2, 4]",
+    );
+    let (s, wide) = Scratch::holding("fs-plain-rerun", "wide.toml", &two_points);
+    let narrow = s.0.join("narrow.toml");
+    fs::write(&narrow, tiny_sweep()).unwrap();
+    let dir = s.0.join("c");
+    succeeded(&run(&wide, &dir, &["--plain"]));
+    assert!(dir.join("points/point-1.md").is_file());
+    succeeded(&run(&narrow, &dir, &["--plain", "--overwrite"]));
+    let fresh = s.0.join("fresh");
+    succeeded(&run(&narrow, &fresh, &["--plain"]));
+    for name in ["results.json", "results.csv", "points/point-0.md"] {
+        assert_eq!(
+            fs::read(dir.join(name)).unwrap(),
+            fs::read(fresh.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    assert!(!dir.join("points/point-1.md").exists());
+    assert_eq!(links_and_generations(&dir), Vec::<PathBuf>::new());
+}
+
 #[test]
 fn a_lock_file_that_is_a_link_is_refused_and_its_target_unchanged() {
     let (s, config) = with_config("fs-lock");

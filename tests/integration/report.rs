@@ -89,7 +89,7 @@ fn scratch(name: &str) -> PathBuf {
 fn rendered(name: &str) -> (PathBuf, String) {
     let (set, speed) = campaign();
     let dir = scratch(name);
-    report::write(&dir, set, speed).unwrap();
+    report::write(&dir, set, speed, report::Layout::Generations).unwrap();
     let md = std::fs::read_to_string(dir.join(REPORT_MD)).unwrap();
     (dir, md)
 }
@@ -260,7 +260,7 @@ fn report_rebuilds_from_results_json_byte_for_byte() {
     std::fs::remove_file(dir.join(REPORT_MD)).unwrap();
     let (set, speed) = report::read(&dir).unwrap();
     assert_eq!(&set, &campaign().0);
-    report::write(&dir, &set, &speed).unwrap();
+    report::write(&dir, &set, &speed, report::Layout::Generations).unwrap();
     assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
     assert_eq!(std::fs::read(dir.join(RESULTS_JSON)).unwrap(), json);
     assert_eq!(std::fs::read(dir.join("results.csv")).unwrap(), csv);
@@ -307,7 +307,7 @@ fn a_failed_write_leaves_the_previous_report() {
     let (set, speed) = campaign();
     let mut changed = set.clone();
     changed.provenance.config_name = "changed".into();
-    let err = report::write(&dir, &changed, speed).unwrap_err();
+    let err = report::write(&dir, &changed, speed, report::Layout::Generations).unwrap_err();
     assert!(err.to_string().contains("results.csv"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join(REPORT_MD)).unwrap(), md);
     let (kept, _) = report::read(&dir).unwrap();
