@@ -6,7 +6,7 @@ use crate::cli::CliError;
 use clap::{Args, Subcommand};
 use futexsim::footprint::{memory_limit, thread_limit};
 use futexsim::host::native::{
-    hashing_line, lock_all_memory, request_hash_buckets, HashBench, HashFigures,
+    hashing_line, lock_all_memory, request_hash_buckets, HashBench, HashFigures, NativeError,
 };
 use futexsim::perf_stat::hash_thread_line;
 use std::io::Write;
@@ -78,7 +78,10 @@ pub fn run(args: &NativeArgs, out: &mut impl Write) -> Result<(), CliError> {
         lock_all_memory().map_err(|e| CliError::Failed(e.to_string()))?;
     }
     if let Some(buckets) = options.buckets {
-        request_hash_buckets(buckets).map_err(|e| CliError::Failed(e.to_string()))?;
+        request_hash_buckets(buckets).map_err(|e| match e {
+            NativeError::HashBucketsSize { .. } => CliError::Input(e.to_string()),
+            _ => CliError::Failed(e.to_string()),
+        })?;
     }
     writeln!(
         out,

@@ -292,8 +292,14 @@ impl HashBench {
 }
 
 /// perf's -b: a private futex hash of `buckets` slots for this process (0:
-/// the global hash), set before the threads start.
+/// the global hash), set before the threads start. A size the kernel
+/// refuses whatever its version (1, or not a power of two: EINVAL from
+/// PR_FUTEX_HASH_SET_SLOTS, as 6.18 answers 1 and 3) is refused here, so
+/// that a kernel that has the call is not blamed for lacking it.
 pub fn request_hash_buckets(buckets: u32) -> Result<(), NativeError> {
+    if buckets == 1 || !(buckets == 0 || buckets.is_power_of_two()) {
+        return Err(NativeError::HashBucketsSize { buckets });
+    }
     set_futex_hash_slots(buckets).map_err(|error| NativeError::HashBuckets { buckets, error })
 }
 
@@ -362,6 +368,8 @@ pub enum NativeError {
     },
     #[error("a bench thread stopped without its figures")]
     NoFigures,
+    #[error("-b {buckets}: a private futex hash takes a power of two of at least 2 slots (0: the global hash)")]
+    HashBucketsSize { buckets: u32 },
     #[error("requesting {buckets} hash buckets failed: {error} (PR_FUTEX_HASH needs Linux 6.16)")]
     HashBuckets { buckets: u32, error: std::io::Error },
     #[error("requested {asked} hash buckets, but the kernel uses {}", in_use.map_or("an unknown number".into(), |n| n.to_string()))]
@@ -413,6 +421,18 @@ pub fn false_sharing(one_line: bool, duration: Duration) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hash_size_no_kernel_takes_is_refused_before_the_kernel_is_asked() {
+        for buckets in [1, 3, 1000] {
+            let refused = request_hash_buckets(buckets).unwrap_err();
+            assert!(
+                matches!(refused, NativeError::HashBucketsSize { buckets: b } if b == buckets),
+                "{refused}"
+            );
+            assert!(!refused.to_string().contains("needs Linux"), "{refused}");
+        }
+    }
 
     #[test]
     fn one_thread_runs_failed_waits_at_a_plausible_rate() {

@@ -133,6 +133,22 @@ fn native_hash_prints_every_line_as_perf_does() {
 /// perf bench futex hash takes `-t 0` as its default, a thread per online
 /// CPU; it does not print a run of 0 threads.
 #[test]
+fn a_hash_size_that_is_not_a_power_of_two_is_bad_input_not_an_old_kernel() {
+    let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .args(["native", "hash", "-b", "3", "-r", "1", "-t", "1"])
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("-b 3: a private futex hash takes a power of two"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("needs Linux"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing runs");
+}
+
+#[test]
 fn zero_threads_run_a_thread_per_online_cpu_as_perf_does() {
     let text = native_hash(&["-t", "0", "-r", "1", "-f", "16"]);
     let run = parse_perf_hash(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
