@@ -193,6 +193,17 @@ pub fn write(
 
 /// The plain publish (the module's second list).
 fn write_plain(dir: &Path, rendered: &[File], entries: &BTreeSet<&str>) -> Result<(), FileError> {
+    // A publish killed between a file's temporary name and its rename left
+    // that name beside the file, in the directory or in one of the
+    // report's own (charts/, points/): clear them, or the next publish
+    // would take them for a user's.
+    files::remove_temp_files(dir)?;
+    for entry in entries {
+        let sub = dir.join(entry);
+        if fs::symlink_metadata(&sub).is_ok_and(|m| m.is_dir()) {
+            files::remove_temp_files(&sub)?;
+        }
+    }
     let old = Published::look(dir, entries)?;
     let new: BTreeSet<(String, String)> = rendered
         .iter()

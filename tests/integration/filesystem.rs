@@ -558,3 +558,81 @@ fn every_step_of_a_campaigns_creation_and_a_publish_fails_or_dies_into_old_or_ne
         }
     }
 }
+
+/// A plain publish replaces its files one by one, so a fault part-way may
+/// leave some files old and some new: every filesystem operation failed in
+/// turn and then killed in turn, each file a reader sees is still its old
+/// bytes or its new bytes whole, a user's file beside them is untouched, no
+/// link or generation appears, and running again finishes the publish to
+/// the same bytes as a run without faults.
+#[test]
+fn every_step_of_a_plain_publish_fails_or_dies_into_each_file_old_or_new() {
+    let (s, config) = with_config("fs-plain-faults");
+    let clean = s.0.join("clean");
+    succeeded(&run(&config, &clean, &["--plain", "--rule", "64"]));
+    let new = visible(&clean);
+    let old_dir = s.0.join("old");
+    succeeded(&run(&config, &old_dir, &["--plain"]));
+    fs::write(old_dir.join("notes.txt"), "a user's notes").unwrap();
+    let old = visible(&old_dir);
+    assert_ne!(old, new);
+    for how in ["fail", "kill"] {
+        let mut n = 1;
+        loop {
+            let dir = s.0.join(format!("{how}-{n}"));
+            let copied = Command::new("cp")
+                .arg("-a")
+                .arg(&old_dir)
+                .arg(&dir)
+                .status();
+            assert!(copied.unwrap().success());
+            let (c, d) = (config.to_str().unwrap(), dir.to_str().unwrap());
+            let args = [
+                "run",
+                c,
+                "--out",
+                d,
+                "--plain",
+                "--rule",
+                "64",
+                "--overwrite",
+            ];
+            if with_fault(how, n, &args).is_none() {
+                assert!(
+                    n > 20,
+                    "a plain publish makes more than 20 filesystem operations"
+                );
+                fs::remove_dir_all(&dir).unwrap();
+                break;
+            }
+            for (name, bytes) in visible(&dir) {
+                let was = old.iter().any(|(o, b)| *o == name && *b == bytes);
+                let will_be = new.iter().any(|(o, b)| *o == name && *b == bytes);
+                assert!(was || will_be, "{how}:{n} left {name} neither old nor new");
+            }
+            // A killed writer's temporary name may stay until the next run.
+            let left: Vec<PathBuf> = links_and_generations(&dir)
+                .into_iter()
+                .filter(|p| !p.to_string_lossy().contains(".tmp-"))
+                .collect();
+            assert_eq!(left, Vec::<PathBuf>::new(), "{how}:{n}");
+            assert_eq!(
+                fs::read_to_string(dir.join("notes.txt")).unwrap(),
+                "a user's notes"
+            );
+            succeeded(&run(
+                &config,
+                &dir,
+                &["--plain", "--rule", "64", "--overwrite"],
+            ));
+            assert!(visible(&dir) == new, "{how}:{n} resumed to other bytes");
+            assert_eq!(
+                links_and_generations(&dir),
+                Vec::<PathBuf>::new(),
+                "{how}:{n}"
+            );
+            fs::remove_dir_all(&dir).unwrap();
+            n += 1;
+        }
+    }
+}
