@@ -12,6 +12,7 @@
 //! denominator = { design = "global" }  # absent: the numerator's figure itself
 //! published = 0.0542                   # or published_range = [0.08, 0.44]
 //! absolute = { numerator = 144593, denominator = 2667058, unit = "ops/s" }  # optional
+//! noise = 0.0042                       # optional: the published run-to-run noise of a ratio
 //! machine = "srf-2s-192"               # the config's machine profile
 //! kernel = { global = "80367ad01d", private-16 = "7c4f75a21f" }
 //! command = "perf bench futex hash"    # the benchmark's exact command line
@@ -43,7 +44,7 @@
 //! numerator = { design = "ticket" }
 //! ```
 
-use super::verdict::{Judged, Published};
+use super::verdict::{Change, Judged, Published, Reading, ASSUMED_NOISE};
 use crate::config::{Config, Point};
 use crate::echo::echo;
 use crate::record::{
@@ -104,6 +105,11 @@ pub struct CaseSpec {
     pub ns_per_op: bool,
     #[serde(default)]
     pub absolute: Option<Absolute>,
+    /// The published run-to-run noise of a ratio's change, relative: the
+    /// root sum of squares of its two figures' published spreads (0.0416
+    /// for +-0.55 % and +-4.12 %). Absent: [`ASSUMED_NOISE`], said so.
+    #[serde(default)]
+    pub noise: Option<f64>,
     /// The machine profile the config runs on.
     #[serde(default)]
     pub machine: Option<String>,
@@ -124,6 +130,8 @@ pub struct Prediction {
     pub figure: f64,
     pub numerator: f64,
     pub denominator: Option<f64>,
+    /// How the figures read as time per op; None for a count.
+    pub reading: Option<Reading>,
 }
 
 /// Runs of one design at one sweep point (every repetition).
@@ -202,7 +210,15 @@ impl CaseSpec {
             Judged::Absolute | Judged::ClosedForm if self.absolute.is_some() => {
                 return fail("absolute", CaseProblem::AbsoluteWithoutDenominator)
             }
+            Judged::Absolute | Judged::ClosedForm if self.noise.is_some() => {
+                return fail("noise", CaseProblem::NoiseWithoutChange)
+            }
             _ => {}
+        }
+        if let Some(noise) = self.noise {
+            if !(noise > 0.0 && noise < 1.0) {
+                return fail("noise", CaseProblem::NoiseOutOfRange { noise });
+            }
         }
         if self.kind == CaseKind::Model {
             let Some(machine) = &self.machine else {
@@ -402,6 +418,7 @@ impl CaseSpec {
                 figure,
                 numerator: figure,
                 denominator: None,
+                reading: None,
             });
         }
         let numerator = self.mean("numerator", &self.numerator, config, runs)?;
@@ -413,6 +430,49 @@ impl CaseSpec {
             figure: denominator.map_or(numerator, |d| numerator / d),
             numerator,
             denominator,
+            reading: runs.first().and_then(|(_, _, record)| self.reading(record)),
+        })
+    }
+
+    /// How the case's figure reads as time per op: with `ns_per_op` a time
+    /// in nanoseconds; a record's `*_per_sec` field a rate; a workload's
+    /// figure by its unit.
+    fn reading(&self, record: &RunRecord) -> Option<Reading> {
+        if self.ns_per_op {
+            return Some(Reading::Time { ns: 1.0 });
+        }
+        match self.metric.strip_prefix("extra.") {
+            Some(figure) => record
+                .extra
+                .iter()
+                .find(|m| m.name == figure)
+                .and_then(|m| Reading::of_unit(&m.unit)),
+            None if self.metric.ends_with("_per_sec") => Some(Reading::Rate),
+            None => None,
+        }
+    }
+
+    /// A ratio case's change from its denominator's run (before) to its
+    /// numerator's (after), published and predicted, as effects on time
+    /// per op.
+    pub fn change(&self, published: f64, predicted: &Prediction) -> Result<Change, CaseError> {
+        let reading = predicted
+            .reading
+            .ok_or_else(|| self.error("metric", CaseProblem::NoTimePerOp))?;
+        let published_ns = self.absolute.as_ref().and_then(|a| {
+            let reading = Reading::of_unit(&a.unit)?;
+            Some(reading.ns_per_op(a.numerator) - reading.ns_per_op(a.denominator))
+        });
+        let predicted_ns = predicted
+            .denominator
+            .map(|d| reading.ns_per_op(predicted.numerator) - reading.ns_per_op(d));
+        Ok(Change {
+            published: reading.effect(published),
+            predicted: reading.effect(predicted.figure),
+            published_ns,
+            predicted_ns,
+            noise: self.noise.unwrap_or(ASSUMED_NOISE),
+            noise_published: self.noise.is_some(),
         })
     }
 
@@ -488,6 +548,17 @@ pub enum CaseProblem {
     AbsoluteWithoutUnit,
     #[error("`absolute` gives the figures behind a ratio; this case has no denominator")]
     AbsoluteWithoutDenominator,
+    #[error("`noise` is the published noise of a change; this case has no denominator")]
+    NoiseWithoutChange,
+    #[error(
+        "noise = {noise} is not a share of a figure: give it above 0 and below 1 (0.02 for 2 %)"
+    )]
+    NoiseOutOfRange { noise: f64 },
+    #[error(
+        "a ratio is judged by its effect on time per op, and this metric is neither a rate \
+         (ops/s) nor a time (ns, us, ms, s)"
+    )]
+    NoTimePerOp,
     #[error("a model case names its machine profile (machine = \"...\")")]
     NoMachine,
     #[error(

@@ -18,7 +18,7 @@ use case::{CaseError, CaseSpec, CasesFile, Prediction};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use verdict::{Judged, Published, Verdict};
+use verdict::{Change, Judged, Published, Verdict};
 
 /// Where the suite `futexsim validate` embeds lives in the source tree.
 pub const SUITE: &str = "configs/validation/cases.toml";
@@ -30,6 +30,8 @@ pub struct Outcome {
     pub judged: Judged,
     pub published: Published,
     pub predicted: Prediction,
+    /// A ratio's change, judged by its effect on time per op.
+    pub change: Option<Change>,
     /// The factor between predicted and published (1 inside a range).
     pub error: f64,
     pub verdict: Verdict,
@@ -166,9 +168,16 @@ pub fn run(
             let published = case.published()?;
             let judged = case.judged();
             let predicted = case.predict(&configs[&case.config], &by_config[&case.config])?;
+            let change = match (judged, published) {
+                (Judged::Ratio, Published::Value(figure)) => Some(case.change(figure, &predicted)?),
+                _ => None,
+            };
             Ok(Outcome {
-                verdict: published.judge(judged, predicted.figure),
+                verdict: change
+                    .as_ref()
+                    .map_or_else(|| published.judge(judged, predicted.figure), Change::judge),
                 error: published.error(predicted.figure),
+                change,
                 judged,
                 published,
                 predicted,

@@ -5,8 +5,9 @@
 //! then per case what was measured (kernels, machine, command line, source)
 //! and, where the model falls short, what it lacks.
 
-use super::verdict::{factor_between, short, Judged};
+use super::verdict::{factor_between, percent, short, Judged, ASSUMED_NOISE};
 use super::{Outcome, Verdict};
+use crate::report::summary::duration_ns;
 use std::fmt::Write;
 
 /// Cases passed, out of how many, and the median of their errors.
@@ -77,8 +78,34 @@ pub fn summary_line(o: &Outcome) -> String {
         o.published.to_string(),
         short(o.predicted.figure),
         short(o.error),
-        o.published.tolerance(o.judged),
+        tolerance(o),
         o.case.name
+    )
+}
+
+/// The rule the case is judged by, as it reads.
+fn tolerance(o: &Outcome) -> String {
+    match &o.change {
+        Some(change) => change.tolerance(),
+        None => o.published.tolerance(o.judged),
+    }
+}
+
+/// A change's effect on time per op, published → predicted, each with the
+/// nanoseconds per op it adds or saves where the figures are known.
+fn effect_cell(o: &Outcome) -> String {
+    let Some(change) = &o.change else {
+        return String::new();
+    };
+    let side = |relative: f64, ns: Option<f64>| match ns {
+        Some(ns) if ns < 0.0 => format!("{} ({} saved)", percent(relative), duration_ns(-ns)),
+        Some(ns) => format!("{} ({} added)", percent(relative), duration_ns(ns)),
+        None => percent(relative),
+    };
+    format!(
+        "{} → {}",
+        side(change.published, change.published_ns),
+        side(change.predicted, change.predicted_ns)
     )
 }
 
@@ -145,28 +172,34 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
     let _ = writeln!(
         md,
         "The error is the factor between predicted and published (1 inside a published range). \
-         A ratio passes within 1.5x of the published one (2x below 0.1 or above 10) and on the \
-         same side of 1; a published \"no change\" (within 5 % of 1) passes only if the prediction \
-         is within 10 % of 1. An absolute figure, predicted on the case's machine profile, passes \
-         within 2x. A closed form passes within 1.5x, with no rule about 1. A \
-         published range passes widened by the kind's factor. Where a ratio's published figures \
-         are known, the ratio table sets them beside the model's (not judged).\n"
+         A ratio is a change from its denominator's run to its numerator's, judged by its \
+         effect: the relative change in time per op (a rate's ratio r saves 1 - 1/r of each op's \
+         time), which passes with the published effect's sign and within ±50 % of its size; a \
+         published effect within the published run-to-run noise is \"no change\", and passes \
+         only if the predicted effect is within that noise too ({} where the source publishes \
+         none, an assumption said beside each such case). An absolute figure, predicted on the \
+         case's machine profile, passes within 2x. A closed form passes within 1.5x, with no \
+         rule about 1. A published range passes widened by the kind's factor. Where a ratio's \
+         published figures are known, the ratio table sets them beside the model's (not \
+         judged).\n",
+        percent(ASSUMED_NOISE).trim_start_matches('+')
     );
     let _ = writeln!(md, "## Model cases: ratios\n");
     let _ = writeln!(
         md,
-        "| case | machine | published | predicted | error | tolerance | absolute: published → predicted | verdict |\n|---|---|---:|---:|---:|---|---|---|"
+        "| case | machine | published | predicted | error | effect on time per op: published → predicted | tolerance | absolute: published → predicted | verdict |\n|---|---|---:|---:|---:|---|---|---|---|"
     );
     for o in &ratios {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {}x | {} | {} | {} |",
+            "| {} | {} | {} | {} | {}x | {} | {} | {} | {} |",
             o.case.name,
             machine_cell(o),
             o.published,
             short(o.predicted.figure),
             short(o.error),
-            o.published.tolerance(o.judged),
+            effect_cell(o),
+            tolerance(o),
             absolute_cell(o),
             verdict_cell(&o.verdict)
         );
@@ -186,7 +219,7 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
             o.published,
             short(o.predicted.figure),
             short(o.error),
-            o.published.tolerance(o.judged),
+            tolerance(o),
             verdict_cell(&o.verdict)
         );
     }
@@ -203,7 +236,7 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
             o.published,
             short(o.predicted.figure),
             short(o.error),
-            o.published.tolerance(o.judged),
+            tolerance(o),
             verdict_cell(&o.verdict)
         );
     }
@@ -270,16 +303,20 @@ mod tests {
         .unwrap();
         let judged = case.judged();
         let p = Published::Value(published);
+        let predicted = Prediction {
+            figure: predicted,
+            numerator: predicted,
+            denominator: (judged == Judged::Ratio).then_some(1.0),
+            reading: Some(crate::validate::verdict::Reading::Rate),
+        };
+        let change = (judged == Judged::Ratio).then(|| case.change(published, &predicted).unwrap());
         Outcome {
             judged,
-            verdict: p.judge(judged, predicted),
-            error: p.error(predicted),
+            verdict: change.map_or_else(|| p.judge(judged, predicted.figure), |c| c.judge()),
+            error: p.error(predicted.figure),
+            change,
             published: p,
-            predicted: Prediction {
-                figure: predicted,
-                numerator: predicted,
-                denominator: None,
-            },
+            predicted,
             case,
         }
     }
@@ -287,10 +324,10 @@ mod tests {
     #[test]
     fn the_headline_counts_model_cases_apart_from_closed_forms() {
         let outcomes = [
-            outcome("ratio", 0.5, 0.6),        // 1.2x, pass
-            outcome("ratio", 0.5, 1.5),        // 3x, fail
+            outcome("ratio", 0.5, 0.6), // 1.2x, effect +67 % against +100 %: pass
+            outcome("ratio", 0.5, 1.5), // 3x, opposite direction: fail
             outcome("absolute", 100.0, 150.0), // 1.5x, pass
-            outcome("closed", 10.0, 40.0),     // 4x, fail: not in the model tally
+            outcome("closed", 10.0, 40.0), // 4x, fail: not in the model tally
         ];
         let model = tally(outcomes.iter().filter(|o| o.judged != Judged::ClosedForm));
         assert_eq!((model.passed, model.total), (2, 3));

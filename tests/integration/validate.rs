@@ -155,6 +155,24 @@ fn a_model_case_must_say_what_was_measured() {
             .replace(", qspinlock = \"q\"", ""),
             "needs its unit",
         ),
+        (
+            "noise-not-a-share",
+            full.replace("published = 0.9\n", "published = 0.9\nnoise = 4.2\n"),
+            "noise = 4.2 is not a share",
+        ),
+        (
+            "noise-on-an-absolute",
+            full.replace(
+                "denominator = { design = \"qspinlock\", at = { threads = \"2\" } }\n",
+                "",
+            )
+            .replace(", qspinlock = \"q\"", "")
+            .replace(
+                "published = 0.9\n",
+                "published = 0.9\nunit = \"ops/s\"\nnoise = 0.01\n",
+            ),
+            "the published noise of a change",
+        ),
     ] {
         let path = cases_file(&dir, tag, "perf-bench-sync-vm.toml", &body);
         let err = validate::load(&path).unwrap_err().to_string();
@@ -165,7 +183,7 @@ fn a_model_case_must_say_what_was_measured() {
 }
 
 #[test]
-fn ns_per_op_turns_a_rate_into_the_time_per_op() {
+fn ns_per_op_turns_a_rate_into_the_time_per_op_and_keeps_the_effect() {
     let dir = temp_dir("ns");
     let rate = format!("{SYNC_RATIO}{SYNC_BINDING}");
     let time = rate.replace("metric = ", "ns_per_op = true\nmetric = ");
@@ -179,6 +197,13 @@ fn ns_per_op_turns_a_rate_into_the_time_per_op() {
     let rel = |a: f64, b: f64| ((a - b) / b).abs();
     assert!(rel(time.predicted.figure, 1.0 / rate.predicted.figure) < 1e-12);
     assert!(rel(time.predicted.numerator, 1e9 / rate.predicted.numerator) < 1e-12);
+    // Either way the change saves or adds the same share of each op's time.
+    let (rate, time) = (rate.change.unwrap(), time.change.unwrap());
+    assert!(
+        rel(rate.predicted, time.predicted) < 1e-9,
+        "{rate:?} {time:?}"
+    );
+    assert!(rel(rate.predicted_ns.unwrap(), time.predicted_ns.unwrap()) < 1e-9);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
