@@ -240,6 +240,11 @@ pub struct TableDesign {
     pub lock: Option<LockKind>,
     #[serde(default)]
     pub path: OpPath,
+    /// A design no kernel can run, asked for on purpose: the checks that a
+    /// kernel could run it are waived, and its name must say "hypothetical"
+    /// so every table, chart and selector shows it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hypothetical: bool,
 }
 
 /// Variables a sizing rule may name.
@@ -369,6 +374,25 @@ pub enum DesignError {
     NotPowerOfTwo { rule: String, slots: u64 },
     #[error("its tables take {bytes} bytes or more, beyond the {limit} futexsim lays out")]
     TooLarge { bytes: u64, limit: u64 },
+    #[error(
+        "no kernel runs this design: a private hash without a reference count (refcount = \"none\") \
+         cannot grow, since futex_hash_allocate replaces a table only once the ops counted on it \
+         are done (bd54df5ea7ca); a table set by prctl never grows either. Give private.grows = \
+         false, or hypothetical = true and a name that says \"hypothetical\" to ask anyway"
+    )]
+    UncountedTableGrows,
+    #[error(
+        "no kernel runs this design: FH_FLAG_IMMUTABLE (immutable_flag) was removed \
+         (760e6f7befba) in the release that brought the per-CPU reference count (56180dd20c19). \
+         Give immutable_flag = false, refcount = \"shared\" (the 6.16 release candidates), or \
+         hypothetical = true and a name that says \"hypothetical\" to ask anyway"
+    )]
+    ImmutableFlagWithPerCpuCount,
+    #[error(
+        "hypothetical = true: the design's name must say \"hypothetical\", so every table, chart \
+         and selector shows that no kernel runs it"
+    )]
+    HypotheticalUnnamed,
 }
 
 fn layout(size: u32, fields: &[(FieldName, u32, u32)]) -> BucketLayout {
@@ -506,6 +530,7 @@ fn era_design(name: &str) -> Option<TableDesign> {
             shared_key: SharedKeyPins::LockPageAndRefs,
             wake_barrier: WakeBarrier::None,
         },
+        hypothetical: false,
     };
     let v3_14 = TableDesign {
         era: "v3.14: roundup_pow_of_two(256 x possible CPUs) cache-aligned buckets with a waiter count, lookup3, ticket spinlock; shared keys as 2.6.29".into(),
@@ -660,6 +685,33 @@ impl TableDesign {
         {
             return Err(DesignError::RefcountWithoutHeader);
         }
+        if self.hypothetical {
+            if !self.name.contains("hypothetical") {
+                return Err(DesignError::HypotheticalUnnamed);
+            }
+            return Ok(());
+        }
+        self.check_a_kernel_runs_it()
+    }
+
+    /// Refuses combinations no kernel ever had, each with the commits that
+    /// rule it out.
+    fn check_a_kernel_runs_it(&self) -> Result<(), DesignError> {
+        let Some(private) = &self.private else {
+            return Ok(());
+        };
+        // A private hash is replaced only once no op holds the old one: the
+        // rcuref (bd54df5ea7ca) and then the per-CPU count (56180dd20c19)
+        // are how futex_hash_allocate knows. A table no op counts (6.16-rc's
+        // FH_FLAG_IMMUTABLE, 7c4f75a21f's mm-held table) is never replaced.
+        if private.refcount == RefcountMode::None && private.grows {
+            return Err(DesignError::UncountedTableGrows);
+        }
+        // 760e6f7befba removed FH_FLAG_IMMUTABLE in the release that brought
+        // the per-CPU reference.
+        if private.immutable_flag && private.refcount == RefcountMode::PerCpu {
+            return Err(DesignError::ImmutableFlagWithPerCpuCount);
+        }
         Ok(())
     }
 
@@ -703,6 +755,31 @@ mod tests {
             d.validate().unwrap();
         }
         assert!(preset("fixed-512").is_none());
+    }
+
+    #[test]
+    fn a_private_hash_no_op_counts_cannot_grow_unless_asked_as_a_hypothetical() {
+        let mut d = preset("private-6.16rc").unwrap();
+        let private = d.private.as_mut().unwrap();
+        private.refcount = RefcountMode::None;
+        assert_eq!(d.validate(), Err(DesignError::UncountedTableGrows));
+        d.private.as_mut().unwrap().grows = false;
+        assert_eq!(d.validate(), Ok(()));
+        d.private.as_mut().unwrap().grows = true;
+        d.hypothetical = true;
+        assert_eq!(d.validate(), Err(DesignError::HypotheticalUnnamed));
+        d.name = "immutable-growing-hypothetical".into();
+        assert_eq!(d.validate(), Ok(()));
+    }
+
+    #[test]
+    fn the_immutable_flag_beside_a_per_cpu_count_is_refused() {
+        let mut d = preset("private-6.17").unwrap();
+        d.private.as_mut().unwrap().immutable_flag = true;
+        assert_eq!(d.validate(), Err(DesignError::ImmutableFlagWithPerCpuCount));
+        // The 6.16 release candidates had the flag beside the shared rcuref.
+        d.private.as_mut().unwrap().refcount = RefcountMode::Shared;
+        assert_eq!(d.validate(), Ok(()));
     }
 
     #[test]
