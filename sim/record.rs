@@ -351,6 +351,29 @@ impl WorkloadName {
             kind: WorkloadKind::of_label(label),
         }
     }
+
+    /// The benchmark the label names, without its options: the words
+    /// before the first option (`-f`), parenthesis, `key=value`, number or
+    /// colon ("perf bench futex hash", "will-it-scale futex4", "schbench").
+    pub fn benchmark(&self) -> &str {
+        let mut end = 0;
+        for word in self.label.split_whitespace() {
+            let is_option = word.starts_with(['-', '('])
+                || word.contains('=')
+                || word.starts_with(|c: char| c.is_ascii_digit());
+            if is_option {
+                break;
+            }
+            // The word's place in the label: split_whitespace yields slices of it.
+            let at = word.as_ptr() as usize - self.label.as_ptr() as usize;
+            if let Some(last) = word.strip_suffix(':') {
+                end = at + last.len();
+                break;
+            }
+            end = at + word.len();
+        }
+        &self.label[..end]
+    }
 }
 
 impl fmt::Display for WorkloadName {
@@ -897,6 +920,27 @@ impl Speed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workloads_benchmark_is_its_label_without_the_options() {
+        for (label, benchmark) in [
+            ("perf bench futex hash -f 1024 -S", "perf bench futex hash"),
+            (
+                "perf bench futex wake-parallel",
+                "perf bench futex wake-parallel",
+            ),
+            ("will-it-scale futex4 mode=thread", "will-it-scale futex4"),
+            ("schbench -m 4 -t 256 (work 0 ns)", "schbench"),
+            ("time_exit (one child per CPU)", "time_exit"),
+            (
+                "FEA-style solver: 4 processes x 8 threads",
+                "FEA-style solver",
+            ),
+            ("program of 4 steps, 8 threads", "program of"),
+        ] {
+            assert_eq!(WorkloadName::parse(label).benchmark(), benchmark, "{label}");
+        }
+    }
 
     /// Written to JSON and read back, an occupant is the same value and
     /// its JSON is the text a reader sees.

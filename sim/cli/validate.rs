@@ -5,7 +5,8 @@
 
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::files::{self, MARKDOWN_SIGNATURE};
+use futexsim::files::{self, Signature, MARKDOWN_SIGNATURE, TOML_SIGNATURE};
+use futexsim::report::track_record;
 use futexsim::validate::verdict::short;
 use futexsim::validate::{self, report};
 use std::io::Write;
@@ -17,7 +18,8 @@ pub struct ValidateArgs {
     /// (configs/validation/cases.toml and the configs it names).
     #[arg(long)]
     cases: Option<PathBuf>,
-    /// Where report.md is written.
+    /// Where report.md and track-record.toml (the model cases' errors, which
+    /// the binary embeds from reports/validation/) are written.
     #[arg(long, default_value = "out/validation")]
     out: PathBuf,
     /// Simulations run at once (every core by default).
@@ -39,10 +41,12 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     // Where the report goes is checked with everything else, before any run.
     crate::cli::check_out_dir(&args.out)?;
-    for report in ["report.md", "host.md"] {
-        files::check_replaceable(&args.out.join(report), &|old| {
-            MARKDOWN_SIGNATURE.verifies(old)
-        })?;
+    for (file, signature) in [
+        ("report.md", MARKDOWN_SIGNATURE),
+        ("host.md", MARKDOWN_SIGNATURE),
+        (track_record::FILE_NAME, TOML_SIGNATURE),
+    ] {
+        files::check_replaceable(&args.out.join(file), &|old| signature.verifies(old))?;
     }
     if args.host {
         return host(&args.out, out);
@@ -60,8 +64,16 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     for o in &outcomes {
         writeln!(out, "{}", report::summary_line(o))?;
     }
+    let record = validate::track_record(&outcomes)
+        .to_toml()
+        .map_err(|e| CliError::Failed(format!("the track record: {e}")))?;
+    write_signed(
+        &args.out.join(track_record::FILE_NAME),
+        &record,
+        TOML_SIGNATURE,
+    )?;
     let path = args.out.join("report.md");
-    write_signed(&path, &report::markdown(&outcomes))?;
+    write_signed(&path, &report::markdown(&outcomes), MARKDOWN_SIGNATURE)?;
     writeln!(
         out,
         "{}; report: {}",
@@ -111,19 +123,19 @@ fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
         md.push('\n');
     }
     let path = dir.join("host.md");
-    write_signed(&path, &md)?;
+    write_signed(&path, &md, MARKDOWN_SIGNATURE)?;
     writeln!(out, "report: {}", path.display())?;
     Ok(())
 }
 
-/// Writes a Markdown report, signed: one futexsim wrote and nobody edited is
-/// replaced, anything else at the path is refused.
-fn write_signed(path: &std::path::Path, markdown: &str) -> Result<(), CliError> {
+/// Writes a file, signed: one futexsim wrote and nobody edited is replaced,
+/// anything else at the path is refused.
+fn write_signed(path: &std::path::Path, text: &str, signature: Signature) -> Result<(), CliError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         files::create_user_dir(dir)?;
     }
-    let text = MARKDOWN_SIGNATURE.sign(markdown);
-    Ok(files::write(path, text.as_bytes(), &|old| {
-        MARKDOWN_SIGNATURE.verifies(old)
+    let signed = signature.sign(text);
+    Ok(files::write(path, signed.as_bytes(), &|old| {
+        signature.verifies(old)
     })?)
 }

@@ -1,7 +1,7 @@
 //! report.md: the report people read and paste into a mailing-list thread.
 //! Everything in it comes from the result set, except the run date and the
-//! simulator speed, which come from the speed log; the same two inputs give
-//! the same bytes.
+//! simulator speed, which come from the speed log, and the track record,
+//! which the binary embeds; the same inputs give the same bytes.
 
 use super::c2c;
 use super::charts;
@@ -24,6 +24,7 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     workload_figures(&mut md, &cells);
     super::private_hash::section(&mut md, &cells);
     comparison(&mut md, set, &cells);
+    super::track_record::section(&mut md, &set.designs, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
     perf_bench_lines(&mut md, &cells);

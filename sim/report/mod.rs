@@ -56,6 +56,7 @@ mod json;
 mod markdown;
 mod private_hash;
 pub mod summary;
+pub mod track_record;
 pub mod usl;
 
 use crate::files::{self, FileError};

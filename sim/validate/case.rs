@@ -51,6 +51,7 @@ use crate::record::{
     CoherenceRecord, Latency, LoadRecord, LockRecord, RunRecord, TableRecord, UniformLoad,
     WorkloadName,
 };
+use crate::report::track_record::Likeness;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -450,6 +451,22 @@ impl CaseSpec {
             None if self.metric.ends_with("_per_sec") => Some(Reading::Rate),
             None => None,
         }
+    }
+
+    /// What the case's runs are like, for the track record: its
+    /// numerator's first run; None for a closed form.
+    pub fn likeness(
+        &self,
+        config: &Config,
+        runs: &[(usize, usize, RunRecord)],
+    ) -> Option<Likeness> {
+        if self.kind != CaseKind::Model || self.argmax.is_some() {
+            return None;
+        }
+        let (design, point) = self.select("numerator", &self.numerator, config).ok()?;
+        runs.iter()
+            .find(|(p, d, _)| *p == point && *d == design)
+            .map(|(_, _, record)| Likeness::of(record))
     }
 
     /// A ratio case's change from its denominator's run (before) to its

@@ -13,6 +13,7 @@ use crate::config::ConfigError;
 use crate::config::{with_suggestion, Config, Source};
 use crate::files::FileError;
 use crate::record::RunRecord;
+use crate::report::track_record::{CaseRecord, Likeness, TrackRecord};
 use crate::scenario::RunError;
 use case::{CaseError, CaseSpec, CasesFile, Prediction};
 use rayon::prelude::*;
@@ -32,6 +33,8 @@ pub struct Outcome {
     pub predicted: Prediction,
     /// A ratio's change, judged by its effect on time per op.
     pub change: Option<Change>,
+    /// What the case's runs are like (a model case's), for the track record.
+    pub likeness: Option<Likeness>,
     /// The factor between predicted and published (1 inside a range).
     pub error: f64,
     pub verdict: Verdict,
@@ -167,7 +170,8 @@ pub fn run(
         .map(|case| {
             let published = case.published()?;
             let judged = case.judged();
-            let predicted = case.predict(&configs[&case.config], &by_config[&case.config])?;
+            let (config, runs) = (&configs[&case.config], &by_config[&case.config]);
+            let predicted = case.predict(config, runs)?;
             let change = match (judged, published) {
                 (Judged::Ratio, Published::Value(figure)) => Some(case.change(figure, &predicted)?),
                 _ => None,
@@ -177,6 +181,7 @@ pub fn run(
                     .as_ref()
                     .map_or_else(|| published.judge(judged, predicted.figure), Change::judge),
                 error: published.error(predicted.figure),
+                likeness: case.likeness(config, runs),
                 change,
                 judged,
                 published,
@@ -185,4 +190,23 @@ pub fn run(
             })
         })
         .collect()
+}
+
+/// The model cases of a suite's outcomes, as the track record keeps them
+/// (closed forms test the model's arithmetic, not its predictions, and stay
+/// out).
+pub fn track_record(outcomes: &[Outcome]) -> TrackRecord {
+    TrackRecord {
+        case: outcomes
+            .iter()
+            .filter_map(|o| {
+                Some(CaseRecord {
+                    case: o.case.name.clone(),
+                    likeness: o.likeness.clone()?,
+                    error: o.error,
+                    passed: o.verdict.passed(),
+                })
+            })
+            .collect(),
+    }
 }

@@ -314,6 +314,7 @@ mod tests {
             judged,
             verdict: change.map_or_else(|| p.judge(judged, predicted.figure), |c| c.judge()),
             error: p.error(predicted.figure),
+            likeness: None,
             change,
             published: p,
             predicted,

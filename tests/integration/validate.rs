@@ -343,3 +343,17 @@ fn argmax_with_a_denominator_or_an_unswept_axis_is_an_error() {
     );
     assert!(err.to_string().contains("argmax names 'cpus'"), "{err}");
 }
+
+#[test]
+fn the_track_record_futexsim_embeds_is_what_the_suite_judges_now() {
+    use futexsim::report::track_record::TrackRecord;
+    let (cases, configs) = validate::load_embedded().unwrap();
+    let outcomes = validate::run(cases, &configs, 2).unwrap();
+    let fresh = validate::track_record(&outcomes).to_toml().unwrap();
+    let embedded = TrackRecord::embedded().unwrap().to_toml().unwrap();
+    assert!(
+        fresh == embedded,
+        "reports/validation/track-record.toml is stale: regenerate it with \
+         `cargo run --release -- validate --no-fail --out reports/validation`"
+    );
+}
