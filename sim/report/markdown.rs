@@ -113,15 +113,20 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
                 interval_words(set)
             );
         } else if let (Some(high), Some(low)) = (high, low) {
+            let shown = |c: &Cell| {
+                c.interval(per_thread)
+                    .map_or(String::new(), |i| i.show(|v| figure(v.round())))
+            };
             let _ = writeln!(
                 md,
-                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest), means over repetitions.\n",
+                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest mean). {}.\n",
                 set.designs[0],
                 high.label,
-                figure(value(&high).round()),
+                shown(high),
                 low.label,
-                figure(value(&low).round()),
-                value(&low) / value(&high).max(f64::MIN_POSITIVE)
+                shown(low),
+                value(&low) / value(&high).max(f64::MIN_POSITIVE),
+                interval_words(set)
             );
         }
         return;
