@@ -1,16 +1,21 @@
 //! `futexsim diff A B`: two result sets (say before and after a layout
 //! change) compared point by point. For each (point, design) both have, the
-//! headline figures of A and B and their ratio B / A, each improved,
-//! regressed or within the noise (report::compare's named rule). Only the
-//! changes are listed unless --all; what one side has and the other lacks
-//! is named, and a one-line summary ends the output.
+//! headline figures of A and B, each a mean with its seed interval, and
+//! their paired ratio B / A (the mean of per-seed ratios) with its
+//! interval, each improved, regressed, within the noise or not judged by
+//! report::compare's test, whose noise threshold and significance level
+//! are printed and can be set. Only the changes are listed unless --all;
+//! what one side has and the other lacks is named, and a one-line summary
+//! ends the output. `--json` prints every compared figure as one JSON
+//! document instead (schema in docs/reports.md, "futexsim diff").
 
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::record::RunRecord;
 use futexsim::report;
-use futexsim::report::compare::{Better, Change, Verdict, NOISE_RULE};
-use futexsim::report::summary::{self, figure, Cell};
+use futexsim::report::compare::{Better, Change, Test, Verdict};
+use futexsim::report::interval::{SeedInterval, BIMODAL_RULE};
+use futexsim::report::summary::{self, figure, Cell, BUCKETED_QUANTILES, HEADLINE};
+use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,25 +32,108 @@ pub struct DiffArgs {
     /// Exit with status 1 when a figure regressed beyond the noise.
     #[arg(long)]
     fail_on_regression: bool,
+    /// Changes of the paired ratio inside 1 ± this fraction are noise.
+    #[arg(long, default_value_t = Test::DEFAULT.noise_threshold, value_name = "FRACTION")]
+    noise_threshold: f64,
+    /// The chance the test accepts of calling a change that is not there
+    /// real; the interval's confidence is 1 - this.
+    #[arg(long, default_value_t = Test::DEFAULT.significance_level, value_name = "FRACTION")]
+    significance_level: f64,
+    /// Print every compared figure as one JSON document (for CI) instead
+    /// of the table.
+    #[arg(long)]
+    json: bool,
 }
 
-type Figure = fn(&RunRecord) -> f64;
+/// The version of `--json`'s layout: a field is only ever added under it.
+const JSON_SCHEMA: &str = "futexsim-diff/1";
 
-/// The figures compared: name, which way is better, and how to read it
-/// (NaN where a record lacks it).
-const HEADLINE: [(&str, Better, Figure); 5] = [
-    ("ops/s/thread", Better::Higher, |r| {
-        r.mean_thread_ops_per_sec
-    }),
-    ("ops/s", Better::Higher, |r| r.ops_per_sec),
-    ("p99 ns", Better::Lower, |r| r.latency_ns.p99 as f64),
-    ("HITM/op", Better::Lower, |r| r.coherence.hitm_per_op),
-    ("max load", Better::Lower, |r| {
-        r.load.as_ref().map_or(f64::NAN, |l| l.max_load as f64)
-    }),
-];
+/// `diff --json`: the whole comparison.
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    a: Side,
+    b: Side,
+    test: TestStated<'a>,
+    cells: Vec<Compared<'a>>,
+    one_side_only: Vec<String>,
+    summary: Counts,
+}
+
+#[derive(Serialize)]
+struct Side {
+    dir: String,
+    git_commit: String,
+}
+
+/// The test as applied: the interval, the ratio, and its parameters.
+#[derive(Serialize)]
+struct TestStated<'a> {
+    ratio: &'static str,
+    interval: &'static str,
+    confidence: f64,
+    #[serde(flatten)]
+    parameters: &'a Test,
+    bimodal_rule: &'static str,
+}
+
+/// One figure of one (point, design): both sides' means and intervals, the
+/// paired ratio B / A with its interval, and the verdict.
+#[derive(Serialize)]
+struct Compared<'a> {
+    point: &'a str,
+    design: &'a str,
+    figure: &'static str,
+    better: &'static str,
+    a: SeedInterval,
+    b: SeedInterval,
+    ratio: SeedInterval,
+    verdict: Verdict,
+}
+
+#[derive(Default, Serialize)]
+struct Counts {
+    pairs: usize,
+    figures: usize,
+    improved: usize,
+    regressed: usize,
+    within_noise: usize,
+    not_judged: usize,
+}
+
+impl Counts {
+    fn count(&mut self, verdict: Verdict) {
+        self.figures += 1;
+        match verdict {
+            Verdict::Improved => self.improved += 1,
+            Verdict::Regressed => self.regressed += 1,
+            Verdict::WithinNoise => self.within_noise += 1,
+            Verdict::NoInterval | Verdict::Bimodal => self.not_judged += 1,
+        }
+    }
+}
+
+fn test_of(args: &DiffArgs) -> Result<Test, CliError> {
+    if !(args.noise_threshold.is_finite() && args.noise_threshold >= 0.0) {
+        return Err(CliError::Input(format!(
+            "--noise-threshold {} is not a fraction of 0 or more (0.02 is 2 %)",
+            args.noise_threshold
+        )));
+    }
+    if !(args.significance_level > 0.0 && args.significance_level < 1.0) {
+        return Err(CliError::Input(format!(
+            "--significance-level {} is not a fraction between 0 and 1 (0.05 is 5 %)",
+            args.significance_level
+        )));
+    }
+    Ok(Test {
+        noise_threshold: args.noise_threshold,
+        significance_level: args.significance_level,
+    })
+}
 
 pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
+    let test = test_of(args)?;
     let read = |dir: &PathBuf| report::read_locked(dir).map_err(CliError::from);
     let (a, _) = read(&args.a)?;
     let (b, _) = read(&args.b)?;
@@ -53,17 +141,8 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
         eprintln!("futexsim: warning: the sets do not compare like with like: {why}");
     }
     let (cells_a, cells_b) = (summary::cells(&a), summary::cells(&b));
-    writeln!(
-        out,
-        "A: {} ({})\nB: {} ({})\nB/A: mean ratio over paired repetitions (min..max); {NOISE_RULE}\n",
-        args.a.display(),
-        a.provenance.git_commit,
-        args.b.display(),
-        b.provenance.git_commit,
-    )?;
-    let (mut improved, mut regressed, mut noise) = (0, 0, 0);
-    let mut rows = Vec::new();
-    let mut pairs = 0;
+    let mut counts = Counts::default();
+    let mut compared = Vec::new();
     for old in &cells_a {
         // Points are matched by their axis values, designs by name.
         let Some(new) = cells_b
@@ -72,73 +151,148 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
         else {
             continue;
         };
-        pairs += 1;
-        for (name, better, read) in HEADLINE {
-            let Some(change) =
-                Change::between(&old.each(read), &new.each(read)).filter(|c| c.ratio.is_finite())
+        counts.pairs += 1;
+        for h in &HEADLINE {
+            let (old_each, new_each) = (old.each(h.read), new.each(h.read));
+            let sides = (
+                SeedInterval::of(&old_each, test.confidence()),
+                SeedInterval::of(&new_each, test.confidence()),
+            );
+            let Some((change, (a_side, b_side))) = Change::between(&old_each, &new_each, &test)
+                .filter(|c| c.ratio.mean.is_finite())
+                .zip(sides.0.zip(sides.1))
             else {
                 continue;
             };
-            let verdict = change.verdict(better);
-            match verdict {
-                Verdict::Improved => improved += 1,
-                Verdict::Regressed => regressed += 1,
-                Verdict::WithinNoise => noise += 1,
-            }
-            if args.all || verdict != Verdict::WithinNoise {
-                rows.push(format!(
-                    "| {} | {} | {name} | {} | {} | {:.3} ({:.3}..{:.3}) | {} |",
-                    old.label,
-                    old.design,
-                    figure(old.mean(read)),
-                    figure(new.mean(read)),
-                    change.ratio,
-                    change.min,
-                    change.max,
-                    verdict.word()
-                ));
-            }
+            let verdict = change.verdict(h.better);
+            counts.count(verdict);
+            compared.push(Compared {
+                point: &old.label,
+                design: old.design,
+                figure: h.name,
+                better: match h.better {
+                    Better::Higher => "higher",
+                    Better::Lower => "lower",
+                },
+                a: a_side,
+                b: b_side,
+                ratio: change.ratio,
+                verdict,
+            });
         }
     }
-    if pairs == 0 {
+    if counts.pairs == 0 {
         return Err(CliError::Input(format!(
             "{} and {} have no (point, design) in common",
             args.a.display(),
             args.b.display()
         )));
     }
-    if rows.is_empty() {
-        writeln!(out, "No figure changed beyond the noise.\n")?;
-    } else {
-        writeln!(out, "| point | design | figure | A | B | B/A | verdict |")?;
-        writeln!(out, "|---|---|---|---:|---:|---:|---|")?;
-        for row in &rows {
-            writeln!(out, "{row}")?;
-        }
-        writeln!(out)?;
-    }
     let mut one_sided = one_side_only("A", &cells_a, &cells_b);
     one_sided.extend(one_side_only("B", &cells_b, &cells_a));
-    for line in &one_sided {
-        writeln!(out, "{line}")?;
-    }
-    let unmatched = if one_sided.is_empty() {
-        String::new()
-    } else {
-        format!("; {} present on one side only", one_sided.len())
+    let regressed = counts.regressed;
+    let side = |dir: &PathBuf, set: &futexsim::results::ResultSet| Side {
+        dir: dir.display().to_string(),
+        git_commit: set.provenance.git_commit.clone(),
     };
-    writeln!(
-        out,
-        "summary: {} figures of {pairs} (point, design) pairs: {improved} improved, {regressed} \
-         regressed, {noise} within noise{unmatched}",
-        improved + regressed + noise
-    )?;
+    let document = Document {
+        schema: JSON_SCHEMA,
+        a: side(&args.a, &a),
+        b: side(&args.b, &b),
+        test: TestStated {
+            ratio: "paired: the mean over repetitions of B/A at the same seed",
+            interval: "two-sided Student-t over the per-seed values",
+            confidence: test.confidence(),
+            parameters: &test,
+            bimodal_rule: BIMODAL_RULE,
+        },
+        cells: compared,
+        one_side_only: one_sided,
+        summary: counts,
+    };
+    if args.json {
+        let json = serde_json::to_string_pretty(&document)
+            .map_err(|e| CliError::Failed(format!("writing the comparison as JSON: {e}")))?;
+        writeln!(out, "{json}")?;
+    } else {
+        print_table(args.all, &document, &test, out)?;
+    }
     if args.fail_on_regression && regressed > 0 {
         out.flush()?;
         return Err(CliError::Failed(format!(
             "{regressed} figures regressed beyond the noise (--fail-on-regression)"
         )));
     }
+    Ok(())
+}
+
+/// The comparison as people read it: the test stated, the changed figures
+/// (all with `all`), what one side lacks, and the summary line.
+fn print_table(
+    all: bool,
+    doc: &Document,
+    test: &Test,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    writeln!(
+        out,
+        "A: {} ({})\nB: {} ({})\nA and B: means over repetitions ± half their {}% seed interval \
+         (Student-t); B/A: the paired ratio, the mean of per-seed ratios B/A, with its interval \
+         (low..high).\ntest: {}.\n{BIMODAL_RULE}.\np99 ns: {BUCKETED_QUANTILES}.\n",
+        doc.a.dir,
+        doc.a.git_commit,
+        doc.b.dir,
+        doc.b.git_commit,
+        test.confidence() * 100.0,
+        test.describe(),
+    )?;
+    let rows: Vec<&Compared> = doc
+        .cells
+        .iter()
+        .filter(|c| all || c.verdict != Verdict::WithinNoise)
+        .collect();
+    if rows.is_empty() {
+        writeln!(out, "No figure changed beyond the noise.\n")?;
+    } else {
+        writeln!(
+            out,
+            "| point | design | figure | A | B | B/A paired ratio (interval) | verdict |"
+        )?;
+        writeln!(out, "|---|---|---|---:|---:|---:|---|")?;
+        for c in rows {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                c.point,
+                c.design,
+                c.figure,
+                c.a.show(figure),
+                c.b.show(figure),
+                c.ratio.show_range(),
+                c.verdict.word()
+            )?;
+        }
+        writeln!(out)?;
+    }
+    for line in &doc.one_side_only {
+        writeln!(out, "{line}")?;
+    }
+    let unmatched = if doc.one_side_only.is_empty() {
+        String::new()
+    } else {
+        format!("; {} present on one side only", doc.one_side_only.len())
+    };
+    writeln!(
+        out,
+        "summary: {} figures of {} (point, design) pairs: {} improved, {} regressed, {} within \
+         noise, {} not judged{unmatched}",
+        doc.summary.figures,
+        doc.summary.pairs,
+        doc.summary.improved,
+        doc.summary.regressed,
+        doc.summary.within_noise,
+        doc.summary.not_judged
+    )?;
     Ok(())
 }
 

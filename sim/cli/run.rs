@@ -7,7 +7,8 @@ use clap::Args;
 use futexsim::campaign::{Campaign, Run, Shard};
 use futexsim::config::Config;
 use futexsim::record::{RunRecord, Speed};
-use futexsim::report::summary::figure;
+use futexsim::report::interval::{SeedInterval, CONFIDENCE};
+use futexsim::report::summary::{self, figure};
 use futexsim::report::Layout;
 use futexsim::results::{total_speed, ResultSet, SpeedLog};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -350,7 +351,8 @@ fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog, layout: Layout) -> Res
 
 /// One row per point, one column per design: the workload's headline figure
 /// (its first own figure, else averaged ops/s per thread as perf bench prints
-/// it), mean over repetitions, and the ratio to the baseline.
+/// it), mean over repetitions ± half its seed interval, and the paired ratio
+/// to the baseline (the mean of per-seed ratios) with its interval.
 fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<(), CliError> {
     let first = &set.runs[0].record;
     // A run file edited with its checksum made anew may lack the figure.
@@ -364,8 +366,19 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
     };
     writeln!(
         out,
-        "{}: {} on {}; {what}, and the ratio to {}",
+        "{}: {} on {}; {what}, and the paired ratio to {} (mean of per-seed ratios)",
         set.provenance.config_name, first.workload, first.machine, set.baseline
+    )?;
+    let intervals = match set.provenance.repetitions {
+        0 | 1 => "one repetition: no seed interval".to_string(),
+        n => format!(
+            "± and low..high: the {}% Student-t interval over {n} seeds",
+            CONFIDENCE * 100.0
+        ),
+    };
+    writeln!(
+        out,
+        "{intervals}; bimodal: the seeds split into two groups, see report.md"
     )?;
     let mut header: Vec<String> = set.axes.clone();
     header.extend(set.designs.iter().cloned());
@@ -375,15 +388,14 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
         "|{}",
         header.iter().map(|_| "---:|").collect::<String>()
     )?;
+    let cells = summary::cells(set);
     for point in 0..set.points() {
-        let mean = |design: &str| {
-            let runs: Vec<f64> = set
-                .runs_of(point, design)
-                .map(|r| headline(&r.record))
-                .collect();
-            runs.iter().sum::<f64>() / runs.len().max(1) as f64
+        let cell = |design: &str| {
+            cells
+                .iter()
+                .find(|c| c.point == point && c.design == design)
         };
-        let base = mean(&set.baseline);
+        let base = cell(&set.baseline);
         let mut row: Vec<String> = set
             .runs
             .iter()
@@ -391,20 +403,38 @@ fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<()
             .map(|r| r.axis_values.clone())
             .unwrap_or_default();
         for design in &set.designs {
-            let m = mean(design);
-            row.push(if *design == set.baseline {
-                figure(m)
-            } else if base > 0.0 {
-                format!("{} ({:.2}x)", figure(m), m / base)
-            } else {
-                // No ratio to a baseline that made no progress.
-                format!("{} (-)", figure(m))
-            });
+            let Some(c) = cell(design) else {
+                row.push("-".into());
+                continue;
+            };
+            let shown = c.interval(headline).map_or("-".into(), |i| i.show(figure));
+            let ratio = base
+                .filter(|_| *design != set.baseline)
+                .map(|b| match c.against(b, headline) {
+                    // No ratio to a baseline that made no progress.
+                    Some(change) if b.mean(headline) > 0.0 => {
+                        format!(" ({})", ratio_text(&change.ratio))
+                    }
+                    _ => " (-)".into(),
+                })
+                .unwrap_or_default();
+            row.push(format!("{shown}{ratio}"));
         }
         writeln!(out, "| {} |", row.join(" | "))?;
     }
     writeln!(out, "report: {}", dir.join("report.md").display())?;
     Ok(())
+}
+
+/// "4.46x, 3.10..5.82": a paired ratio with its interval, to the two
+/// decimals a summary is read to; ", bimodal" after a flagged one.
+fn ratio_text(ratio: &SeedInterval) -> String {
+    let interval = match (ratio.low, ratio.high) {
+        (Some(low), Some(high)) => format!(", {low:.2}..{high:.2}"),
+        _ => String::new(),
+    };
+    let flag = if ratio.bimodal { ", bimodal" } else { "" };
+    format!("{:.2}x{interval}{flag}", ratio.mean)
 }
 
 /// The simulator's own speed, on stderr: it is not part of the results.

@@ -27,12 +27,28 @@
 //! - `lcl_rfo_modified`, `rmt_rfo_modified`: stores and RMWs that took a line
 //!   from a cache holding it Modified (`lcl_hitm` and `rmt_hitm` count loads
 //!   only, as perf c2c's HITM does).
+//!
+//! A run is one seed's sample and has no interval; summary.csv gives each
+//! cell's. One row per (sweep point, design), in the result set's order:
+//! `point`, one `axis.NAME` column per axis, `design`, `repetitions`, then
+//! for each headline figure F (`thread_ops_per_sec`, `ops_per_sec`,
+//! `lat_p99_ns`, `hitm_per_op`, `max_load`, named as results.csv names
+//! them): `F_mean` (over repetitions), `F_ci_low`, `F_ci_high` (the 95 %
+//! t-interval over the repetitions; empty with one), `F_bimodal` (the
+//! seeds split into two groups: report::interval's rule), and the paired
+//! ratio to the baseline at the same point, `F_ratio_mean` (the mean of the
+//! per-seed ratios), `F_ratio_ci_low`, `F_ratio_ci_high`, `F_ratio_bimodal`
+//! (all empty on the baseline's rows, and where a ratio cannot be taken).
+//! A figure a workload lacks is empty.
 
+use super::interval::SeedInterval;
+use super::summary::{self, HEADLINE};
 use super::File;
 use crate::record::LoadRecord;
 use crate::results::{ResultSet, RunResult, SpeedLog};
 
 pub const PATH: &str = "results.csv";
+pub const SUMMARY_PATH: &str = "summary.csv";
 
 pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
     let mut out = ::csv::Writer::from_writer(Vec::new());
@@ -140,4 +156,71 @@ fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
         ("lcl_rfo_modified", c.lcl_rfo_modified.to_string()),
         ("rmt_rfo_modified", c.rmt_rfo_modified.to_string()),
     ]
+}
+
+/// summary.csv: each cell's means, seed intervals and paired ratios.
+pub fn summary_files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
+    let mut out = ::csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["point".to_string()];
+    header.extend(set.axes.iter().map(|a| format!("axis.{a}")));
+    header.extend(["design".to_string(), "repetitions".to_string()]);
+    for h in &HEADLINE {
+        for part in [
+            "mean",
+            "ci_low",
+            "ci_high",
+            "bimodal",
+            "ratio_mean",
+            "ratio_ci_low",
+            "ratio_ci_high",
+            "ratio_bimodal",
+        ] {
+            header.push(format!("{}_{part}", h.column));
+        }
+    }
+    out.write_record(&header)?;
+    let cells = summary::cells(set);
+    for cell in &cells {
+        let mut row = vec![cell.point.to_string()];
+        row.extend(
+            set.runs_of(cell.point, cell.design)
+                .next()
+                .map(|r| r.axis_values.clone())
+                .unwrap_or_default(),
+        );
+        row.extend([cell.design.to_string(), cell.runs.len().to_string()]);
+        let baseline = cells
+            .iter()
+            .find(|b| b.point == cell.point && b.design == set.baseline)
+            .filter(|_| cell.design != set.baseline);
+        for h in &HEADLINE {
+            let own = cell.interval(h.read).filter(|i| i.mean.is_finite());
+            row.extend(interval_columns(own.as_ref()));
+            let ratio = baseline
+                .and_then(|b| cell.against(b, h.read))
+                .map(|c| c.ratio)
+                .filter(|i| i.mean.is_finite());
+            row.extend(interval_columns(ratio.as_ref()));
+        }
+        out.write_record(&row)?;
+    }
+    let bytes = out.into_inner().map_err(|e| e.into_error())?;
+    Ok(vec![File {
+        path: SUMMARY_PATH.into(),
+        bytes,
+    }])
+}
+
+/// Mean, interval ends and the bimodal flag; empty where there is none.
+fn interval_columns(interval: Option<&SeedInterval>) -> [String; 4] {
+    let text = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    match interval {
+        None => Default::default(),
+        Some(i) => [
+            i.mean.to_string(),
+            text(i.low),
+            text(i.high),
+            i.bimodal.to_string(),
+        ],
+    }
 }

@@ -5,8 +5,11 @@
 
 use super::c2c;
 use super::charts;
-use super::compare::{Change, NOISE_RULE};
-use super::summary::{self, duration_ns, figure, of_keys, per_op, Cell};
+use super::compare::{Change, Direction, Test};
+use super::interval::{SeedInterval, BIMODAL_RULE, CONFIDENCE};
+use super::summary::{
+    self, duration_ns, figure, of_keys, per_op, Cell, BUCKETED_QUANTILES, HEADLINE,
+};
 use super::usl;
 use super::{File, REPORT_MD};
 use crate::perf_stat::{hash_thread_line, rel_stderr_from_population_rsd};
@@ -20,10 +23,11 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     let _ = writeln!(md, "# futexsim report: {}\n", set.provenance.config_name);
     what_this_shows(&mut md, set, &cells);
     provenance(&mut md, set, speed);
-    summary_table(&mut md, &cells);
+    summary_table(&mut md, set, &cells);
     workload_figures(&mut md, &cells);
     super::private_hash::section(&mut md, &cells);
     comparison(&mut md, set, &cells);
+    bimodal_cells(&mut md, set, &cells);
     super::track_record::section(&mut md, &set.designs, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
@@ -44,18 +48,34 @@ fn per_thread(r: &RunRecord) -> f64 {
     r.mean_thread_ops_per_sec
 }
 
-/// The conclusions first: which design is fastest where, and each design
-/// against the baseline, by how much, counting only what is beyond the
-/// noise.
-/// The cell's per-thread rates against the baseline's at the same point,
-/// repetitions paired by seed; None without a baseline cell or pairs.
+/// The cell's per-thread rates against the baseline's at the same point:
+/// the paired ratio, judged by the default test; None without a baseline
+/// cell or pairs.
 fn against_baseline(set: &ResultSet, cells: &[Cell], c: &Cell) -> Option<Change> {
     let base = cells
         .iter()
         .find(|b| b.point == c.point && b.design == set.baseline)?;
-    Change::between(&base.each(per_thread), &c.each(per_thread))
+    c.against(base, per_thread)
 }
 
+/// What "±" means in this report, with the number of repetitions: the
+/// seed interval, or why there is none.
+fn interval_words(set: &ResultSet) -> String {
+    match set.provenance.repetitions {
+        0 | 1 => "One repetition: there is no seed interval to state (`repetitions` of 2 or more \
+                  gives one), so each figure is that one run's"
+            .to_string(),
+        n => format!(
+            "Each figure is the mean over {n} repetitions (seeds) ± half the width of its {}% \
+             Student-t interval over them",
+            CONFIDENCE * 100.0
+        ),
+    }
+}
+
+/// The conclusions first: which design is fastest where, and each design
+/// against the baseline, by how much, counting only what is beyond the
+/// noise.
 fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     let mut points: Vec<(usize, &str)> = Vec::new();
     for c in cells {
@@ -84,30 +104,39 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         let high = cells.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
         let low = cells.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
         if let (true, Some(only)) = (single, high) {
+            let shown = only
+                .interval(per_thread)
+                .map_or(String::new(), |i| i.show(|v| figure(v.round())));
             let _ = writeln!(
                 md,
-                "One design, {}{span}: ops/s per thread {}.\n",
+                "One design, {}{span}: ops/s per thread {shown}. {}.\n",
                 set.designs[0],
-                figure(value(&only).round())
+                interval_words(set)
             );
         } else if let (Some(high), Some(low)) = (high, low) {
+            let shown = |c: &Cell| {
+                c.interval(per_thread)
+                    .map_or(String::new(), |i| i.show(|v| figure(v.round())))
+            };
             let _ = writeln!(
                 md,
-                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest).\n",
+                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest mean). {}.\n",
                 set.designs[0],
                 high.label,
-                figure(value(&high).round()),
+                shown(high),
                 low.label,
-                figure(value(&low).round()),
-                value(&low) / value(&high).max(f64::MIN_POSITIVE)
+                shown(low),
+                value(&low) / value(&high).max(f64::MIN_POSITIVE),
+                interval_words(set)
             );
         }
         return;
     }
     let _ = writeln!(
         md,
-        "{headline}, each design against the baseline {}{span}, means over repetitions. A change within the noise is not counted as one, by the {NOISE_RULE}.\n",
-        set.baseline
+        "{headline}, each design against the baseline {}{span}: the paired ratio (mean of per-seed ratios, design over baseline at the same seed). A change within the noise is not counted as one: {}.\n",
+        set.baseline,
+        Test::DEFAULT.describe()
     );
     // The fastest design at each point, consecutive points with the same one grouped.
     let mut fastest: Vec<(&str, Vec<&str>)> = Vec::new();
@@ -138,14 +167,18 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         let mut faster: Vec<(f64, &str)> = Vec::new();
         let mut slower: Vec<(f64, &str)> = Vec::new();
         let mut noise: Vec<&str> = Vec::new();
+        let mut unjudged: Vec<&str> = Vec::new();
+        let mut bimodal: Vec<&str> = Vec::new();
         for c in cells.iter().filter(|c| c.design == design) {
             let Some(change) = against_baseline(set, cells, c) else {
                 continue;
             };
-            match (change.within_noise, change.ratio > 1.0) {
-                (true, _) => noise.push(&c.label),
-                (false, true) => faster.push((change.ratio, &c.label)),
-                (false, false) => slower.push((change.ratio, &c.label)),
+            match change.direction {
+                Direction::WithinNoise => noise.push(&c.label),
+                Direction::Up => faster.push((change.ratio.mean, &c.label)),
+                Direction::Down => slower.push((change.ratio.mean, &c.label)),
+                Direction::NoInterval => unjudged.push(&c.label),
+                Direction::Bimodal => bimodal.push(&c.label),
             }
         }
         let mut parts = Vec::new();
@@ -155,14 +188,26 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         if !slower.is_empty() {
             parts.push(format!("slower{}", ratio_range(&slower)));
         }
+        let places = |labels: &[&str]| match labels.len() {
+            _ if single => at(labels[0]),
+            n if n == points.len() => " at every point".to_string(),
+            1..=3 => format!(" at {}", labels.join(", ")),
+            n => format!(" at {n} points"),
+        };
         if !noise.is_empty() {
-            let at = match noise.len() {
-                _ if single => at(noise[0]),
-                n if n == points.len() => " at every point".to_string(),
-                1..=3 => format!(" at {}", noise.join(", ")),
-                n => format!(" at {n} points"),
-            };
-            parts.push(format!("within noise{at}"));
+            parts.push(format!("within noise{}", places(&noise)));
+        }
+        if !unjudged.is_empty() {
+            parts.push(format!(
+                "not judged (one repetition, no interval){}",
+                places(&unjudged)
+            ));
+        }
+        if !bimodal.is_empty() {
+            parts.push(format!(
+                "not judged (bimodal: the seeds' ratios split in two){}",
+                places(&bimodal)
+            ));
         }
         let _ = writeln!(md, "- {design}: {}.", parts.join("; "));
     }
@@ -178,7 +223,8 @@ fn at(label: &str) -> String {
     }
 }
 
-/// " at cpus=8 (0.92x)", or " at 6 points, 1.04x (cpus=16) to 14.32x (cpus=512)".
+/// " at cpus=8 (0.92x)", or " at 6 points, 1.04x (cpus=16) to 14.32x (cpus=512)":
+/// paired ratios, whose intervals are in the comparison table.
 fn ratio_range(ratios: &[(f64, &str)]) -> String {
     let low = ratios.iter().min_by(|a, b| a.0.total_cmp(&b.0));
     let high = ratios.iter().max_by(|a, b| a.0.total_cmp(&b.0));
@@ -275,37 +321,50 @@ fn provenance(md: &mut String, set: &ResultSet, speed: &SpeedLog) {
     );
 }
 
-fn summary_table(md: &mut String, cells: &[Cell]) {
+/// A cell's figure with its seed interval, each number shown by `show`;
+/// a dash for a cell without runs.
+fn with_interval(
+    c: &Cell,
+    read: impl Fn(&RunRecord) -> f64,
+    show: impl Fn(f64) -> String,
+) -> String {
+    c.interval(read).map_or("-".into(), |i| i.show(show))
+}
+
+fn summary_table(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     let _ = writeln!(md, "## Summary\n");
     let _ = writeln!(
         md,
-        "Means over repetitions. ops/s/thread is the mean of the per-thread rates, which `perf bench futex hash` prints as \"Averaged\"; thread rsd is the relative standard deviation of those rates (over all threads, not perf's `(+- x%)`, which is the standard error of the mean). p50 and p99 are op latencies. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word.\n"
+        "{}; \"bimodal\" marks a figure whose seeds split into two groups ({BIMODAL_RULE}), listed seed by seed under \"Bimodal cells\". ops/s/thread is the mean of the per-thread rates, which `perf bench futex hash` prints as \"Averaged\"; thread rsd is the relative standard deviation of those rates over the threads of a run (a spread over threads, not over seeds, and not perf's `(+- x%)`, which is the standard error of the mean), averaged over repetitions. p50 and p99 are op latencies: {BUCKETED_QUANTILES}. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word. Per-cell means, intervals and paired ratios are in [summary.csv](summary.csv).\n",
+        interval_words(set)
     );
     let _ = writeln!(
         md,
-        "| point | design | ops/s | ops/s/thread (thread rsd) | p50 | p99 | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |"
+        "| point | design | ops/s | ops/s/thread | thread rsd (over threads) | p50 | p99 | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |"
     );
     let _ = writeln!(
         md,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
+    let whole = |v: f64| figure(v.round());
+    let per_op_3 = |v: f64| format!("{v:.3}");
     for c in cells {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} ({:.1}%) | {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} |",
+            "| {} | {} | {} | {} | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.label,
             c.design,
-            figure(c.mean(|r| r.ops_per_sec).round()),
-            figure(c.mean(per_thread).round()),
+            with_interval(c, |r| r.ops_per_sec, whole),
+            with_interval(c, per_thread, whole),
             c.mean(|r| r.thread_rsd_pct),
-            duration_ns(c.mean(|r| r.latency_ns.p50 as f64)),
-            duration_ns(c.mean(|r| r.latency_ns.p99 as f64)),
-            c.mean(|r| per_op(r.coherence.lcl_hitm, r)),
-            c.mean(|r| per_op(r.coherence.rmt_hitm, r)),
-            c.mean(|r| per_op(r.coherence.false_sharing, r)),
-            c.mean(|r| per_op(r.coherence.true_sharing, r)),
+            with_interval(c, |r| r.latency_ns.p50 as f64, duration_ns),
+            with_interval(c, |r| r.latency_ns.p99 as f64, duration_ns),
+            with_interval(c, |r| per_op(r.coherence.lcl_hitm, r), per_op_3),
+            with_interval(c, |r| per_op(r.coherence.rmt_hitm, r), per_op_3),
+            with_interval(c, |r| per_op(r.coherence.false_sharing, r), per_op_3),
+            with_interval(c, |r| per_op(r.coherence.true_sharing, r), per_op_3),
             load_columns(c),
-            bytes(c.mean(|r| r.table.bytes as f64) as u64),
+            with_interval(c, |r| r.table.bytes as f64, |v| bytes(v.round() as u64)),
         );
     }
     md.push('\n');
@@ -334,7 +393,7 @@ fn workload_figures(md: &mut String, cells: &[Cell]) {
     let _ = writeln!(md, "## Workload figures\n");
     let _ = writeln!(
         md,
-        "What the benchmark itself reports, means over repetitions.\n"
+        "What the benchmark itself reports, means over repetitions ± half their 95% seed interval (none with one repetition).\n"
     );
     let _ = writeln!(md, "| point | design | {} |", header.join(" | "));
     let _ = writeln!(md, "|---|---|{}", "---:|".repeat(names.len()));
@@ -348,10 +407,9 @@ fn workload_figures(md: &mut String, cells: &[Cell]) {
                     .filter_map(|r| r.extra.iter().find(|m| m.name == *name))
                     .map(|m| m.value)
                     .collect();
-                if each.len() == c.runs.len() {
-                    figure(each.iter().sum::<f64>() / each.len() as f64)
-                } else {
-                    "-".into()
+                match SeedInterval::of(&each, CONFIDENCE) {
+                    Some(i) if each.len() == c.runs.len() => i.show(figure),
+                    _ => "-".into(),
                 }
             })
             .collect();
@@ -367,18 +425,27 @@ fn workload_figures(md: &mut String, cells: &[Cell]) {
 }
 
 /// Bucket max and mean load and the keys sharing a bucket or a line, means
-/// over repetitions; dashes for a workload without a static key population.
+/// over repetitions with their seed intervals; dashes for a workload
+/// without a static key population.
 fn load_columns(c: &Cell) -> String {
     if c.runs.iter().any(|r| r.load.is_none()) {
         return "- | - | - | -".into();
     }
-    let load = |figure: fn(&LoadRecord) -> f64| c.mean(|r| r.load.as_ref().map_or(0.0, figure));
+    let load = |figure: fn(&LoadRecord) -> f64, show: fn(f64) -> String| {
+        with_interval(c, |r| r.load.as_ref().map_or(0.0, figure), show)
+    };
     format!(
-        "{:.1} | {:.2} | {:.1}% | {:.1}%",
-        load(|l| l.max_load as f64),
-        load(|l| l.mean_load),
-        load(|l| of_keys(l.keys_sharing_bucket as f64, l)),
-        load(|l| of_keys(l.keys_sharing_line as f64, l)),
+        "{} | {} | {} | {}",
+        load(|l| l.max_load as f64, |v| format!("{v:.1}")),
+        load(|l| l.mean_load, |v| format!("{v:.2}")),
+        load(
+            |l| of_keys(l.keys_sharing_bucket as f64, l),
+            |v| format!("{v:.1}%")
+        ),
+        load(
+            |l| of_keys(l.keys_sharing_line as f64, l),
+            |v| format!("{v:.1}%")
+        ),
     )
 }
 
@@ -389,28 +456,91 @@ fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
     let _ = writeln!(md, "## Comparison against {}\n", set.baseline);
     let _ = writeln!(
         md,
-        "Ratio of mean per-thread ops/s, design over baseline, repetitions paired by seed: the mean ratio, then the lowest and highest. The {NOISE_RULE}.\n"
+        "Per-thread ops/s, design over baseline, as the paired ratio: the mean of the per-seed ratios (repetition r of the design over repetition r of the baseline, the same seed), then in brackets its {}% Student-t interval over those ratios (none with one repetition). The verdict: {}.\n",
+        CONFIDENCE * 100.0,
+        Test::DEFAULT.describe()
     );
     let _ = writeln!(
         md,
-        "| point | design | ops/s/thread ratio (min..max) | verdict |"
+        "| point | design | ops/s/thread paired ratio (95% interval) | verdict |"
     );
     let _ = writeln!(md, "|---|---|---:|---|");
     for c in cells.iter().filter(|c| c.design != set.baseline) {
         let Some(change) = against_baseline(set, cells, c) else {
             continue;
         };
-        let verdict = if change.within_noise {
-            "within noise"
-        } else if change.ratio > 1.0 {
-            "faster"
-        } else {
-            "slower"
+        let verdict = match change.direction {
+            Direction::Up => "faster",
+            Direction::Down => "slower",
+            Direction::WithinNoise => "within noise",
+            Direction::NoInterval => "not judged: one repetition",
+            Direction::Bimodal => "not judged: bimodal",
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {:.3} ({:.3}..{:.3}) | {verdict} |",
-            c.label, c.design, change.ratio, change.min, change.max
+            "| {} | {} | {} | {verdict} |",
+            c.label,
+            c.design,
+            change.ratio.show_range()
+        );
+    }
+    md.push('\n');
+}
+
+/// Every cell whose headline figure (or, for a design, its paired ratio of
+/// per-thread ops/s) split into two groups of seeds, with each seed's
+/// value: a flagged mean is shown beside what it averages.
+fn bimodal_cells(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    let mut rows = Vec::new();
+    for c in cells {
+        for h in &HEADLINE {
+            if c.interval(h.read).is_some_and(|i| i.bimodal) {
+                let values: Vec<String> = c.each(h.read).into_iter().map(figure).collect();
+                rows.push((c, h.name.to_string(), values));
+            }
+        }
+        let base = cells
+            .iter()
+            .find(|b| b.point == c.point && b.design == set.baseline && c.design != set.baseline);
+        if let Some(base) =
+            base.filter(|b| c.against(b, per_thread).is_some_and(|ch| ch.ratio.bimodal))
+        {
+            let ratios: Vec<String> = c
+                .each(per_thread)
+                .iter()
+                .zip(base.each(per_thread))
+                .map(|(d, b)| format!("{:.3}", d / b))
+                .collect();
+            rows.push((
+                c,
+                format!("ops/s/thread paired ratio to {}", set.baseline),
+                ratios,
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## Bimodal cells\n");
+    let _ = writeln!(
+        md,
+        "Figures whose seeds split into two groups ({BIMODAL_RULE}). Their mean is a value no seed showed and their interval describes neither group, so each seed's value is given here; a comparison does not judge them.\n"
+    );
+    let _ = writeln!(md, "| point | design | figure | each seed (seed: value) |");
+    let _ = writeln!(md, "|---|---|---|---|");
+    for (c, name, values) in rows {
+        let each: Vec<String> = c
+            .runs
+            .iter()
+            .zip(&values)
+            .map(|(r, v)| format!("{}: {v}", r.seed))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {name} | {} |",
+            c.label,
+            c.design,
+            each.join(", ")
         );
     }
     md.push('\n');

@@ -52,6 +52,7 @@ pub mod c2c;
 pub mod charts;
 pub mod compare;
 mod csv;
+pub mod interval;
 mod json;
 mod markdown;
 mod private_hash;
@@ -98,7 +99,13 @@ impl Layout {
 /// A format renders its files from the result set and the speed log.
 type Format = fn(&ResultSet, &SpeedLog) -> std::io::Result<Vec<File>>;
 
-const FORMATS: [Format; 4] = [charts::files, json::files, csv::files, markdown::files];
+const FORMATS: [Format; 5] = [
+    charts::files,
+    json::files,
+    csv::files,
+    csv::summary_files,
+    markdown::files,
+];
 
 /// The link to the live generation.
 pub const LIVE: &str = ".report";

@@ -1,6 +1,8 @@
 //! The figures of each (sweep point, design), averaged over repetitions:
 //! what the summary table shows and the comparison and charts start from.
 
+use super::compare::{Better, Change, Test};
+use super::interval::{SeedInterval, CONFIDENCE};
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::ResultSet;
 
@@ -25,11 +27,76 @@ impl Cell<'_> {
         self.runs.iter().map(|r| figure(r)).collect()
     }
 
+    /// The mean of a figure over the repetitions with its 95 % seed
+    /// interval; None for a cell without runs.
+    pub fn interval(&self, figure: impl Fn(&RunRecord) -> f64) -> Option<SeedInterval> {
+        SeedInterval::of(&self.each(figure), CONFIDENCE)
+    }
+
+    /// The paired ratio of a figure, this cell over `baseline` (the same
+    /// point's baseline cell), judged by the default test.
+    pub fn against(&self, baseline: &Cell, figure: impl Fn(&RunRecord) -> f64) -> Option<Change> {
+        Change::between(&baseline.each(&figure), &self.each(&figure), &Test::DEFAULT)
+    }
+
     /// The CPUs the workload keeps busy: one thread per CPU.
     pub fn threads(&self) -> u32 {
         self.runs.first().map_or(0, |r| r.threads)
     }
 }
+
+/// A figure `diff` and summary.csv give for every cell.
+pub struct Headline {
+    /// As `diff` prints it.
+    pub name: &'static str,
+    /// As summary.csv's columns and `diff --json` name it (results.csv's
+    /// column of the same figure).
+    pub column: &'static str,
+    pub better: Better,
+    /// The figure of one run; NaN where a record lacks it.
+    pub read: fn(&RunRecord) -> f64,
+}
+
+/// The headline figures, the per-thread rate first.
+pub const HEADLINE: [Headline; 5] = [
+    Headline {
+        name: "ops/s/thread",
+        column: "thread_ops_per_sec",
+        better: Better::Higher,
+        read: |r| r.mean_thread_ops_per_sec,
+    },
+    Headline {
+        name: "ops/s",
+        column: "ops_per_sec",
+        better: Better::Higher,
+        read: |r| r.ops_per_sec,
+    },
+    Headline {
+        name: "p99 ns",
+        column: "lat_p99_ns",
+        better: Better::Lower,
+        read: |r| r.latency_ns.p99 as f64,
+    },
+    Headline {
+        name: "HITM/op",
+        column: "hitm_per_op",
+        better: Better::Lower,
+        read: |r| r.coherence.hitm_per_op,
+    },
+    Headline {
+        name: "max load",
+        column: "max_load",
+        better: Better::Lower,
+        read: |r| r.load.as_ref().map_or(f64::NAN, |l| l.max_load as f64),
+    },
+];
+
+/// Why p99 (and p50) can show an interval of no width, said wherever they
+/// are printed with one.
+pub const BUCKETED_QUANTILES: &str = "p50 and p99 are read from the run's latency histogram \
+     as the lower bound of the bucket the quantile falls in (buckets about 3 % wide, 32 per \
+     power of two), so seeds whose quantile falls in one bucket agree exactly and its interval \
+     can read ± 0: it resolves nothing finer than a bucket";
 
 /// Every (point, design) with runs: points in sweep order, designs in the
 /// set's order.

@@ -68,10 +68,18 @@ fn diff_of_identical_sets_lists_nothing_and_says_so() {
         text.contains("No figure changed beyond the noise."),
         "{text}"
     );
-    assert!(text.contains("paired-ratio rule"), "{text}");
+    // The test is stated with its two parameters, and the ratio named.
+    assert!(
+        text.contains("significance level 5%, noise threshold 2%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the paired ratio, the mean of per-seed ratios"),
+        "{text}"
+    );
     // 2 points x 2 designs x 5 figures, all within noise.
     assert!(
-        text.contains("summary: 20 figures of 4 (point, design) pairs: 0 improved, 0 regressed, 20 within noise\n"),
+        text.contains("summary: 20 figures of 4 (point, design) pairs: 0 improved, 0 regressed, 20 within noise, 0 not judged\n"),
         "{text}"
     );
     // --all lists them, integers as integers with thousands grouped.
@@ -85,6 +93,56 @@ fn diff_of_identical_sets_lists_nothing_and_says_so() {
         !all.contains(".000 |"),
         "no integer printed with decimals: {all}"
     );
+}
+
+/// `diff --json`: one document, every compared figure with both sides'
+/// intervals, the paired ratio's, and a verdict that agrees with the
+/// printed range and the stated test.
+#[test]
+fn diff_json_gives_each_cell_its_interval_and_a_verdict_that_matches_it() {
+    let s = Scratch::new("diff-json");
+    let fast = campaign(&s, "fast", &config(&["aligned-3.14"], "[8, 32]"));
+    let slow_config = config(&["fixed-256"], "[8, 32]").replace(
+        "preset = \"fixed-256\"",
+        "preset = \"fixed-256\"\nname = \"aligned-3.14\"",
+    );
+    let slow = campaign(&s, "slow", &slow_config);
+    let out = futexsim(&["diff", &fast, &slow, "--json", "--noise-threshold", "0.05"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["schema"], "futexsim-diff/1");
+    assert_eq!(doc["test"]["noise_threshold"], 0.05);
+    assert_eq!(doc["test"]["significance_level"], 0.05);
+    assert_eq!(doc["test"]["confidence"], 0.95);
+    let cells = doc["cells"].as_array().unwrap();
+    assert!(!cells.is_empty());
+    for cell in cells {
+        let ratio = &cell["ratio"];
+        let (low, high) = (
+            ratio["low"].as_f64().unwrap(),
+            ratio["high"].as_f64().unwrap(),
+        );
+        assert!(low <= ratio["mean"].as_f64().unwrap() && ratio["mean"].as_f64().unwrap() <= high);
+        assert_eq!(cell["a"]["repetitions"], 2);
+        let beyond = low > 1.05 || high < 0.95;
+        let verdict = cell["verdict"].as_str().unwrap();
+        match verdict {
+            "improved" | "regressed" => assert!(beyond, "{cell}"),
+            "within_noise" => assert!(!beyond, "{cell}"),
+            "bimodal" => assert_eq!(ratio["bimodal"], true, "{cell}"),
+            other => panic!("verdict {other}: {cell}"),
+        }
+    }
+    let summary = &doc["summary"];
+    assert_eq!(summary["pairs"], 2);
+    assert_eq!(summary["figures"].as_u64().unwrap(), cells.len() as u64);
+    // A significance level outside (0, 1) is bad input.
+    let bad = futexsim(&["diff", &fast, &slow, "--significance-level", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]

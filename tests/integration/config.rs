@@ -39,7 +39,7 @@ fn the_default_config_expands_to_its_sweep() {
     assert_eq!(c.points.len(), 7);
     assert_eq!(c.points[0].axis_values, ["8"]);
     assert_eq!(c.points[6].machine.topology.nr_cpus, Some(512));
-    assert_eq!(c.runs().len(), 7 * 5 * 2);
+    assert_eq!(c.runs().len(), 7 * 5 * 5);
 }
 
 #[test]

@@ -305,7 +305,12 @@ fn is_futexsims(relative: &Path) -> bool {
     let report_file = |name: &str| {
         matches!(
             name,
-            "report.md" | "results.json" | "results.csv" | "speed.json" | "manifest"
+            "report.md"
+                | "results.json"
+                | "results.csv"
+                | "summary.csv"
+                | "speed.json"
+                | "manifest"
         )
     };
     let run_file = |name: &str| {

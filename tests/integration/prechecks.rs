@@ -72,7 +72,7 @@ fn a_sweep_of_a_million_points_is_refused_by_its_run_count_before_any_point_is_r
         format!("[{}]", v.join(", "))
     };
     let text = format!(
-        "[run]\nduration_us = 20\nmax_points = 1000000\n\n[machine]\npreset = \"uv-4096\"\n\n\
+        "[run]\nduration_us = 20\nrepetitions = 1\nmax_points = 1000000\n\n[machine]\npreset = \"uv-4096\"\n\n\
          [workload]\nname = \"perf-hash\"\n\n[[table]]\npreset = \"fixed-256\"\n\n\
          [sweep]\nfutexes = {}\n\"run.seed\" = {}\n",
         values(1000),

@@ -4,6 +4,7 @@
 use futexsim::kernel::table;
 use futexsim::machine::presets;
 use futexsim::record::RunRecord;
+use futexsim::report::interval::t_quantile;
 use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, GENERATION, REPORT_MD, RESULTS_JSON};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
@@ -106,6 +107,15 @@ fn mean(rs: &[&RunRecord], f: impl Fn(&RunRecord) -> f64) -> f64 {
     rs.iter().map(|r| f(r)).sum::<f64>() / rs.len() as f64
 }
 
+/// Half the width of the 95 % t-interval of `f` over the repetitions,
+/// computed here from its definition: t(0.975, n - 1) s / sqrt(n).
+fn half_width(rs: &[&RunRecord], f: impl Fn(&RunRecord) -> f64) -> f64 {
+    let m = mean(rs, &f);
+    let n = rs.len() as f64;
+    let s2 = rs.iter().map(|r| (f(r) - m).powi(2)).sum::<f64>() / (n - 1.0);
+    t_quantile(0.95, rs.len() - 1) * (s2 / n).sqrt()
+}
+
 /// The cells of the table row that starts with `prefix`, in `section`.
 fn row(md: &str, section: &str, prefix: &str) -> Vec<String> {
     let start = md.find(section).unwrap_or_else(|| panic!("no {section}"));
@@ -132,20 +142,47 @@ fn the_summary_shows_the_records() {
                 "## Summary",
                 &format!("| threads={threads} | {design} |"),
             );
-            let ops = mean(&rs, |r| r.ops_per_sec);
+            // Every figure is the mean ± half its seed interval; a flag
+            // may follow.
+            let shown = |f: &dyn Fn(&RunRecord) -> f64, show: &dyn Fn(f64) -> String| {
+                format!("{} ± {}", show(mean(&rs, f)), show(half_width(&rs, f)))
+            };
+            let ops = |r: &RunRecord| r.ops_per_sec;
             // Whole ops/s in groups of three digits.
-            assert_eq!(cells[2], figure(ops.round()), "{design} at {threads}");
-            assert_eq!(cells[2].replace(',', ""), format!("{:.0}", ops.round()));
-            let thread = mean(&rs, |r| r.mean_thread_ops_per_sec);
+            let whole = |v: f64| figure(v.round());
+            assert!(
+                cells[2].starts_with(&shown(&ops, &whole)),
+                "{design} at {threads}: {}",
+                cells[2]
+            );
+            let thread = |r: &RunRecord| r.mean_thread_ops_per_sec;
+            assert!(
+                cells[3].starts_with(&shown(&thread, &whole)),
+                "{}",
+                cells[3]
+            );
+            // The spread over threads is a column of its own, no interval.
             let rsd = mean(&rs, |r| r.thread_rsd_pct);
-            assert_eq!(cells[3], format!("{} ({rsd:.1}%)", figure(thread.round())));
+            assert_eq!(cells[4], format!("{rsd:.1}%"));
             // Latencies in the unit that keeps them short.
-            let p99 = mean(&rs, |r| r.latency_ns.p99 as f64);
-            assert_eq!(cells[5], duration_ns(p99));
-            let rmt = mean(&rs, |r| r.coherence.rmt_hitm as f64 / r.ops as f64);
-            assert_eq!(cells[7], format!("{rmt:.3}"));
-            let max_load = mean(&rs, |r| r.load.as_ref().unwrap().max_load as f64);
-            assert_eq!(cells[10], format!("{max_load:.1}"));
+            let p99 = |r: &RunRecord| r.latency_ns.p99 as f64;
+            assert!(
+                cells[6].starts_with(&shown(&p99, &duration_ns)),
+                "{}",
+                cells[6]
+            );
+            let rmt = |r: &RunRecord| r.coherence.rmt_hitm as f64 / r.ops as f64;
+            assert!(
+                cells[8].starts_with(&shown(&rmt, &|v| format!("{v:.3}"))),
+                "{}",
+                cells[8]
+            );
+            let max_load = |r: &RunRecord| r.load.as_ref().unwrap().max_load as f64;
+            assert!(
+                cells[11].starts_with(&shown(&max_load, &|v| format!("{v:.1}"))),
+                "{}",
+                cells[11]
+            );
             // Every key of the workload is in the load record.
             assert!(rs
                 .iter()
@@ -157,9 +194,9 @@ fn the_summary_shows_the_records() {
     }
     // Packed 40-byte buckets share lines, aligned ones never do.
     let aligned = row(&md, "## Summary", "| threads=64 | aligned-3.14 |");
-    assert_eq!(aligned[13], "0.0%");
+    assert_eq!(aligned[14], "0.0% ± 0.0%");
     let fixed = row(&md, "## Summary", "| threads=64 | fixed-256 |");
-    assert_ne!(fixed[13], "0.0%");
+    assert!(!fixed[14].starts_with("0.0%"));
     // The comparison has one row per point for the non-baseline design.
     let cmp = row(&md, "## Comparison", "| threads=64 | aligned-3.14 |");
     // The mean of the ratios of repetitions paired by seed, to the digits shown.
@@ -190,6 +227,14 @@ fn the_summary_shows_the_records() {
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + set.runs.len());
     assert!(csv.starts_with("point,axis.threads,design,repetition,id,"));
+    // summary.csv: one row per cell, the interval beside each mean.
+    let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + THREADS.len() * DESIGNS.len());
+    assert!(summary.starts_with(
+        "point,axis.threads,design,repetitions,thread_ops_per_sec_mean,\
+         thread_ops_per_sec_ci_low,thread_ops_per_sec_ci_high,thread_ops_per_sec_bimodal,\
+         thread_ops_per_sec_ratio_mean,"
+    ));
 }
 
 #[test]
