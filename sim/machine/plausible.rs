@@ -63,12 +63,18 @@ pub fn nominal(spec: &MachineSpec, path: &str) -> Result<f64, String> {
         Some(Value::Float(x)) => Ok(*x),
         Some(Value::Integer(i)) => Ok(*i as f64),
         _ => Err(format!(
-            "names no number of the profile: expected the path of a number it writes or \
-             defaults, such as \"coherence.handoff\", \"latency.rmw\", \"scheduler.ipi_send\", \
-             or one of {}",
+            "names no number of the profile: expected the path of a number it writes or its \
+             section defaults, such as \"latency.rmw\" or \"scheduler.ipi_send\" (an \
+             optional field left out, such as coherence.handoff, must be written to take a \
+             range), or one of {}, derived when left out",
             DERIVED_COSTS.join(", ")
         )),
     }
+}
+
+/// Whether the parameter at `path` is a whole number (`coherence.local_batch`).
+pub fn is_whole(spec: &MachineSpec, path: &str) -> bool {
+    as_table(spec).is_ok_and(|t| matches!(lookup(&t, path), Some(Value::Integer(_))))
 }
 
 /// `spec` with the parameter at `path` set to `value`: rounded to a whole
