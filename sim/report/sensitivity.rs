@@ -55,12 +55,19 @@ fn markdown(s: &Sensitivity) -> std::io::Result<Vec<File>> {
     );
     let _ = writeln!(md, "|---|---|---:|---:|---|---|");
     for r in &s.ratios {
+        let (low, high) = (r.span.low, r.span.high);
         let sign = if r.cannot_tell {
             CANNOT_TELL
-        } else if r.span.low >= 1.0 {
+        } else if low > 1.0 {
             "faster throughout"
-        } else {
+        } else if high < 1.0 {
             "slower throughout"
+        } else if low == high {
+            "equal throughout"
+        } else if low == 1.0 {
+            "faster or equal throughout"
+        } else {
+            "slower or equal throughout"
         };
         let _ = writeln!(
             md,

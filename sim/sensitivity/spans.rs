@@ -240,3 +240,98 @@ pub fn sensitivity(plan: &Plan, nominal: &ResultSet, samples: &ResultSet) -> Sen
         fastest,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::machine::plausible::PlausibleRange;
+    use crate::results::RunResult;
+
+    /// A result set of one point, designs `base` and `new` at the given
+    /// ops/s per thread, one value per repetition.
+    fn set(base: &[f64], new: &[f64]) -> ResultSet {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/reports/lkp-futex4-process-skl/results.json"
+        );
+        let mut set: ResultSet = crate::results::from_json(&std::fs::read(path).unwrap()).unwrap();
+        let template = &set.runs[0].record.clone();
+        set.designs = vec!["base".into(), "new".into()];
+        set.baseline = "base".into();
+        set.runs = [("base", base), ("new", new)]
+            .iter()
+            .flat_map(|(design, values)| {
+                values.iter().enumerate().map(move |(r, v)| {
+                    let mut record = template.clone();
+                    record.mean_thread_ops_per_sec = *v;
+                    RunResult {
+                        point: 0,
+                        axis_values: Vec::new(),
+                        design: design.to_string(),
+                        repetition: r as u32,
+                        id: format!("{design}{r}"),
+                        record,
+                    }
+                })
+            })
+            .collect();
+        set
+    }
+
+    fn plan() -> Plan {
+        let mut config = Config::default_config(&[]).unwrap();
+        config.plausible = [(
+            "latency.rmw".to_string(),
+            PlausibleRange {
+                low: 5.0,
+                high: 8.0,
+                source: "a test".into(),
+            },
+        )]
+        .into();
+        Plan::new(&config)
+    }
+
+    #[test]
+    fn a_ratio_on_both_sides_of_one_and_a_changing_winner_are_what_the_model_cannot_tell() {
+        let plan = plan();
+        assert_eq!(plan.swings, [[Some(0), Some(1)]]);
+        let nominal = set(&[100.0, 100.0], &[110.0, 120.0]);
+        // Sample s01 (rmw at its low), then s02 (at its high), one point each.
+        let mut samples = set(&[100.0, 100.0], &[90.0, 90.0]);
+        let high = set(&[100.0, 100.0], &[130.0, 130.0]);
+        samples.runs.extend(high.runs.into_iter().map(|mut r| {
+            r.point = 1;
+            r
+        }));
+        let s = sensitivity(&plan, &nominal, &samples);
+        let ratio = &s.ratios[0];
+        // The paired ratio: (110/100 + 120/100) / 2.
+        assert!((ratio.span.nominal - 1.15).abs() < 1e-12, "{ratio:?}");
+        assert_eq!((ratio.span.low, ratio.span.high), (0.9, 1.3));
+        assert!((ratio.span.swings[0] - 0.4).abs() < 1e-12, "{ratio:?}");
+        assert_eq!(ratio.span.moved_most_by.as_deref(), Some("latency.rmw"));
+        assert!(ratio.cannot_tell);
+        assert_eq!(s.fastest[0].within, ["new", "base"]);
+        assert!(s.fastest[0].cannot_tell);
+        let per_thread = &s.figures.iter().find(|f| f.design == "new").unwrap().span;
+        assert!(per_thread.low <= per_thread.nominal && per_thread.nominal <= per_thread.high);
+    }
+
+    #[test]
+    fn a_ratio_on_one_side_of_one_throughout_is_told() {
+        let plan = plan();
+        let nominal = set(&[100.0], &[150.0]);
+        let mut samples = set(&[100.0], &[140.0]);
+        let high = set(&[100.0], &[160.0]);
+        samples.runs.extend(high.runs.into_iter().map(|mut r| {
+            r.point = 1;
+            r
+        }));
+        let s = sensitivity(&plan, &nominal, &samples);
+        assert!(!s.ratios[0].cannot_tell);
+        assert!(!s.fastest[0].cannot_tell);
+        assert_eq!(s.fastest[0].within, ["new"]);
+    }
+}
