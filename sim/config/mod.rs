@@ -275,6 +275,13 @@ fn resolve_machine(
             "the config has no [machine]: name one, e.g. [machine] preset = \"icx-2s\"",
         ));
     };
+    if written.contains_key("plausible") {
+        return Err(src.error_at_path(
+            &["machine".into(), "plausible".into()],
+            "a [plausible] table belongs in a machine profile's file, whose parameters it \
+             ranges: move it there and name the file as the preset",
+        ));
+    }
     let mut overrides = written.clone();
     let Some(preset) = overrides.remove("preset") else {
         return Ok((overrides, Plausible::new()));

@@ -27,6 +27,7 @@ dram_local = 90.0
 rmw = 6.0
 
 [coherence]
+line = 64
 handoff = 1.0
 
 [plausible]
