@@ -32,7 +32,7 @@ const LAYERS: [(&str, &[&str]); 12] = [
     ("analysis", &["analysis", "footprint"]),
     ("scenario", &["scenario"]),
     ("config", &["config"]),
-    ("report", &["report"]),
+    ("report", &["report", "sensitivity"]),
     ("commands", &["campaign", "validate", "host"]),
 ];
 

@@ -30,6 +30,7 @@ pub mod record;
 pub mod report;
 pub mod results;
 pub mod scenario;
+pub mod sensitivity;
 pub mod task;
 pub mod validate;
 pub mod workload;

@@ -8,9 +8,12 @@ use futexsim::campaign::{Campaign, Run, Shard};
 use futexsim::config::Config;
 use futexsim::record::{RunRecord, Speed};
 use futexsim::report::interval::{SeedInterval, CONFIDENCE};
+use futexsim::report::sensitivity::CANNOT_TELL;
 use futexsim::report::summary::{self, figure};
 use futexsim::report::Layout;
 use futexsim::results::{total_speed, ResultSet, SpeedLog};
+use futexsim::sensitivity::spans::{self, Sensitivity, RATIO_DEFINITION};
+use futexsim::sensitivity::Plan;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -55,6 +58,13 @@ pub struct RunArgs {
     /// plain.
     #[arg(long)]
     plain: bool,
+    /// Also re-run each config over the plausible ranges of its machine
+    /// profile's unmeasured parameters (the profile's [plausible]), and
+    /// publish the model interval of every figure and ratio beside the
+    /// report (sensitivity.md, sensitivity.json); the samples are a
+    /// campaign of their own in DIR/sensitivity.
+    #[arg(long)]
+    sensitivity: bool,
 }
 
 /// Set by SIGINT or SIGTERM: start no new run, finish those in flight.
@@ -105,6 +115,13 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let shard = args.shard.unwrap_or(Shard::ALL);
+    if args.sensitivity && shard != Shard::ALL {
+        return Err(CliError::Input(
+            "--sensitivity runs its samples once every run of the config is there: run it \
+             without --shard, after `futexsim merge`"
+                .into(),
+        ));
+    }
     stop_on_signals();
     let several = configs.len() > 1;
     let mut sets = Vec::new();
@@ -143,12 +160,25 @@ pub fn run(args: &RunArgs, out: &mut impl Write) -> Result<(), CliError> {
         let (set, speed) = campaign
             .results()?
             .expect("every run was simulated or already there");
-        publish(&campaign.dir, &set, &speed, Layout::asked(args.plain))?;
+        let interval = match args.sensitivity {
+            true => Some(model_interval(&campaign, &set, jobs, args)?),
+            false => None,
+        };
+        publish(
+            &campaign.dir,
+            &set,
+            &speed,
+            interval.as_ref(),
+            Layout::asked(args.plain),
+        )?;
         campaign.remove_stale_runs()?;
         if args.json {
             sets.push(set);
         } else {
             print_summary(&set, &dir, out)?;
+            if let Some(interval) = &interval {
+                print_interval(interval, &dir, out)?;
+            }
         }
         print_speed(&measured, speed.runs.len(), &dir, estimate);
     }
@@ -339,14 +369,93 @@ struct Measured {
     peak_rss_bytes: u64,
 }
 
-/// Writes the result set and the speed log beside it (the caller holds the lock).
-fn publish(dir: &Path, set: &ResultSet, speed: &SpeedLog, layout: Layout) -> Result<(), CliError> {
-    futexsim::report::write(dir, set, speed, layout).map_err(|e| match CliError::from(e) {
-        CliError::Failed(e) => {
-            CliError::Failed(format!("writing the report in {}: {e}", dir.display()))
-        }
-        refused => refused,
-    })
+/// Where a campaign's `--sensitivity` samples are kept, a campaign of their own.
+const SAMPLES_DIR: &str = "sensitivity";
+
+/// Runs the `--sensitivity` samples of `campaign` (whose results are `set`)
+/// in DIR/sensitivity, resuming as any campaign does, and gives the model
+/// interval.
+fn model_interval(
+    campaign: &Campaign,
+    set: &ResultSet,
+    jobs: usize,
+    args: &RunArgs,
+) -> Result<Sensitivity, CliError> {
+    let plan = Plan::new(&campaign.config);
+    if plan.samples.is_empty() {
+        // Nothing varies: every span is the nominal value alone.
+        return Ok(spans::sensitivity(&plan, set, set));
+    }
+    let config = plan
+        .sample_config(&campaign.config)
+        .map_err(CliError::Input)?;
+    let dir = campaign.dir.join(SAMPLES_DIR);
+    let samples = Campaign::plan(&dir, config, args.overwrite)?;
+    let estimate = check_memory(
+        &samples,
+        &samples.missing(Shard::ALL, false)?,
+        jobs,
+        args.force,
+    )?;
+    let _lock = samples.create(args.overwrite)?;
+    let todo = samples.missing(Shard::ALL, true)?;
+    let measured = simulate(&samples, &todo, jobs)?;
+    if STOP.load(Ordering::Relaxed) {
+        let left = samples.missing(Shard::ALL, false)?.len();
+        return Err(CliError::Interrupted(format!(
+            "stopped with {left} of {} sensitivity runs to go; {} holds every finished run; \
+             run the same command again to resume",
+            samples.runs.len(),
+            dir.display()
+        )));
+    }
+    let (sample_set, speed) = samples
+        .results()?
+        .expect("every sample run was simulated or already there");
+    samples.remove_stale_runs()?;
+    print_speed(&measured, speed.runs.len(), &dir, estimate);
+    Ok(spans::sensitivity(&plan, set, &sample_set))
+}
+
+/// One line under the summary: where the model interval is, and what it
+/// leaves undecided.
+fn print_interval(
+    interval: &Sensitivity,
+    dir: &Path,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    let unsure = interval.ratios.iter().filter(|r| r.cannot_tell).count();
+    let winners = interval.fastest.iter().filter(|f| f.cannot_tell).count();
+    writeln!(
+        out,
+        "model interval: {} ({} samples over {} parameters); {CANNOT_TELL} at {unsure} of {} \
+         ratios ({RATIO_DEFINITION}) and at {winners} of {} points' fastest design",
+        dir.join(futexsim::report::sensitivity::MARKDOWN).display(),
+        interval.samples.len(),
+        interval.parameters.len(),
+        interval.ratios.len(),
+        interval.fastest.len()
+    )?;
+    Ok(())
+}
+
+/// Writes the result set and the speed log beside it, with the model
+/// interval when there is one (the caller holds the lock).
+fn publish(
+    dir: &Path,
+    set: &ResultSet,
+    speed: &SpeedLog,
+    interval: Option<&Sensitivity>,
+    layout: Layout,
+) -> Result<(), CliError> {
+    futexsim::report::write_with(dir, set, speed, interval, layout).map_err(
+        |e| match CliError::from(e) {
+            CliError::Failed(e) => {
+                CliError::Failed(format!("writing the report in {}: {e}", dir.display()))
+            }
+            refused => refused,
+        },
+    )
 }
 
 /// One row per point, one column per design: the workload's headline figure

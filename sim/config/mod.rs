@@ -16,6 +16,7 @@ use crate::echo::{echo, echo_debug};
 use crate::expr::{closest, Expr};
 use crate::kernel::table::{self, TableDesign, SIZING_VARIABLES};
 use crate::limits::{MAX_NAME_BYTES, MAX_POINTS, MAX_RUNS, MAX_WINDOW_US};
+use crate::machine::plausible::Plausible;
 use crate::machine::{presets, Machine, MachineSpec};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::workload::{WorkloadError, WorkloadSpec};
@@ -104,6 +105,13 @@ pub struct Config {
     /// The config resolved (presets expanded, defaults filled, candidate
     /// rules added) as TOML: what a campaign is the result of.
     pub resolved: String,
+    /// The plausible ranges of its machine profile's unmeasured parameters
+    /// (the profile's `[plausible]`), which `--sensitivity` runs over; none
+    /// for a machine written out in full.
+    pub plausible: Plausible,
+    /// The parameters of `plausible` the config sets itself, in `[machine]`
+    /// or on a sweep axis: their values are the config's, not the profile's.
+    pub set_by_config: Vec<String>,
 }
 
 /// One run of a campaign: a point, a design, a repetition.
@@ -148,10 +156,8 @@ impl Config {
             .map_err(|e| src.error_at(e.span(), with_suggestion(e.message())))?;
         let mut doc = Table::new();
         doc.insert("run".into(), Value::Table(written.run.clone()));
-        doc.insert(
-            "machine".into(),
-            Value::Table(resolve_machine(&src, written.machine.as_ref())?),
-        );
+        let (machine, plausible) = resolve_machine(&src, written.machine.as_ref())?;
+        doc.insert("machine".into(), Value::Table(machine));
         doc.insert(
             "workload".into(),
             Value::Table(written.workload.clone().unwrap_or_else(|| {
@@ -161,6 +167,21 @@ impl Config {
         let (tables, baseline) = resolve_tables(&src, &written.table, rules)?;
         doc.insert("table".into(), Value::Array(tables));
         let axes = sweep::axes(&src, written.sweep.as_ref())?;
+        let set_by_config = plausible
+            .keys()
+            .filter(|parameter| {
+                let path: Vec<&str> = parameter.split('.').collect();
+                let overridden = written
+                    .machine
+                    .as_ref()
+                    .is_some_and(|m| tree::holds(m, &path));
+                let swept = axes
+                    .iter()
+                    .any(|a| a.section() == "machine" && a.path[1..] == path[..]);
+                overridden || swept
+            })
+            .cloned()
+            .collect();
 
         let base_run: RunSettings = typed(&src, &doc, "run", &Here::nowhere())?;
         if base_run.max_points > MAX_POINTS {
@@ -204,6 +225,8 @@ impl Config {
             points,
             run: base_run,
             resolved,
+            plausible,
+            set_by_config,
         })
     }
 
@@ -243,17 +266,28 @@ impl Point {
 }
 
 /// `[machine]`: a preset (a shipped profile's name, or a profile file's
-/// path) with fields overridden, or a full profile.
-fn resolve_machine(src: &Source, written: Option<&Table>) -> Result<Table, ConfigError> {
+/// path) with fields overridden, or a full profile; with the preset's
+/// plausible ranges.
+fn resolve_machine(
+    src: &Source,
+    written: Option<&Table>,
+) -> Result<(Table, Plausible), ConfigError> {
     let Some(written) = written else {
         return Err(src.error_at(
             None,
             "the config has no [machine]: name one, e.g. [machine] preset = \"icx-2s\"",
         ));
     };
+    if written.contains_key("plausible") {
+        return Err(src.error_at_path(
+            &["machine".into(), "plausible".into()],
+            "a [plausible] table belongs in a machine profile's file, whose parameters it \
+             ranges: move it there and name the file as the preset",
+        ));
+    }
     let mut overrides = written.clone();
     let Some(preset) = overrides.remove("preset") else {
-        return Ok(overrides);
+        return Ok((overrides, Plausible::new()));
     };
     let at = || src.span_of(&["machine".into(), "preset".into()]);
     let name = preset
@@ -277,7 +311,7 @@ fn resolve_machine(src: &Source, written: Option<&Table>) -> Result<Table, Confi
     };
     let mut base = to_table(&spec);
     tree::merge(&mut base, &overrides);
-    Ok(base)
+    Ok((base, spec.plausible))
 }
 
 /// `[[table]]`: each a preset with fields overridden, or a full design; one

@@ -4,7 +4,7 @@
 
 use super::source::{ConfigError, Source};
 use super::with_suggestion;
-use crate::machine::{Machine, MachineSpec};
+use crate::machine::{plausible, Machine, MachineSpec};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +50,11 @@ pub fn parse(file: &str, text: &str) -> Result<MachineSpec, ConfigError> {
     Machine::new(spec.clone()).map_err(|e| {
         let at = blamed_span(&src, &e.message);
         in_profile(src.error_at(at, e.message))
+    })?;
+    plausible::check(&spec).map_err(|e| {
+        let mut path = vec!["plausible".to_string(), e.parameter.clone()];
+        path.extend(e.key.map(String::from));
+        in_profile(src.error_at_path(&path, e.to_string()))
     })?;
     Ok(spec)
 }
@@ -118,5 +123,26 @@ mod tests {
         let e = parse("p.toml", &uneven).unwrap_err();
         assert_eq!((e.line, e.column), (6, 20), "{e}");
         assert!(e.message.starts_with("machine profile: "), "{e}");
+    }
+
+    #[test]
+    fn a_plausible_range_that_excludes_the_profile_value_is_refused_at_its_bound() {
+        let ranged = format!(
+            "{PROFILE}\n[plausible]\n\"latency.rmw\" = {{ low = 7.0, high = 9.0, source = \"a test\" }}\n"
+        );
+        let e = parse("p.toml", &ranged).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.line, e.column),
+            ("p.toml", 19, 25),
+            "{e}"
+        );
+        assert!(
+            e.message.contains("plausible.\"latency.rmw\"")
+                && e.message
+                    .contains("does not hold the profile's own value, 6"),
+            "{e}"
+        );
+        let held = ranged.replace("low = 7.0", "low = 5.0");
+        assert_eq!(parse("p.toml", &held).unwrap().plausible.len(), 1);
     }
 }

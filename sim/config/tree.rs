@@ -42,6 +42,18 @@ pub fn set(table: &mut Table, path: &[String], value: &Value) -> usize {
     }
 }
 
+/// Whether `table` writes a value at `path` (tables only, no arrays).
+pub fn holds(table: &Table, path: &[&str]) -> bool {
+    let Some((seg, rest)) = path.split_first() else {
+        return false;
+    };
+    match (table.get(*seg), rest.is_empty()) {
+        (Some(_), true) => true,
+        (Some(Value::Table(t)), false) => holds(t, rest),
+        _ => false,
+    }
+}
+
 fn set_in_array(items: &mut [Value], path: &[String], value: &Value) -> usize {
     let (seg, rest) = path.split_first().expect("callers pass a non-empty path");
     let index = seg.parse::<usize>().ok();

@@ -5,6 +5,7 @@
 
 pub mod import;
 mod platform;
+pub mod plausible;
 pub mod presets;
 mod profile;
 

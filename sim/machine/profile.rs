@@ -1,6 +1,7 @@
 //! The TOML form of a machine profile. Latencies are written in nanoseconds
 //! as measured by the tools users run (core-to-core-latency, Intel MLC).
 
+use super::plausible::Plausible;
 use super::{ns_to_ps, LockKind, Ps};
 use crate::limits::{MAX_GHZ, MAX_NS, MIN_GHZ};
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,13 @@ pub struct MachineSpec {
     pub scheduler: SchedulerSpec,
     #[serde(default)]
     pub core: CoreSpec,
+    /// The plausible ranges of the parameters not measured on this part
+    /// (sim/machine/plausible.rs). Only `--sensitivity` reads them. They are
+    /// never serialized, so a resolved config, a run's scenario and its id
+    /// are what they were without them; a config keeps its profile's
+    /// (`Config::plausible`).
+    #[serde(default, skip_serializing)]
+    pub plausible: Plausible,
 }
 
 /// What one core can have in flight, and how SMT siblings share it: the

@@ -56,6 +56,7 @@ pub mod interval;
 mod json;
 mod markdown;
 mod private_hash;
+pub mod sensitivity;
 pub mod summary;
 pub mod track_record;
 pub mod usl;
@@ -63,6 +64,7 @@ pub mod usl;
 use crate::files::{self, FileError};
 use crate::limits::{self, MANIFEST_CAP, REPORT_FILE_CAP};
 use crate::results::{JsonError, ResultSet, SetError, SpeedLog};
+use crate::sensitivity::spans::Sensitivity;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -148,12 +150,30 @@ pub fn write(
     speed: &SpeedLog,
     layout: Layout,
 ) -> Result<(), FileError> {
+    write_with(dir, set, speed, None, layout)
+}
+
+/// Publishes the report of `set` as [`write`] does, with the model interval
+/// of a `--sensitivity` run among its files when there is one.
+pub fn write_with(
+    dir: &Path,
+    set: &ResultSet,
+    speed: &SpeedLog,
+    model_interval: Option<&Sensitivity>,
+    layout: Layout,
+) -> Result<(), FileError> {
+    let io = |source| FileError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
     let mut rendered = Vec::new();
     for format in FORMATS {
-        rendered.extend(format(set, speed).map_err(|source| FileError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?);
+        rendered.extend(format(set, speed).map_err(io)?);
+    }
+    if let Some(interval) = model_interval {
+        for format in sensitivity::FORMATS {
+            rendered.extend(format(interval).map_err(io)?);
+        }
     }
     files::create_user_dir(dir)?;
     remove_dead_generations(dir)?;
@@ -193,6 +213,7 @@ pub fn write(
             make_link(dir, entry, &old)?;
         }
     }
+    remove_dropped_links(dir, &old, &entries)?;
     for generation in old.generations() {
         remove_generation(&dir.join(generation))?;
     }
@@ -254,18 +275,29 @@ fn write_plain(dir: &Path, rendered: &[File], entries: &BTreeSet<&str>) -> Resul
         }
     }
     write_plain_manifest(dir, &new)?;
-    // Names the old generation-style report had and the new one has not.
-    for path in old.manifest.keys() {
-        if let Some(entry) = path.split('/').next().filter(|e| !entries.contains(e)) {
-            files::remove_link(&dir.join(entry), &|t| t == entry_target(entry))?;
-        }
-    }
+    remove_dropped_links(dir, &old, entries)?;
     if old.live.is_some() {
         files::remove_link(&dir.join(LIVE), &is_generation_name)?;
     }
     let copied_live = old.copied_live.as_ref().map(|_| LIVE.to_string());
     for generation in old.live.iter().chain(&copied_live) {
         remove_generation(&dir.join(generation))?;
+    }
+    Ok(())
+}
+
+/// Removes the links of the names the old generation-style report had and
+/// the new one has not (a report published without `--sensitivity` after
+/// one with it): they would point at nothing once the old generation goes.
+fn remove_dropped_links(
+    dir: &Path,
+    old: &Published,
+    entries: &BTreeSet<&str>,
+) -> Result<(), FileError> {
+    for path in old.manifest.keys() {
+        if let Some(entry) = path.split('/').next().filter(|e| !entries.contains(e)) {
+            files::remove_link(&dir.join(entry), &|t| t == entry_target(entry))?;
+        }
     }
     Ok(())
 }

@@ -221,6 +221,10 @@ fn a_preset_path_names_a_profile_file_beside_the_config() {
     let mut expected = futexsim::machine::presets::preset("arm64-8").unwrap();
     expected.latency.llc = 45.0;
     expected.topology.nr_cpus = Some(4);
+    // The file's plausible ranges are the config's; a point's machine,
+    // what its runs simulate, carries none.
+    assert!(!config.plausible.is_empty());
+    assert_eq!(config.plausible, std::mem::take(&mut expected.plausible));
     assert_eq!(config.points[0].machine, expected);
     // Named from elsewhere, the same relative path is not found.
     let elsewhere = Config::parse("other/study.toml", "study", &text, &[]).unwrap_err();

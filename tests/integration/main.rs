@@ -31,6 +31,7 @@ mod prechecks;
 mod private_hash_growth;
 mod report;
 mod safety;
+mod sensitivity;
 mod ticket_knee;
 mod validate;
 mod workload_keys;
