@@ -675,8 +675,7 @@ impl Directory {
             }
         };
         let delay = m.hierarchy.snoop_delay_ps;
-        if q.snoop_at == 0 && delay > 0 && l.owner != NO_CPU && l.owner != q.waiters[pick].core
-        {
+        if q.snoop_at == 0 && delay > 0 && l.owner != NO_CPU && l.owner != q.waiters[pick].core {
             q.snoop_at = now + delay;
             return Turn::Busy(q.snoop_at);
         }
@@ -1365,8 +1364,7 @@ mod tests {
             d.turn(&m, turn.queue, free),
             Turn::Granted { waiter: 1, .. }
         ));
-        let Request::Served(taken) =
-            d.request(&m, 1, free, 0, 0x10_0000, AccessKind::Rmw, 1, true)
+        let Request::Served(taken) = d.request(&m, 1, free, 0, 0x10_0000, AccessKind::Rmw, 1, true)
         else {
             panic!("a granted request is served")
         };

@@ -479,11 +479,23 @@ mod tests {
             let mut spec = base.clone();
             let said = fit_coherence(&mut spec, &lock_add_of(&base, local, remote)).unwrap();
             let got = spec.coherence.transfer_occupancy.unwrap();
-            assert!((got - local).abs() <= 0.2, "fitted {got}, made with {local}");
+            assert!(
+                (got - local).abs() <= 0.2,
+                "fitted {got}, made with {local}"
+            );
             let got = spec.coherence.remote_transfer_occupancy.unwrap();
-            assert!((got - remote).abs() <= 0.5, "fitted {got}, made with {remote}");
-            assert!(said[0].contains("fitted to lock add on 4 CPUs of 1"), "{said:?}");
-            assert!(said[1].contains("fitted to lock add on 8 CPUs of 2"), "{said:?}");
+            assert!(
+                (got - remote).abs() <= 0.5,
+                "fitted {got}, made with {remote}"
+            );
+            assert!(
+                said[0].contains("fitted to lock add on 4 CPUs of 1"),
+                "{said:?}"
+            );
+            assert!(
+                said[1].contains("fitted to lock add on 8 CPUs of 2"),
+                "{said:?}"
+            );
         }
         let mut slow = lock_add_of(&base, 45.0, 110.0);
         slow.lock_add[0].ops_per_sec /= 3.0;

@@ -329,10 +329,13 @@ fn contended_rmw_throughput_on_one_socket_and_across_two() {
             .collect();
         if let (Some(hop), 4) = (local, same.len()) {
             let model = contended_rmw_ns(&m, &same, 200);
-            let expected = m.spec.coherence.transfer_occupancy.map_or(
-                INCREMENT_PER_HOP * hop,
-                |occupancy| occupancy + m.spec.latency.rmw,
-            );
+            let expected = m
+                .spec
+                .coherence
+                .transfer_occupancy
+                .map_or(INCREMENT_PER_HOP * hop, |occupancy| {
+                    occupancy + m.spec.latency.rmw
+                });
             if !within(model, expected) {
                 failures.push(format!(
                     "{profile}: 4 CPUs of one LLC, {model:.1} ns an increment, expected about {expected:.1}"
@@ -365,7 +368,12 @@ fn a_skylake_client_s_lock_add_is_met_by_the_intel_profiles_transfer_occupancy()
     let client = |occupancy: f64| {
         let mut spec = preset("skl-2s-104").unwrap();
         let t = &mut spec.topology;
-        (t.sockets, t.cores_per_socket, t.threads_per_core, t.cores_per_llc) = (1, 4, 1, 4);
+        (
+            t.sockets,
+            t.cores_per_socket,
+            t.threads_per_core,
+            t.cores_per_llc,
+        ) = (1, 4, 1, 4);
         spec.latency.llc = 20.0;
         spec.latency.node = 20.0;
         spec.latency.remote = futexsim::machine::RemoteSpec::Matrix(vec![vec![0.0]]);
