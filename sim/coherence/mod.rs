@@ -10,8 +10,10 @@
 //! lines with waiters, until the server frees and the line's arbiter
 //! grants it: the oldest first, except that the LLC domain holding the
 //! line keeps it for up to the profile's `local_batch` grants in a row
-//! before the oldest request from elsewhere gets it. Until a waiter is
-//! granted the holder keeps the line, so its own accesses meanwhile hit.
+//! before the oldest request from elsewhere gets it. Until a waiter's
+//! snoop reaches the holder (the profile's `snoop_delay` after the server
+//! frees) the holder keeps the line, so its own accesses meanwhile hit:
+//! its burst.
 
 mod board_unit;
 mod counter;
@@ -134,13 +136,25 @@ impl Waiter {
     }
 }
 
-/// The waiters of one line, oldest first, and how many grants in a row the
-/// line's LLC domain has had.
+/// The waiters of one line, oldest first, how many grants in a row the
+/// line's LLC domain has had, and when the next waiter's snoop reaches the
+/// line's holder (0 while none is on its way).
 #[derive(Clone, Debug, Default)]
 struct LineQueue {
     line: LineId,
     waiters: Vec<Waiter>,
     run: u32,
+    snoop_at: Ps,
+}
+
+/// A grant that waited for its snoop to reach the holder: its request,
+/// made again at `at`, left the line's server `travelled` earlier, when
+/// the server freed.
+#[derive(Clone, Copy, Debug)]
+struct SnoopedGrant {
+    line: LineId,
+    at: Ps,
+    travelled: Ps,
 }
 
 /// What a miss did to the other lines of its coherence unit between boards.
@@ -245,12 +259,12 @@ impl Line {
 
     /// Whether a request that misses holds the line's server for a snoop
     /// or an ownership transfer: every write and RMW, and a read the holder
-    /// or a snooped sharer serves. A read from memory, or of a copy an
-    /// inclusive LLC holds, only takes the read occupancy (it pipelines).
-    fn holds_server(&self, m: &Machine, kind: AccessKind, domain: u32) -> bool {
-        let pipelines =
-            self.sharers.is_empty() || (m.hierarchy.llc_inclusive && self.shared_in(m, domain));
-        kind != AccessKind::Read || self.owner != NO_CPU || !pipelines
+    /// of an Exclusive or Modified copy serves. A read from memory, or of a
+    /// Shared copy (the LLC, the CHA's snoop filter or the probe filter
+    /// forwards it, taking it from no one), only takes the read occupancy:
+    /// such reads pipeline.
+    fn holds_server(&self, kind: AccessKind) -> bool {
+        kind != AccessKind::Read || self.owner != NO_CPU
     }
 
     /// Whether a waiting read would now hit: its core holds the line.
@@ -292,7 +306,9 @@ impl Line {
     /// when it is in: the class and the completion. The line's server is
     /// taken for the request's occupancy; the line's state is the caller's
     /// to change. `crossed`: the request takes the line's coherence unit
-    /// from another board (`Directory::move_unit`).
+    /// from another board (`Directory::move_unit`). `travelled`: how long
+    /// before `now` the request left the line's server (a grant that waited
+    /// for its snoop to reach the holder), 0 for one made now.
     #[inline(always)]
     fn serve(
         &mut self,
@@ -301,6 +317,7 @@ impl Line {
         now: Ps,
         kind: AccessKind,
         crossed: bool,
+        travelled: Ps,
     ) -> (Class, Ps) {
         let h = &m.hierarchy;
         let c = m.core_of(cpu) as u16;
@@ -342,12 +359,9 @@ impl Line {
                 };
                 (class, m.routed_transfer_ps(source.into(), cpu, home))
             };
-            // Only an inclusive LLC's hit needs no snoop, so only it pipelines.
-            (
-                class,
-                latency,
-                kind != AccessKind::Read || !(local && h.llc_inclusive),
-            )
+            // A Shared copy is forwarded without taking it from anyone: a
+            // read pipelines, inclusive LLC or not.
+            (class, latency, kind != AccessKind::Read)
         } else {
             let class = if m.is_remote_memory(cpu, home) {
                 Class::DramRmt
@@ -372,9 +386,18 @@ impl Line {
                 }
             }
         }
-        let start = now.max(self.free_at);
+        let start = now.saturating_sub(travelled).max(self.free_at);
         let occupancy = if migrates {
-            latency * h.handoff_per_1024 / 1024 + rmw
+            // The transaction's own occupancy at its level: between nodes
+            // (or boards) or within one.
+            let remote =
+                crossed || matches!(class, Class::RmtHit | Class::RmtHitm | Class::DramRmt);
+            let own = if remote {
+                h.remote_transfer_occupancy_ps
+            } else {
+                h.transfer_occupancy_ps
+            };
+            own.unwrap_or(latency) + rmw
         } else {
             h.read_occupancy_ps
         };
@@ -420,6 +443,8 @@ pub struct Directory {
     units: Option<BoardUnits>,
     /// The other lines of the unit a miss moves (kept, so no miss allocates).
     unit_lines: Vec<LineId>,
+    /// The latest grant that waited for its snoop, until its request is served.
+    snooped: Option<SnoopedGrant>,
 }
 
 impl Directory {
@@ -473,6 +498,7 @@ impl Directory {
                 .board_unit_lines_shift()
                 .map(|lines| BoardUnits::new(memory, lines)),
             unit_lines: Vec::new(),
+            snooped: None,
         }
     }
     /// `cpu` asks for the byte at `addr` in `line` at `now`, as `waiter`
@@ -542,12 +568,15 @@ impl Directory {
         let l = &mut self.lines[line as usize];
         l.age(&m.hierarchy, &self.fills);
         let c = m.core_of(cpu) as u16;
-        let domain = m.llc_of(cpu);
         let hit = match kind {
             AccessKind::Read => l.owner == c || l.sharers.contains(c),
             AccessKind::Write | AccessKind::Rmw => l.owner == c,
         };
-        let waits = now >= l.free_at || (!hit && l.holds_server(m, kind, domain));
+        // The holder's burst: until the next waiter's snoop reaches it, its
+        // own accesses hit.
+        let bursts =
+            l.owner == c && l.queue != 0 && now < self.queues[l.queue as usize - 1].snoop_at;
+        let waits = !bursts && (now >= l.free_at || (!hit && l.holds_server(kind)));
         let waiter = Waiter::new(m, cpu, kind, waiter);
         waits.then(|| self.wait_at(line, now, waiter))
     }
@@ -588,6 +617,7 @@ impl Directory {
         q.line = line;
         // The line came into its domain with a grant: that one counts.
         q.run = 1;
+        q.snoop_at = 0;
         q.waiters.push(waiter);
         l.queue = index + 1;
         Some(LineTurn {
@@ -601,7 +631,10 @@ impl Directory {
     /// holding the line has had fewer than `local_batch` grants in a row
     /// (the one that brought the line in counts), the oldest request from
     /// that domain does; past the batch the oldest request from elsewhere
-    /// does. A batch of 0 prefers no domain.
+    /// does. A batch of 0 prefers no domain. A waiter that takes the
+    /// line from its holder is granted once its snoop has reached the
+    /// holder, the profile's `snoop_delay` after the server freed (the
+    /// holder's burst meanwhile); its request left the server when it freed.
     ///
     /// While the server is busy, a waiting read whose core came to hold
     /// the line meanwhile (its SMT sibling's request brought the copy in)
@@ -641,6 +674,19 @@ impl Directory {
                 (None, None) => 0,
             }
         };
+        let delay = m.hierarchy.snoop_delay_ps;
+        if q.snoop_at == 0 && delay > 0 && l.owner != NO_CPU && l.owner != q.waiters[pick].core {
+            q.snoop_at = now + delay;
+            return Turn::Busy(q.snoop_at);
+        }
+        if q.snoop_at != 0 {
+            self.snooped = Some(SnoopedGrant {
+                line: q.line,
+                at: now,
+                travelled: delay.min(now - l.free_at),
+            });
+            q.snoop_at = 0;
+        }
         let granted = q.waiters.remove(pick);
         q.run = if granted.domain == holder {
             q.run + 1
@@ -687,7 +733,7 @@ impl Directory {
     /// wherever it is, through the home where the machine routes so; the
     /// line's memory. Each level's answer costs its latency; the line's
     /// server is held for the request's occupancy: a clean read for the
-    /// read occupancy, an ownership transfer for its share of the transfer.
+    /// read occupancy, an ownership transfer for its own occupancy.
     // Forced: the request's hit path stays inline; the ten forced (see `record`) save 8%.
     #[inline(always)]
     pub fn access(
@@ -713,19 +759,23 @@ impl Directory {
             AccessKind::Write | AccessKind::Rmw => l.owner == c,
         };
         if hit {
-            if kind != AccessKind::Read {
-                l.dirty = true;
-                l.writer_off = off;
-                l.writes = l.writes.wrapping_add(1);
-            }
             // A hit in the core the line's latest grant went to completes
             // no earlier than that grant's data arrives there (a load to a
             // line whose miss is outstanding merges with the miss).
             let arrived = if l.last == c { l.ready } else { 0 };
+            let done = (now + m.l1_ps).max(arrived) + rmw;
+            if kind != AccessKind::Read {
+                l.dirty = true;
+                l.writer_off = off;
+                l.writes = l.writes.wrapping_add(1);
+                // The next transfer carries this write: it completes no
+                // earlier (a holder's burst ends before its line leaves).
+                l.ready = l.ready.max(done);
+            }
             l.llc = domain as u16;
             l.llc_stamp = self.fills[domain as usize];
             let outcome = Outcome {
-                done: (now + m.l1_ps).max(arrived) + rmw,
+                done,
                 class: Class::L1Hit,
             };
             if *stats != 0 {
@@ -757,9 +807,16 @@ impl Directory {
         };
         let c = m.core_of(cpu) as u16;
         let domain = m.llc_of(cpu);
+        let travelled = match self.snooped {
+            Some(g) if g.line == line && g.at == now => {
+                self.snooped = None;
+                g.travelled
+            }
+            _ => 0,
+        };
         let l = &mut self.lines[line as usize];
         let stats = &mut self.stats_of[line as usize];
-        let (class, done) = l.serve(m, cpu, now, kind, unit.crossed);
+        let (class, done) = l.serve(m, cpu, now, kind, unit.crossed, travelled);
         if matches!(class, Class::LclHitm | Class::RmtHitm) {
             self.totals
                 .count_hitm(kind, m.node_of(cpu), m.node_of(l.owner.into()));
@@ -836,7 +893,7 @@ impl Directory {
             UnitMove::default()
         };
         let l = &mut self.lines[line as usize];
-        let (class, _) = l.serve(m, cpu, now, AccessKind::Write, unit.crossed);
+        let (class, _) = l.serve(m, cpu, now, AccessKind::Write, unit.crossed, 0);
         // Exclusive, clean unless a Modified copy moved.
         l.dirty = l.owner != NO_CPU && l.dirty;
         l.sharers.clear();
@@ -1065,22 +1122,38 @@ mod tests {
     }
 
     #[test]
-    fn ownership_transfers_queue_at_their_handoff() {
-        for handoff in [0.5, 1.0] {
-            let m = machine_with("icx-2s", |s| s.coherence.handoff = Some(handoff));
+    fn ownership_transfers_queue_at_their_own_occupancy_not_their_latency() {
+        // Absent, an occupancy is the transfer's own latency (one migration).
+        for occupancy in [Some(10.0), Some(30.0), None] {
+            let m = machine_with("icx-2s", |s| s.coherence.transfer_occupancy = occupancy);
             let mut d = directory(&m, 4096, 0);
-            queue_at_the_handoff(&m, &mut d, handoff);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+            let first = d.access(&m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+            let second = d.access(&m, 2, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+            assert_eq!(first.done, 1_000_000 + m.node_ps);
+            // The second request waits for the first's occupancy, whatever
+            // the hop's latency.
+            let held = occupancy.map_or(m.node_ps, crate::machine::ns_to_ps);
+            assert_eq!(second.done, 1_000_000 + held + m.node_ps, "{occupancy:?}");
         }
     }
 
-    fn queue_at_the_handoff(m: &Machine, d: &mut Directory, handoff: f64) {
-        d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Write);
-        let first = d.access(m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Write);
-        let second = d.access(m, 2, 1_000_000, 0, 0x10_0000, AccessKind::Write);
-        assert_eq!(first.done, 1_000_000 + m.node_ps);
-        // The second request waits for the first's share of the transfer.
-        let share = (m.node_ps as f64 * handoff).round() as Ps;
-        assert_eq!(second.done, 1_000_000 + share + m.node_ps);
+    #[test]
+    fn an_ownership_transfer_between_nodes_holds_its_line_for_the_remote_occupancy() {
+        let m = machine_with("icx-2s", |s| {
+            s.coherence.transfer_occupancy = Some(10.0);
+            s.coherence.remote_transfer_occupancy = Some(50.0);
+        });
+        let mut d = directory(&m, 4096, 0);
+        d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        // CPU 32 is on the other socket: its write takes the line across.
+        let across = d.access(&m, 32, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+        assert_eq!(across.class, Class::RmtHitm);
+        assert_eq!(d.lines[0].free_at, 1_000_000 + 50_000);
+        // CPU 33, beside it, takes it within the node after that occupancy.
+        let beside = d.access(&m, 33, across.done, 0, 0x10_0000, AccessKind::Write);
+        assert_eq!(beside.class, Class::LclHitm);
+        assert_eq!(d.lines[0].free_at, across.done + 10_000);
     }
 
     fn machine_with(name: &str, edit: impl FnOnce(&mut crate::machine::MachineSpec)) -> Machine {
@@ -1130,7 +1203,8 @@ mod tests {
             panic!("a granted request is served")
         };
         assert_eq!(granted.class, Class::LclHitm);
-        assert_eq!(granted.done, free + m.node_ps + m.rmw_ps);
+        // The line leaves with the holder's increment in it.
+        assert_eq!(granted.done, (free + m.node_ps).max(hit.done) + m.rmw_ps);
         // The next turn, when the transfer frees the server, is CPU 0's.
         assert_eq!(d.turn(&m, turn.queue, free), Turn::Busy(d.lines[0].free_at));
         let later = d.lines[0].free_at;
@@ -1188,26 +1262,118 @@ mod tests {
     }
 
     #[test]
-    fn clean_reads_pipeline_in_an_inclusive_llc_and_serialise_through_a_snoop_filter() {
-        for (name, inclusive) in [("e5-2650-2s-32", true), ("icx-2s", false)] {
-            let m = Machine::new(preset(name).unwrap()).unwrap();
-            assert_eq!(m.hierarchy.llc_inclusive, inclusive, "{name}");
+    fn clean_readers_of_a_shared_line_pipeline_inclusive_llc_or_not() {
+        // e5-2650's L3 is inclusive; icx-2s's is not (a snoop filter).
+        const READERS: u32 = 6;
+        for name in ["e5-2650-2s-32", "icx-2s"] {
+            let m = machine_with(name, |s| s.coherence.read_occupancy = Some(7.0));
+            // The first thread of each other core of CPU 0's LLC domain.
+            let cores: Vec<u32> = (1..m.cpus())
+                .filter(|&c| m.llc_of(c) == m.llc_of(0))
+                .filter(|&c| m.sibling_of(c).is_none_or(|s| s > c))
+                .take(READERS as usize + 1)
+                .collect();
             let mut d = directory(&m, 4096, 0);
             d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
-            d.access(&m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            d.access(&m, cores[0], 1_000_000, 0, 0x10_0000, AccessKind::Read);
             let now = 2_000_000;
-            let a = d.access(&m, 2, now, 0, 0x10_0000, AccessKind::Read);
-            let b = d.access(&m, 3, now, 0, 0x10_0000, AccessKind::Read);
-            assert_eq!((a.class, b.class), (Class::LclHit, Class::LclHit));
-            assert_eq!(a.done, now + m.hierarchy.clean_hit_ps);
-            let gap = b.done - a.done;
-            if inclusive {
-                assert_eq!(gap, m.hierarchy.read_occupancy_ps, "{name}");
-            } else {
-                let snoop = m.hierarchy.clean_hit_ps * m.hierarchy.handoff_per_1024 / 1024;
-                assert_eq!(gap, snoop, "{name}");
-            }
+            let last = cores[1..]
+                .iter()
+                .map(|&cpu| d.access(&m, cpu, now, 0, 0x10_0000, AccessKind::Read))
+                .inspect(|r| assert_eq!(r.class, Class::LclHit, "{name}"))
+                .map(|r| r.done)
+                .max()
+                .unwrap();
+            // The latency once and a read occupancy a reader after the
+            // first, not a clean hit's latency each.
+            let pipelined = now + m.hierarchy.clean_hit_ps + u64::from(READERS - 1) * 7_000;
+            assert_eq!(last, pipelined, "{name}");
+            // Serialised, each would have waited for a clean hit's latency.
+            assert!(
+                last - now < u64::from(READERS) * m.hierarchy.clean_hit_ps,
+                "{name}"
+            );
         }
+    }
+
+    /// The owner of a line that another core waits for, and the waiter:
+    /// CPU 2 owns the line, CPU 1's RMW waits at it; the line's turn and
+    /// when its server frees.
+    fn owner_with_a_waiter(m: &Machine, d: &mut Directory) -> (LineTurn, Ps, Outcome) {
+        let rmw = |d: &mut Directory, cpu: u32, now: Ps| {
+            d.request(m, cpu, now, 0, 0x10_0000, AccessKind::Rmw, cpu, false)
+        };
+        d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        let Request::Served(owned) = rmw(d, 2, 1_000_000) else {
+            panic!("an idle line serves at once")
+        };
+        let Request::Waits(Some(turn)) = rmw(d, 1, 1_001_000) else {
+            panic!("a busy line queues the request")
+        };
+        (turn, d.lines[0].free_at, owned)
+    }
+
+    #[test]
+    fn the_owner_finishes_its_burst_before_a_queued_snoop_takes_the_line() {
+        let delay = 30_000;
+        let m = machine_with("icx-2s", |s| {
+            s.coherence.transfer_occupancy = Some(80.0);
+            s.coherence.snoop_delay = Some(30.0);
+        });
+        let mut d = directory(&m, 4096, 0);
+        let (turn, free, owned) = owner_with_a_waiter(&m, &mut d);
+        // The server frees; the waiter's snoop is on its way to the owner.
+        assert_eq!(d.turn(&m, turn.queue, free), Turn::Busy(free + delay));
+        // Meanwhile the owner's own increments hit, one after another.
+        let mut at = owned.done;
+        let mut burst = 0;
+        while at < free + delay {
+            let Request::Served(hit) =
+                d.request(&m, 2, at, 0, 0x10_0000, AccessKind::Rmw, 2, false)
+            else {
+                panic!("the owner's access during its burst is served")
+            };
+            assert_eq!(hit.class, Class::L1Hit);
+            at = hit.done;
+            burst += 1;
+        }
+        assert!(burst >= 2, "{burst} increments in the burst");
+        // Then the snoop takes the line: the waiter's request left the
+        // server when it freed, and its data carries the whole burst.
+        assert!(matches!(
+            d.turn(&m, turn.queue, free + delay),
+            Turn::Granted { waiter: 1, .. }
+        ));
+        let Request::Served(taken) =
+            d.request(&m, 1, free + delay, 0, 0x10_0000, AccessKind::Rmw, 1, true)
+        else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(taken.class, Class::LclHitm);
+        assert_eq!(taken.done, (free + m.node_ps).max(at) + m.rmw_ps);
+        assert!(taken.done > at);
+        assert_eq!(d.lines[0].free_at, free + 80_000 + m.rmw_ps);
+    }
+
+    #[test]
+    fn with_no_snoop_delay_the_owner_yields_its_line_when_the_server_frees() {
+        let m = machine_with("icx-2s", |s| s.coherence.transfer_occupancy = Some(80.0));
+        let mut d = directory(&m, 4096, 0);
+        let (turn, free, _) = owner_with_a_waiter(&m, &mut d);
+        assert!(matches!(
+            d.turn(&m, turn.queue, free),
+            Turn::Granted { waiter: 1, .. }
+        ));
+        let Request::Served(taken) = d.request(&m, 1, free, 0, 0x10_0000, AccessKind::Rmw, 1, true)
+        else {
+            panic!("a granted request is served")
+        };
+        assert_eq!(taken.done, free + m.node_ps + m.rmw_ps);
+        // The former owner's next increment waits for the line.
+        assert!(matches!(
+            d.request(&m, 2, free + 1_000, 0, 0x10_0000, AccessKind::Rmw, 2, false),
+            Request::Waits(_)
+        ));
     }
 
     #[test]

@@ -6,14 +6,15 @@
 //! perf bench futex hash with the base syscall cost, and the syscall cost is
 //! moved by the difference to the measured wait; a shared key costs what
 //! the shared wait measures above the private one. The contended `lock add`
-//! on the most CPUs of one socket sets `coherence.handoff`: the share of a
-//! transfer for which a hand-off holds the line, bisected until the
-//! directory's increments on as many CPUs come as far apart as the host's.
-//! Where the LLC is inclusive, the fan-out's slope sets
-//! `coherence.read_occupancy` the same way (each further reader of a
-//! written line is an L3 hit that holds the line's server that long);
-//! elsewhere a later reader's copy is a snoop, priced by the hand-off, and
-//! the fan-out is reported beside what the fitted profile predicts.
+//! on the most CPUs of one socket sets `coherence.transfer_occupancy`: how
+//! long an ownership transfer holds the line, bisected until the
+//! directory's increments on as many CPUs come as far apart as the host's;
+//! the widest one split over two sockets then sets
+//! `coherence.remote_transfer_occupancy` the same way. The fan-out's slope
+//! sets `coherence.read_occupancy` (each further reader of a written line
+//! gets a Shared copy, which holds the line's server that long). The
+//! owner's burst (`coherence.snoop_delay`) is kept from the base: a lock
+//! add's rate does not tell a longer occupancy from a longer burst.
 
 use super::measure::{slope, HostFigures};
 use super::topology::Distance;
@@ -237,55 +238,109 @@ fn bisect(
     Ok((lo + hi) / 2.0)
 }
 
-/// The shares of a transfer a fitted hand-off may take: one migration an
-/// increment at most, a sixty-fourth at least.
-const HANDOFF_RANGE: (f64, f64) = (1.0 / 64.0, 1.0);
+/// The least occupancy a fit gives, in ns: a line's server taking ten
+/// requests a nanosecond. The most is the farthest transfer among the lock
+/// add's CPUs: one migration an increment (a longer occupancy leaves the
+/// line with its holder after its data is in, for increments of its own,
+/// which makes increments come closer, not farther apart).
+const LEAST_OCCUPANCY_NS: f64 = 0.1;
 
-/// Sets `coherence.handoff` from the contended lock add and, on an
-/// inclusive LLC, `coherence.read_occupancy` from the fan-out (see the
-/// file's comment); says what it set, from what, for the source.
+/// The profile's CPUs of the second socket in the order calibrate splits
+/// the host's lock add over two sockets: by number.
+fn second_socket(m: &Machine) -> Vec<u32> {
+    let socket_of = |c: u32| m.node_of(c) / m.spec.topology.nodes_per_socket.max(1);
+    (0..m.cpus())
+        .filter(|&c| socket_of(c) != socket_of(0))
+        .collect()
+}
+
+/// The CPUs of a lock add the host ran on `cpus` CPUs of `sockets`
+/// sockets, as the profile numbers them; None where it has too few.
+fn lock_add_cpus(order: &[u32], second: &[u32], cpus: usize, sockets: usize) -> Option<Vec<u32>> {
+    match sockets {
+        1 => order.get(..cpus).map(<[u32]>::to_vec),
+        _ => {
+            let half = cpus / 2;
+            let (near, far) = (order.get(..half)?, second.get(..half)?);
+            Some(near.iter().chain(far).copied().collect())
+        }
+    }
+}
+
+/// Bisects one occupancy until the model's lock add on the widest
+/// measurement of `sockets` sockets meets the host's; says what it set.
+fn fit_occupancy(
+    spec: &mut MachineSpec,
+    figures: &HostFigures,
+    sockets: usize,
+    what: &str,
+    set: impl Fn(&mut MachineSpec, f64),
+) -> Result<String, MachineError> {
+    let m = Machine::new(spec.clone())?;
+    let (order, second) = (nearest_first(&m), second_socket(&m));
+    let widest = figures
+        .lock_add
+        .iter()
+        .filter(|l| l.sockets == sockets && l.cpus >= 2)
+        .filter_map(|l| Some((l, lock_add_cpus(&order, &second, l.cpus, sockets)?)))
+        .max_by_key(|(l, _)| l.cpus);
+    let Some((l, cpus)) = widest else {
+        return Ok(format!(
+            "coherence.{what} from the base: no lock add on 2 CPUs of {sockets} socket(s)"
+        ));
+    };
+    let target = 1e9 / l.ops_per_sec;
+    let farthest = cpus
+        .iter()
+        .map(|&c| m.transfer_ps(cpus[0], c))
+        .max()
+        .unwrap_or(0) as f64
+        / 1000.0;
+    let range = (LEAST_OCCUPANCY_NS, farthest.max(LEAST_OCCUPANCY_NS));
+    let ns = bisect(spec, range, target, &set, |m| {
+        probe::contended_rmw_ns(m, &cpus, 100)
+    })?;
+    // At the range's ends the host did what the model cannot.
+    let bound = if ns <= range.0 {
+        " (the least the model takes: the host's increments came closer)"
+    } else if ns >= range.1 {
+        " (one migration an increment: the host's came farther apart)"
+    } else {
+        ""
+    };
+    let ns = tenth(ns);
+    set(spec, ns);
+    Ok(format!(
+        "coherence.{what} {ns:.1} ns{bound} fitted to lock add on {} CPUs of {sockets} socket(s) ({target:.1} ns an increment)",
+        l.cpus
+    ))
+}
+
+/// Sets `coherence.transfer_occupancy` and
+/// `coherence.remote_transfer_occupancy` from the contended lock add and
+/// `coherence.read_occupancy` from the fan-out (see the file's comment);
+/// says what it set, from what, for the source.
 fn fit_coherence(
     spec: &mut MachineSpec,
     figures: &HostFigures,
 ) -> Result<Vec<String>, MachineError> {
-    let mut said = Vec::new();
-    let order = nearest_first(&Machine::new(spec.clone())?);
-    let widest = figures
-        .lock_add
-        .iter()
-        .filter(|l| l.sockets == 1 && l.cpus >= 2 && l.cpus <= order.len())
-        .max_by_key(|l| l.cpus);
-    match widest {
-        Some(l) => {
-            let cpus = &order[..l.cpus];
-            let target = 1e9 / l.ops_per_sec;
-            let handoff = bisect(
-                spec,
-                HANDOFF_RANGE,
-                target,
-                |s, h| s.coherence.handoff = Some(h),
-                |m| probe::contended_rmw_ns(m, cpus, 100),
-            )?;
-            spec.coherence.handoff = Some((handoff * 1000.0).round() / 1000.0);
-            // At the range's ends the host did what the model cannot: keep
-            // the line for several increments, or take more than one
-            // migration for each.
-            let bound = if handoff <= HANDOFF_RANGE.0 {
-                " (the least the model takes: the host's increments came closer)"
-            } else if handoff >= HANDOFF_RANGE.1 {
-                " (one migration an increment: the host's came farther apart)"
-            } else {
-                ""
-            };
-            said.push(format!(
-                "coherence.handoff {:.3}{bound} fitted to lock add on {} CPUs of one socket ({target:.1} ns an increment)",
-                handoff, l.cpus
-            ));
-        }
-        None => {
-            said.push("coherence.handoff from the base: no lock add on 2 CPUs of one socket".into())
-        }
+    let mut said = vec![fit_occupancy(
+        spec,
+        figures,
+        1,
+        "transfer_occupancy",
+        |s, ns| s.coherence.transfer_occupancy = Some(ns),
+    )?];
+    if spec.topology.sockets > 1 {
+        said.push(fit_occupancy(
+            spec,
+            figures,
+            2,
+            "remote_transfer_occupancy",
+            |s, ns| s.coherence.remote_transfer_occupancy = Some(ns),
+        )?);
     }
+    let order = nearest_first(&Machine::new(spec.clone())?);
     let readers: Vec<(usize, f64)> = figures
         .fan_out_medians()
         .into_iter()
@@ -302,26 +357,18 @@ fn fit_coherence(
     let (Some(measured), true) = (slope(&readers), readers.len() >= 2) else {
         return Ok(said);
     };
-    if spec.coherence.llc_inclusive {
-        let occupancy = bisect(
-            spec,
-            (0.05, spec.latency.llc),
-            measured,
-            |s, ns| s.coherence.read_occupancy = Some(ns),
-            |m| model_slope(m).unwrap_or(0.0),
-        )?;
-        spec.coherence.read_occupancy = Some(tenth(occupancy.max(0.1)));
-        said.push(format!(
-            "coherence.read_occupancy {:.1} ns fitted to the fan-out slope ({measured:.1} ns a reader)",
-            occupancy.max(0.1)
-        ));
-    } else {
-        let predicted = model_slope(&Machine::new(spec.clone())?);
-        said.push(format!(
-            "fan-out slope {measured:.1} ns a reader, {:.1} predicted (a snoop a reader: not fitted)",
-            predicted.unwrap_or(0.0)
-        ));
-    }
+    let occupancy = bisect(
+        spec,
+        (0.05, spec.latency.llc),
+        measured,
+        |s, ns| s.coherence.read_occupancy = Some(ns),
+        |m| model_slope(m).unwrap_or(0.0),
+    )?;
+    spec.coherence.read_occupancy = Some(tenth(occupancy.max(0.1)));
+    said.push(format!(
+        "coherence.read_occupancy {:.1} ns fitted to the fan-out slope ({measured:.1} ns a reader)",
+        occupancy.max(0.1)
+    ));
     Ok(said)
 }
 
@@ -395,69 +442,95 @@ mod tests {
         }
     }
 
-    /// The figures a profile with `handoff` predicts for lock add on 4 CPUs.
-    fn lock_add_of(spec: &MachineSpec, handoff: f64) -> HostFigures {
+    /// The figures a profile with `transfer_occupancy` and
+    /// `remote_transfer_occupancy` (ns) predicts for lock add on 4 CPUs of
+    /// one socket and 8 split over two (enough that the hand-offs, not
+    /// each CPU's own round trip, set the pace).
+    fn lock_add_of(spec: &MachineSpec, local: f64, remote: f64) -> HostFigures {
         let mut s = spec.clone();
-        s.coherence.handoff = Some(handoff);
+        s.coherence.transfer_occupancy = Some(local);
+        s.coherence.remote_transfer_occupancy = Some(remote);
         let m = Machine::new(s).unwrap();
-        let ns = probe::contended_rmw_ns(&m, &nearest_first(&m)[..4], 100);
-        HostFigures {
-            lock_add: vec![LockAdd {
-                cpus: 4,
-                sockets: 1,
-                ops_per_sec: 1e9 / ns,
+        let (order, second) = (nearest_first(&m), second_socket(&m));
+        let rate = |sockets| {
+            let count = 4 * sockets;
+            let cpus = lock_add_cpus(&order, &second, count, sockets).unwrap();
+            LockAdd {
+                cpus: count,
+                sockets,
+                ops_per_sec: 1e9 / probe::contended_rmw_ns(&m, &cpus, 100),
                 spread: 0.0,
-            }],
+            }
+        };
+        HostFigures {
+            lock_add: vec![rate(1), rate(2)],
             ..figures(Vec::new())
         }
     }
 
-    /// A host whose increments come as a known hand-off share makes them
-    /// is given back that share; one slower than a migration each is held
-    /// at one migration, and the source says so.
+    /// A host whose increments come as known occupancies make them is
+    /// given back those occupancies, within a socket and across two; one
+    /// slower than the range allows is held at its end, and the source
+    /// says so.
     #[test]
-    fn the_hand_off_is_fitted_to_the_lock_add_the_model_would_make() {
+    fn the_transfer_occupancies_are_fitted_to_the_lock_add_the_model_would_make() {
         let base = crate::machine::presets::preset("icx-2s").unwrap();
-        for want in [0.3, 0.6, 0.9] {
+        for (local, remote) in [(8.0, 40.0), (20.0, 90.0), (45.0, 110.0)] {
             let mut spec = base.clone();
-            let said = fit_coherence(&mut spec, &lock_add_of(&base, want)).unwrap();
-            let got = spec.coherence.handoff.unwrap();
-            assert!((got - want).abs() < 0.02, "fitted {got}, made with {want}");
-            assert!(said[0].contains("fitted to lock add on 4 CPUs"), "{said:?}");
+            let said = fit_coherence(&mut spec, &lock_add_of(&base, local, remote)).unwrap();
+            let got = spec.coherence.transfer_occupancy.unwrap();
+            assert!(
+                (got - local).abs() <= 0.2,
+                "fitted {got}, made with {local}"
+            );
+            let got = spec.coherence.remote_transfer_occupancy.unwrap();
+            assert!(
+                (got - remote).abs() <= 0.5,
+                "fitted {got}, made with {remote}"
+            );
+            assert!(
+                said[0].contains("fitted to lock add on 4 CPUs of 1"),
+                "{said:?}"
+            );
+            assert!(
+                said[1].contains("fitted to lock add on 8 CPUs of 2"),
+                "{said:?}"
+            );
         }
-        let mut slow = lock_add_of(&base, 1.0);
+        let mut slow = lock_add_of(&base, 45.0, 110.0);
         slow.lock_add[0].ops_per_sec /= 3.0;
         let mut spec = base.clone();
         let said = fit_coherence(&mut spec, &slow).unwrap();
-        assert_eq!(spec.coherence.handoff, Some(1.0));
+        assert_eq!(spec.coherence.transfer_occupancy, Some(base.latency.llc));
         assert!(said[0].contains("one migration an increment"), "{said:?}");
     }
 
-    /// On an inclusive LLC a fan-out made with a known read occupancy is
-    /// given back that occupancy.
+    /// A fan-out made with a known read occupancy is given back that
+    /// occupancy, on an inclusive LLC and on a snoop filter's alike.
     #[test]
-    fn the_read_occupancy_is_fitted_to_the_fan_out_on_an_inclusive_llc() {
-        let base = crate::machine::presets::preset("e5-2650-2s-32").unwrap();
-        assert!(base.coherence.llc_inclusive);
-        let want = 3.0;
-        let mut made = base.clone();
-        made.coherence.read_occupancy = Some(want);
-        let m = Machine::new(made).unwrap();
-        let order = nearest_first(&m);
-        let fan_out = (1..=6)
-            .map(|k| (k, probe::fan_out_ns(&m, &order[1..=k])))
-            .collect();
-        let mut spec = base.clone();
-        let said = fit_coherence(&mut spec, &figures(fan_out)).unwrap();
-        let got = spec.coherence.read_occupancy.unwrap();
-        assert!(
-            (got - want).abs() <= 0.1,
-            "fitted {got} ns, made with {want}"
-        );
-        assert!(
-            said.iter().any(|l| l.contains("read_occupancy")),
-            "{said:?}"
-        );
+    fn the_read_occupancy_is_fitted_to_the_fan_out_inclusive_llc_or_not() {
+        for name in ["e5-2650-2s-32", "icx-2s"] {
+            let base = crate::machine::presets::preset(name).unwrap();
+            let want = 3.0;
+            let mut made = base.clone();
+            made.coherence.read_occupancy = Some(want);
+            let m = Machine::new(made).unwrap();
+            let order = nearest_first(&m);
+            let fan_out = (1..=6)
+                .map(|k| (k, probe::fan_out_ns(&m, &order[1..=k])))
+                .collect();
+            let mut spec = base.clone();
+            let said = fit_coherence(&mut spec, &figures(fan_out)).unwrap();
+            let got = spec.coherence.read_occupancy.unwrap();
+            assert!(
+                (got - want).abs() <= 0.1,
+                "{name}: fitted {got} ns, made with {want}"
+            );
+            assert!(
+                said.iter().any(|l| l.contains("read_occupancy")),
+                "{said:?}"
+            );
+        }
     }
 
     #[test]

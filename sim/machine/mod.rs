@@ -82,16 +82,21 @@ pub enum Level {
 pub struct Hierarchy {
     /// A clean line served inside the requester's LLC domain.
     pub clean_hit_ps: Ps,
-    /// How long a clean read holds its line's server.
+    /// How long a clean read of a line no core holds exclusively holds its
+    /// line's server.
     pub read_occupancy_ps: Ps,
-    /// The share of a transfer's latency an ownership transfer holds its
-    /// line for, in 1/1024ths.
-    pub handoff_per_1024: u64,
+    /// How long an ownership transfer or a snoop of the holder holds its
+    /// line's server within a node, and between nodes; None: the
+    /// transfer's own latency.
+    pub transfer_occupancy_ps: Option<Ps>,
+    pub remote_transfer_occupancy_ps: Option<Ps>,
+    /// How long after the line's server frees a queued snoop reaches the
+    /// holder, which serves its own accesses until then.
+    pub snoop_delay_ps: Ps,
     /// Grants in a row a contended line stays in its LLC domain while
     /// requests from elsewhere wait; 0 for oldest first.
     pub local_batch: u32,
     pub home_routes: HomeRoutes,
-    pub llc_inclusive: bool,
     /// Lines one LLC domain holds; `u32::MAX` for no limit.
     pub llc_lines: u32,
     pub adjacent_line_prefetch: bool,
@@ -569,12 +574,6 @@ fn resolve_hierarchy(
 ) -> Result<Hierarchy, String> {
     let c = &spec.coherence;
     let lat = &spec.latency;
-    let handoff = c.handoff.unwrap_or(1.0);
-    if !(handoff.is_finite() && handoff > 0.0 && handoff <= 1.0) {
-        return Err(format!(
-            "coherence.handoff = {handoff} must be a share of a transfer, above 0 and at most 1"
-        ));
-    }
     let local_batch = c.local_batch.unwrap_or(0);
     if local_batch > MAX_LOCAL_BATCH {
         return Err(format!(
@@ -595,10 +594,11 @@ fn resolve_hierarchy(
     Ok(Hierarchy {
         clean_hit_ps: ns_to_ps(c.clean_hit.unwrap_or(lat.llc)),
         read_occupancy_ps: ns_to_ps(c.read_occupancy.unwrap_or(lat.l1_hit)),
-        handoff_per_1024: (handoff * 1024.0).round() as u64,
+        transfer_occupancy_ps: c.transfer_occupancy.map(ns_to_ps),
+        remote_transfer_occupancy_ps: c.remote_transfer_occupancy.map(ns_to_ps),
+        snoop_delay_ps: ns_to_ps(c.snoop_delay.unwrap_or(0.0)),
         local_batch,
         home_routes: c.home_routes,
-        llc_inclusive: c.llc_inclusive,
         llc_lines,
         adjacent_line_prefetch: c.adjacent_line_prefetch,
         llc_domains: places.iter().map(|p| p.llc + 1).max().unwrap_or(1),

@@ -7,7 +7,7 @@
 //!
 //! ```toml
 //! [plausible]
-//! "coherence.handoff" = { low = 0.5, high = 1.0, source = "..." }
+//! "coherence.read_occupancy" = { low = 1.2, high = 60.1, source = "..." }
 //! ```
 
 use super::{Machine, MachineSpec};
@@ -65,7 +65,7 @@ pub fn nominal(spec: &MachineSpec, path: &str) -> Result<f64, String> {
         _ => Err(format!(
             "names no number of the profile: expected the path of a number it writes or its \
              section defaults, such as \"latency.rmw\" or \"scheduler.ipi_send\" (an \
-             optional field left out, such as coherence.handoff, must be written to take a \
+             optional field left out, such as coherence.transfer_occupancy, must be written to take a \
              range), or one of {}, derived when left out",
             DERIVED_COSTS.join(", ")
         )),
@@ -202,9 +202,9 @@ mod tests {
 
     #[test]
     fn a_range_that_excludes_the_profile_value_is_refused_at_the_bound_it_misses() {
-        let e = check(&with_range("coherence.handoff", 0.25, 0.75)).unwrap_err();
+        let e = check(&with_range("coherence.read_occupancy", 0.25, 0.75)).unwrap_err();
         assert_eq!(e.key, Some("high"), "{e}");
-        assert!(e.message.contains("own value, 1"), "{e}");
+        assert!(e.message.contains("own value, 1.5"), "{e}");
         let e = check(&with_range("latency.rmw", 8.0, 9.0)).unwrap_err();
         assert_eq!(e.key, Some("low"), "{e}");
     }

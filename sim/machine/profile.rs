@@ -248,6 +248,18 @@ impl MachineSpec {
                 "coherence.read_occupancy",
                 self.coherence.read_occupancy.unwrap_or(0.0),
             ),
+            (
+                "coherence.transfer_occupancy",
+                self.coherence.transfer_occupancy.unwrap_or(0.0),
+            ),
+            (
+                "coherence.remote_transfer_occupancy",
+                self.coherence.remote_transfer_occupancy.unwrap_or(0.0),
+            ),
+            (
+                "coherence.snoop_delay",
+                self.coherence.snoop_delay.unwrap_or(0.0),
+            ),
         ] {
             check_ns(what, ns)?;
         }
@@ -342,13 +354,17 @@ impl MachineSpec {
                 LLC_WHY,
             )?;
         }
-        if let Some(occupancy) = c.read_occupancy {
-            below(
-                "coherence.read_occupancy",
-                occupancy,
-                OCCUPANCY_FLOOR_NS,
-                OCCUPANCY_WHY,
-            )?;
+        for (what, occupancy) in [
+            ("coherence.read_occupancy", c.read_occupancy),
+            ("coherence.transfer_occupancy", c.transfer_occupancy),
+            (
+                "coherence.remote_transfer_occupancy",
+                c.remote_transfer_occupancy,
+            ),
+        ] {
+            if let Some(occupancy) = occupancy {
+                below(what, occupancy, OCCUPANCY_FLOOR_NS, OCCUPANCY_WHY)?;
+            }
         }
         let k = &self.kernel;
         let ns = k.ns();
@@ -440,7 +456,7 @@ const RMW_WHY: &str = "a locked read-modify-write takes a cycle of a 5 GHz clock
 /// nanosecond is beyond any cache's ports. (It is no cycle: host calibration fits
 /// the occupancy of pipelined reads from 0.05 ns up.)
 const OCCUPANCY_FLOOR_NS: f64 = 0.05;
-const OCCUPANCY_WHY: &str = "a cache serves one line to at most 20 readers a nanosecond";
+const OCCUPANCY_WHY: &str = "a line's server takes at most 20 requests a nanosecond";
 /// SYSCALL and SYSRET (SVC and ERET) each serialize the core, tens of cycles apiece:
 /// 50 cycles at 5 GHz; the fastest null syscall measured takes some 40-70 ns.
 const SYSCALL_FLOOR_NS: f64 = 10.0;
@@ -555,18 +571,31 @@ pub struct CoherenceSpec {
     /// (MLC's local L2-to-L2 HIT). `latency.llc` when absent.
     #[serde(default)]
     pub clean_hit: Option<f64>,
-    /// How long a clean read holds its line's server: reads of a Shared
-    /// line pipeline, each taking this much of the server. `latency.l1_hit`
-    /// (one cache access) when absent.
+    /// How long a clean read of a line no core holds exclusively holds its
+    /// line's server: the LLC, the CHA's snoop filter or the probe filter
+    /// forwards a Shared copy without taking it from anyone, so such reads
+    /// pipeline, each taking this much of the server, inclusive LLC or
+    /// not. `latency.l1_hit` (one cache access) when absent.
     #[serde(default)]
     pub read_occupancy: Option<f64>,
-    /// The share of a transfer's latency for which a snoop or an ownership
-    /// transfer (a write, an RMW, a read of a Modified line) holds its line:
-    /// how far apart queued hand-offs are. Below 1 where the next queued
-    /// request's snoop is already at the owner when it gets the line; 1
-    /// (one migration of the line each) when absent.
+    /// How long an ownership transfer or a snoop of the holder (a write, an
+    /// RMW, a read of an Exclusive or Modified line) holds its line's
+    /// server when the requester and the line's source share a node: the
+    /// home agent's or CHA's occupancy for one such transaction, so how far
+    /// apart queued hand-offs are. The transfer's own latency (one
+    /// migration of the line each) when absent.
     #[serde(default)]
-    pub handoff: Option<f64>,
+    pub transfer_occupancy: Option<f64>,
+    /// The same between nodes (or boards). The transfer's own latency when
+    /// absent.
+    #[serde(default)]
+    pub remote_transfer_occupancy: Option<f64>,
+    /// How long after the line's server frees a queued request's snoop
+    /// takes to reach the line's holder: until it arrives the holder keeps
+    /// serving its own accesses (its burst), then the line goes. 0 when
+    /// absent: the holder yields the line with the access it has.
+    #[serde(default)]
+    pub snoop_delay: Option<f64>,
     /// How many grants in a row the LLC domain holding a contended line
     /// keeps it for while requests from elsewhere wait: its own waiting
     /// requests go first for up to this many, then the oldest request from
@@ -579,14 +608,6 @@ pub struct CoherenceSpec {
     /// elsewhere: none when absent.
     #[serde(default)]
     pub home_routes: HomeRoutes,
-    /// Whether the LLC holds a copy of every line its cores hold (Intel
-    /// through Broadwell). There a clean line read once in the domain is an
-    /// L3 hit for its other cores, which pipelines; otherwise (a snoop
-    /// filter and a non-inclusive LLC, Skylake-SP on; an AMD CCX's victim
-    /// L3) a clean copy comes from a neighbour's cache through a snoop,
-    /// which holds the line's server like a transfer. False when absent.
-    #[serde(default)]
-    pub llc_inclusive: bool,
     /// What one last-level cache domain (an Intel socket or SNC node, an AMD
     /// CCX) holds, in MiB: its LLC, and on a non-inclusive LLC its cores'
     /// L2s too, which the snoop filter covers. A line its domain has not
@@ -623,10 +644,11 @@ impl Default for CoherenceSpec {
             board_line: None,
             clean_hit: None,
             read_occupancy: None,
-            handoff: None,
+            transfer_occupancy: None,
+            remote_transfer_occupancy: None,
+            snoop_delay: None,
             local_batch: None,
             home_routes: HomeRoutes::None,
-            llc_inclusive: false,
             llc_mib: None,
             adjacent_line_prefetch: false,
         }
@@ -988,6 +1010,14 @@ mod tests {
         refused(
             &|s| s.coherence.read_occupancy = Some(0.0),
             "coherence.read_occupancy",
+        );
+        refused(
+            &|s| s.coherence.transfer_occupancy = Some(0.0),
+            "coherence.transfer_occupancy",
+        );
+        refused(
+            &|s| s.coherence.snoop_delay = Some(-1.0),
+            "coherence.snoop_delay",
         );
         refused(&|s| s.kernel.syscall = Some(0.0), "kernel.syscall = 0 ns");
         refused(&|s| s.kernel.jhash2 = Some(0.0), "kernel.jhash2 = 0 ns");

@@ -203,7 +203,7 @@ fn listed(items: &[String]) -> String {
     }
 }
 
-/// "`coherence.handoff` (swing +0.312)": the parameter that moves the
+/// "`coherence.read_occupancy` (swing +0.312)": the parameter that moves the
 /// figure most and its swing; "nothing" when none moves it.
 fn mover(s: &Sensitivity, span: &Span, show: impl Fn(f64) -> String) -> String {
     let Some(path) = &span.moved_most_by else {

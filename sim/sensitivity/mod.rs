@@ -36,7 +36,7 @@ const HYPERCUBE_SEED: u64 = 0x5e45_1717_7e5e_ed50;
 /// A parameter the samples vary.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Parameter {
-    /// Its path in the profile: `coherence.handoff`.
+    /// Its path in the profile: `coherence.read_occupancy`.
     pub path: String,
     #[serde(flatten)]
     pub range: PlausibleRange,
@@ -250,7 +250,7 @@ impl Plan {
         )
     }
 
-    /// What a sample sets, as `coherence.handoff = 0.5, latency.rmw = 8`.
+    /// What a sample sets, as `coherence.read_occupancy = 0.75, latency.rmw = 8`.
     pub fn settings(&self, sample: &Sample) -> Vec<(String, f64)> {
         self.parameters
             .iter()
@@ -362,14 +362,14 @@ mod tests {
     #[test]
     fn few_parameters_get_the_corners_and_an_end_at_the_nominal_value_is_not_run_again() {
         let plan = Plan::new(&config_with(&[
-            ("coherence.handoff", 0.5, 1.0),
+            ("coherence.read_occupancy", 0.75, 1.5),
             ("latency.rmw", 5.0, 8.0),
         ]));
         assert_eq!(plan.joint, Joint::Corners);
-        // handoff's high is its nominal 1.0: its swing's high end is the nominal run.
+        // read_occupancy's high is its nominal 1.5: its swing's high end is the nominal run.
         assert_eq!(plan.swings[0][1], None);
-        // 3 swings, then the corners not already drawn: (0.5, 8) and (1.0, 8) are
-        // swings or new; (0.5, 5) new.
+        // 3 swings, then the corners not already drawn: (0.75, 8) and (1.5, 8) are
+        // swings or new; (0.75, 5) new.
         let settings: Vec<Vec<(String, f64)>> =
             plan.samples.iter().map(|s| plan.settings(s)).collect();
         assert_eq!(plan.samples.len(), 5, "{settings:?}");
@@ -379,7 +379,7 @@ mod tests {
     #[test]
     fn many_parameters_get_a_hypercube_that_takes_each_stratum_once() {
         let plan = Plan::new(&config_with(&[
-            ("coherence.handoff", 0.5, 1.0),
+            ("coherence.read_occupancy", 0.75, 1.5),
             ("coherence.clean_hit", 15.0, 20.0),
             ("latency.rmw", 5.0, 8.0),
             ("scheduler.ipi_send", 50.0, 300.0),
@@ -395,7 +395,7 @@ mod tests {
         assert_eq!(
             plan,
             Plan::new(&config_with(&[
-                ("coherence.handoff", 0.5, 1.0),
+                ("coherence.read_occupancy", 0.75, 1.5),
                 ("coherence.clean_hit", 15.0, 20.0),
                 ("latency.rmw", 5.0, 8.0),
                 ("scheduler.ipi_send", 50.0, 300.0),
@@ -405,8 +405,11 @@ mod tests {
 
     #[test]
     fn a_parameter_the_config_sets_or_that_lies_outside_its_range_is_held() {
-        let mut config = config_with(&[("coherence.handoff", 0.5, 1.0), ("latency.rmw", 7.5, 8.0)]);
-        config.set_by_config = vec!["coherence.handoff".into()];
+        let mut config = config_with(&[
+            ("coherence.read_occupancy", 0.75, 1.5),
+            ("latency.rmw", 7.5, 8.0),
+        ]);
+        config.set_by_config = vec!["coherence.read_occupancy".into()];
         let plan = Plan::new(&config);
         assert!(plan.parameters.is_empty());
         assert_eq!(plan.held.len(), 2);

@@ -255,11 +255,26 @@ fn neighbouring_buckets_falsely_share_a_line_only_when_packed() {
     assert!(total_ops(&aligned) > total_ops(&packed));
 }
 
+/// icx-2s with each read of a Shared line holding its server for a clean
+/// hit, the top of the read occupancy's plausible range (docs/model.md,
+/// third round): a ticket lock's spinners then re-read the word one after
+/// another, as Boyd-Wickizer et al.'s chain charges them. The shipped
+/// profile's re-reads pipeline at one cache access (not measured for the
+/// part), and its ticket lock barely collapses
+/// (`a_ticket_hand_off_grows_by_one_read_occupancy_per_spinner`); these
+/// checks hold the collapse's mechanism, not that figure.
+fn icx_with_serial_rereads() -> Machine {
+    let mut spec = machine("icx-2s").unwrap();
+    spec.coherence.read_occupancy = spec.coherence.clean_hit;
+    Machine::new(spec).unwrap()
+}
+
 /// Acquisitions per simulated ms of `n` threads, one per core on the first
 /// socket, each holding one lock for `hold` and working between acquires
-/// for an exponential time of mean `think`: the Boyd-Wickizer setting.
+/// for an exponential time of mean `think`: the Boyd-Wickizer setting, on
+/// `icx_with_serial_rereads`.
 fn lock_rate(lock: LockKind, n: u32, hold: u64, think: u64) -> f64 {
-    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let m = icx_with_serial_rereads();
     let cpus: Vec<u32> = (0..n).collect();
     let window = RunWindow {
         warmup: MS / 20,
@@ -305,7 +320,7 @@ fn ticket_lock_curves_follow_the_markov_model_below_its_knee() {
     // need not fall at every count: there a waiter's xadd during the serial
     // section makes the release read the word back (a transfer the
     // saturated lock, with no thread left to arrive, does not pay).
-    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let m = icx_with_serial_rereads();
     let transfer = m.transfer_ps(0, 1) as f64;
     let counts = [1, 2, 4, 8, 12, 16, 24, 32];
     for hold_ns in [100, 400] {
@@ -574,17 +589,29 @@ proptest! {
 }
 
 #[test]
-fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
+fn a_ticket_hand_off_grows_by_one_read_occupancy_per_spinner() {
     // Every thread comes straight back to the lock, so all but the holder
-    // spin. Each release makes every spinner re-read the lock word, one
-    // transfer each through the line's directory, before the next release
-    // can be served: the hand-off grows by one transfer per spinner. From
-    // three spinners: with one or two, the releasing thread's next xadd is
-    // served during the new holder's 20 ns, after its re-read, so every
-    // release must read the word back first (see the next check); with
-    // three or more that xadd still waits behind the other re-reads when
-    // the holder releases.
-    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    // spin. Each release makes every spinner re-read the lock word: the
+    // first takes it from the releaser's Modified copy, and the others'
+    // reads of the now Shared line pipeline, each holding the line's
+    // server for the read occupancy, not for a transfer, before the next
+    // release can be served: the hand-off grows by one read occupancy per
+    // spinner, on the shipped profile (one cache access) and at the top of
+    // its plausible range (a clean hit) alike. From three spinners: with
+    // one or two, the releasing thread's next xadd is served during the new
+    // holder's 20 ns, after its re-read, so every release must read the
+    // word back first (see the next check); with three or more that xadd
+    // still waits behind the other re-reads when the holder releases.
+    for m in [
+        Machine::new(machine("icx-2s").unwrap()).unwrap(),
+        icx_with_serial_rereads(),
+    ] {
+        a_hand_off_grows_by_a_read_occupancy_per_spinner(&m);
+    }
+}
+
+fn a_hand_off_grows_by_a_read_occupancy_per_spinner(m: &Machine) {
+    let occupancy = m.hierarchy.read_occupancy_ps as f64;
     let transfer = m.transfer_ps(0, 1) as f64;
     let window = RunWindow {
         warmup: MS / 50,
@@ -596,7 +623,7 @@ fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
             .iter()
             .all(|&c| m.transfer_ps(0, c) as f64 == transfer || c == 0));
         let o = run_lock_loops(
-            &m,
+            m,
             LockKind::Ticket,
             &cpus,
             20 * NS,
@@ -611,8 +638,8 @@ fn a_ticket_hand_off_costs_a_line_transfer_per_spinner() {
     for (pair, t) in spinners.windows(2).zip(times.windows(2)) {
         let slope = (t[1] - t[0]) / f64::from(pair[1] - pair[0]);
         assert!(
-            (0.7..1.3).contains(&(slope / transfer)),
-            "{pair:?} spinners: {slope} ps per spinner, a transfer is {transfer} ps; hand-offs {times:?}"
+            (0.7..1.3).contains(&(slope / occupancy)),
+            "{pair:?} spinners: {slope} ps per spinner, a read occupancy is {occupancy} ps; hand-offs {times:?}"
         );
     }
 }
@@ -680,8 +707,11 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     // acquires, one thread per core on one socket. The time between
     // acquires is drawn (0 to 400 ns): with a fixed one two threads fall
     // into lockstep, each arriving just as the other releases, and the
-    // comparison is of that one phase, not of the locks.
-    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    // comparison is of that one phase, not of the locks. The ticket lock's
+    // spinners re-read serially (`icx_with_serial_rereads`): with the
+    // shipped profile's pipelined re-reads the two locks stay within 15 %
+    // of each other from 2 to 32 threads (reports/qspinlock-vs-ticket).
+    let m = icx_with_serial_rereads();
     let window = RunWindow {
         warmup: MS / 50,
         duration: MS / 5,

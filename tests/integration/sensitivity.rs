@@ -28,10 +28,10 @@ rmw = 6.0
 
 [coherence]
 line = 64
-handoff = 1.0
+read_occupancy = 1.0
 
 [plausible]
-"coherence.handoff" = { low = 1.0, high = 1.0, source = "a test: one point" }
+"coherence.read_occupancy" = { low = 1.0, high = 1.0, source = "a test: one point" }
 "latency.rmw" = { low = 5.0, high = 8.0, source = "a test" }
 "#;
 
@@ -94,7 +94,7 @@ fn a_sensitivity_run_is_deterministic_its_spans_hold_the_nominal_and_a_one_point
         .iter()
         .map(|p| p["path"].as_str().unwrap())
         .collect();
-    assert_eq!(parameters, ["coherence.handoff", "latency.rmw"]);
+    assert_eq!(parameters, ["coherence.read_occupancy", "latency.rmw"]);
     // rmw's two ends are the only samples: the one-point range adds none.
     assert_eq!(json["samples"].as_array().unwrap().len(), 2);
     let spans = spans(&json);
@@ -108,7 +108,7 @@ fn a_sensitivity_run_is_deterministic_its_spans_hold_the_nominal_and_a_one_point
         );
         assert!(low <= nominal && nominal <= high, "{span}");
         assert_eq!(span["swings"][0].as_f64(), Some(0.0), "{span}");
-        assert_ne!(span["moved_most_by"], "coherence.handoff", "{span}");
+        assert_ne!(span["moved_most_by"], "coherence.read_occupancy", "{span}");
         moved |= span["swings"][1].as_f64() != Some(0.0);
     }
     assert!(moved, "rmw's range moved no figure: {json}");
