@@ -404,9 +404,10 @@ impl CaseSpec {
         }
     }
 
-    /// The model's figure: the numerator's mean over repetitions, divided by
-    /// the denominator's when there is one; or, with `argmax`, the axis value
-    /// where the numerator's mean peaks.
+    /// The model's figure: the numerator's mean over repetitions, or with a
+    /// denominator the paired ratio (the mean over repetitions of the
+    /// numerator's figure over the denominator's at the same seed); or, with
+    /// `argmax`, the axis value where the numerator's mean peaks.
     pub fn predict(
         &self,
         config: &Config,
@@ -422,16 +423,31 @@ impl CaseSpec {
                 reading: None,
             });
         }
-        let numerator = self.mean("numerator", &self.numerator, config, runs)?;
-        let denominator = match &self.denominator {
-            None => None,
-            Some(d) => Some(self.mean("denominator", d, config, runs)?),
+        let numerators = self.figures("numerator", &self.numerator, config, runs)?;
+        let numerator = mean_of(&numerators);
+        let reading = runs.first().and_then(|(_, _, record)| self.reading(record));
+        let Some(d) = &self.denominator else {
+            return Ok(Prediction {
+                figure: numerator,
+                numerator,
+                denominator: None,
+                reading,
+            });
         };
+        let denominators = self.figures("denominator", d, config, runs)?;
+        // The paired ratio, as every report gives it: repetition r of the
+        // numerator's runs over repetition r of the denominator's (the same
+        // seed), then the mean of those ratios.
+        let ratios: Vec<f64> = numerators
+            .iter()
+            .zip(&denominators)
+            .map(|(n, d)| n / d)
+            .collect();
         Ok(Prediction {
-            figure: denominator.map_or(numerator, |d| numerator / d),
+            figure: mean_of(&ratios),
             numerator,
-            denominator,
-            reading: runs.first().and_then(|(_, _, record)| self.reading(record)),
+            denominator: Some(mean_of(&denominators)),
+            reading,
         })
     }
 
@@ -522,8 +538,26 @@ impl CaseSpec {
         })
     }
 
-    /// The mean over repetitions of the figure the case reads of the runs
-    /// `selector`, the case's `key`, names.
+    /// The figure the case reads of each repetition of the runs `selector`,
+    /// the case's `key`, names, in repetition order.
+    fn figures(
+        &self,
+        key: &'static str,
+        selector: &Selector,
+        config: &Config,
+        runs: &[(usize, usize, RunRecord)],
+    ) -> Result<Vec<f64>, CaseError> {
+        let (design, point) = self.select(key, selector, config)?;
+        runs.iter()
+            .filter(|(p, d, _)| *p == point && *d == design)
+            .map(|(_, _, record)| {
+                metric(record, &self.metric).map(|x| if self.ns_per_op { 1e9 / x } else { x })
+            })
+            .collect::<Result<Vec<f64>, MetricError>>()
+            .map_err(|e| self.error("metric", CaseProblem::Metric(e)))
+    }
+
+    /// The mean over repetitions of the figure `figures` reads.
     fn mean(
         &self,
         key: &'static str,
@@ -531,16 +565,12 @@ impl CaseSpec {
         config: &Config,
         runs: &[(usize, usize, RunRecord)],
     ) -> Result<f64, CaseError> {
-        let (design, point) = self.select(key, selector, config)?;
-        let figures = runs
-            .iter()
-            .filter(|(p, d, _)| *p == point && *d == design)
-            .map(|(_, _, record)| metric(record, &self.metric))
-            .collect::<Result<Vec<f64>, MetricError>>()
-            .map_err(|e| self.error("metric", CaseProblem::Metric(e)))?;
-        let mean = figures.iter().sum::<f64>() / figures.len() as f64;
-        Ok(if self.ns_per_op { 1e9 / mean } else { mean })
+        Ok(mean_of(&self.figures(key, selector, config, runs)?))
     }
+}
+
+fn mean_of(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
 }
 
 /// A case's mistake: the case's name, the key of the case it is about

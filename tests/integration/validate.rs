@@ -187,25 +187,37 @@ fn a_model_case_must_say_what_was_measured() {
 #[test]
 fn ns_per_op_turns_a_rate_into_the_time_per_op_and_keeps_the_effect() {
     let dir = temp_dir("ns");
+    // One seed: the paired ratio of times is then exactly the inverse of
+    // the paired ratio of rates.
+    let one_seed = dir.join("perf-bench-sync-one-seed.toml");
+    let text = std::fs::read_to_string(config_path("perf-bench-sync-vm.toml")).unwrap();
+    std::fs::write(&one_seed, text.replacen("[run]\n", "[run]\nrepetitions = 1\n", 1)).unwrap();
     let rate = format!("{SYNC_RATIO}{SYNC_BINDING}");
     let time = rate.replace("metric = ", "ns_per_op = true\nmetric = ");
-    let read = |tag: &str, body: &str| {
-        let path = cases_file(&dir, tag, "perf-bench-sync-vm.toml", body);
+    let read = |tag: &str, config: &str, body: &str| {
+        let path = cases_file(&dir, tag, config, body);
         let (cases, configs) = validate::load(&path).unwrap();
         validate::run(cases, &configs, 1).unwrap().remove(0)
     };
-    let (rate, time) = (read("rate", &rate), read("time", &time));
-    assert_eq!(rate.judged, Judged::Ratio);
+    let config = one_seed.to_str().unwrap();
+    let (rate1, time1) = (read("rate", config, &rate), read("time", config, &time));
+    assert_eq!(rate1.judged, Judged::Ratio);
     let rel = |a: f64, b: f64| ((a - b) / b).abs();
-    assert!(rel(time.predicted.figure, 1.0 / rate.predicted.figure) < 1e-12);
-    assert!(rel(time.predicted.numerator, 1e9 / rate.predicted.numerator) < 1e-12);
+    assert!(rel(time1.predicted.figure, 1.0 / rate1.predicted.figure) < 1e-12);
+    assert!(rel(time1.predicted.numerator, 1e9 / rate1.predicted.numerator) < 1e-12);
     // Either way the change saves or adds the same share of each op's time.
-    let (rate, time) = (rate.change.unwrap(), time.change.unwrap());
+    let (rate1, time1) = (rate1.change.unwrap(), time1.change.unwrap());
     assert!(
-        rel(rate.predicted, time.predicted) < 1e-9,
-        "{rate:?} {time:?}"
+        rel(rate1.predicted, time1.predicted) < 1e-9,
+        "{rate1:?} {time1:?}"
     );
-    assert!(rel(rate.predicted_ns.unwrap(), time.predicted_ns.unwrap()) < 1e-9);
+    assert!(rel(rate1.predicted_ns.unwrap(), time1.predicted_ns.unwrap()) < 1e-9);
+    // Over several seeds each is the mean of its own per-seed ratios, and
+    // the mean of x times the mean of 1/x is at least 1 (Cauchy-Schwarz):
+    // equal only where every seed gives the same ratio.
+    let config = "perf-bench-sync-vm.toml";
+    let (rate, time) = (read("rates", config, &rate), read("times", config, &time));
+    assert!(rate.predicted.figure * time.predicted.figure >= 1.0 - 1e-12);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
