@@ -87,8 +87,10 @@ pub fn run(args: &DesignArgs, out: &mut impl Write) -> Result<(), CliError> {
     let name = args.name.clone().unwrap_or(default_name);
     let entry = table_entry(&design, &layout, &name, &origin);
     // What is written must load as a config's table: a design that would
-    // not is refused here, never left behind.
-    Config::parse("design", "design", &entry, &[]).map_err(|e| {
+    // not is refused here, never left behind. A config needs a machine;
+    // which one does not matter to a table.
+    let config = format!("[machine]\npreset = \"icx-2s\"\n\n{entry}");
+    Config::parse("design", "design", &config, &[]).map_err(|e| {
         CliError::Input(format!(
             "the design read from {file} does not load as a [[table]] (a name it cannot take is changed with --name): {e}"
         ))
@@ -103,9 +105,9 @@ pub fn run(args: &DesignArgs, out: &mut impl Write) -> Result<(), CliError> {
                 echo(&name),
                 design.era.preset,
                 design.bucket.size,
-                design
-                    .header_bytes
-                    .map_or(String::new(), |h| format!(", a {h}-byte private hash header"))
+                design.header_bytes.map_or(String::new(), |h| format!(
+                    ", a {h}-byte private hash header"
+                ))
             )?;
             writeln!(out, "design: {}", path.display())?;
         }
@@ -135,11 +137,10 @@ fn table_entry(design: &BtfDesign, layout: &KernelLayout, name: &str, origin: &s
             format!("field `{}`", member.name)
         };
         line(format!(
-            "#   {} {}: offset {}, {} bytes -> {became}",
-            echo(&member.c_type),
-            echo(&member.name),
+            "#   {}: offset {}, {} -> {became}",
+            echo(&member.declaration()),
             member.offset,
-            member.size
+            bytes(member.size)
         ));
     }
     match (&layout.private_hash, design.header_bytes) {
@@ -151,11 +152,10 @@ fn table_entry(design: &BtfDesign, layout: &KernelLayout, name: &str, origin: &s
             );
             for member in &fph.members {
                 line(format!(
-                    "#   {} {}: offset {}, {} bytes",
-                    echo(&member.c_type),
-                    echo(&member.name),
+                    "#   {}: offset {}, {}",
+                    echo(&member.declaration()),
                     member.offset,
-                    member.size
+                    bytes(member.size)
                 ));
             }
         }
@@ -170,7 +170,10 @@ fn table_entry(design: &BtfDesign, layout: &KernelLayout, name: &str, origin: &s
     line("[[table]]".into());
     line(format!("preset = \"{}\"", design.era.preset));
     line(format!("name = {}", toml::Value::from(name)));
-    line(format!("bucket = {{ size = {}, fields = [", design.bucket.size));
+    line(format!(
+        "bucket = {{ size = {}, fields = [",
+        design.bucket.size
+    ));
     for field in &design.bucket.fields {
         line(format!(
             "  {{ name = \"{}\", offset = {}, size = {} }},",
@@ -207,4 +210,11 @@ fn describe_struct(line: &mut impl FnMut(String), layout: &StructLayout, more: &
         "# struct {}: {} bytes, its members aligned to {}{padding}{more}:",
         layout.name, layout.size, layout.member_align
     ));
+}
+
+fn bytes(n: u32) -> String {
+    match n {
+        1 => "1 byte".into(),
+        n => format!("{n} bytes"),
+    }
 }

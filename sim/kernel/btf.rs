@@ -41,6 +41,18 @@ pub struct StructLayout {
     pub members: Vec<Member>,
 }
 
+impl Member {
+    /// The member as its struct declares it: `void *mm`, `struct
+    /// futex_hash_bucket queues[]`.
+    pub fn declaration(&self) -> String {
+        let (base, array) = self
+            .c_type
+            .split_at(self.c_type.find('[').unwrap_or(self.c_type.len()));
+        let gap = if base.ends_with('*') { "" } else { " " };
+        format!("{base}{gap}{}{array}", self.name)
+    }
+}
+
 impl StructLayout {
     pub fn member(&self, name: &str) -> Option<&Member> {
         self.members.iter().find(|m| m.name == name)
@@ -117,9 +129,7 @@ fn btf_bytes(bytes: &[u8]) -> Result<&[u8], BtfError> {
         [0x9f, 0xeb, ..] | [0xeb, 0x9f, ..] => Ok(bytes),
         [0x7f, b'E', b'L', b'F', ..] => {
             let elf = object::File::parse(bytes).map_err(|e| BtfError::Elf(e.to_string()))?;
-            let section = elf
-                .section_by_name(".BTF")
-                .ok_or(BtfError::NoBtfSection)?;
+            let section = elf.section_by_name(".BTF").ok_or(BtfError::NoBtfSection)?;
             section.data().map_err(|e| BtfError::Elf(e.to_string()))
         }
         _ => Err(BtfError::NotBtf {
@@ -212,7 +222,9 @@ fn struct_layout(
 /// array's element's, a struct's largest member's.
 fn alignment(types: &TypeInformation, tid: u32, depth: usize) -> Result<u32, String> {
     if depth > MAX_TYPE_DEPTH {
-        return Err(format!("its type nests deeper than {MAX_TYPE_DEPTH} levels"));
+        return Err(format!(
+            "its type nests deeper than {MAX_TYPE_DEPTH} levels"
+        ));
     }
     let size_of = |tid: u32| {
         types
@@ -303,7 +315,10 @@ impl KernelLayout {
         let mut fields = Vec::new();
         let mut unmodelled = Vec::new();
         for member in &self.bucket.members {
-            match FieldName::ALL.into_iter().find(|f| f.as_str() == member.name) {
+            match FieldName::ALL
+                .into_iter()
+                .find(|f| f.as_str() == member.name)
+            {
                 Some(name) => fields.push(Field {
                     name,
                     offset: member.offset,
@@ -429,11 +444,21 @@ mod tests {
     fn a_bucket_with_priv_is_the_6_17_era_with_its_header_bytes() {
         let bytes = kernel(
             64,
-            &[("waiters", 1, 0), ("lock", 1, 4), ("chain", 2, 8), ("priv", 2, 24)],
+            &[
+                ("waiters", 1, 0),
+                ("lock", 1, 4),
+                ("chain", 2, 8),
+                ("priv", 2, 24),
+            ],
         );
         let layout = read_kernel_layout(&bytes).unwrap();
         assert_eq!(layout.bucket.member_align, 8);
-        assert_eq!(layout.bucket.members[1].c_type, "int");
+        assert_eq!(layout.bucket.members[1].declaration(), "int lock");
+        let queues = layout.private_hash.as_ref().unwrap().member("queues");
+        assert_eq!(
+            queues.map(Member::declaration).as_deref(),
+            Some("struct futex_hash_bucket queues[]")
+        );
         let design = layout.design().unwrap();
         assert_eq!(design.era.preset, "v6.17");
         assert_eq!(design.header_bytes, Some(64));
