@@ -45,14 +45,18 @@ fn the_running_kernels_design_loads_in_a_config_beside_a_baseline() {
     let design = fs::read_to_string(&out).unwrap();
     assert!(design.contains("# struct futex_hash_bucket: "), "{design}");
     let config = format!(
-        "[run]\nduration_us = 20\nwarmup_us = 5\n\n[workload]\nname = \"perf-hash\"\n\
-         threads = 4\nfutexes = 16\n\n[[table]]\npreset = \"v6.17\"\nbaseline = true\n\n{design}"
+        "[run]\nduration_us = 20\nwarmup_us = 5\n\n[machine]\npreset = \"milan-2s\"\n\n\
+         [workload]\nname = \"perf-hash\"\nthreads = 4\nfutexes = 16\n\n\
+         [[table]]\npreset = \"v6.17\"\nbaseline = true\n\n{design}"
     );
     let loaded = Config::parse("study.toml", "study", &config, &[]).unwrap();
     assert_eq!(loaded.designs, ["v6.17", "this-kernel"]);
     let kernel = &loaded.points[0].designs[1];
     assert!(kernel.bucket.field(FieldName::Lock).is_some());
     assert_eq!(loaded.baseline, "v6.17");
+    let run = loaded.runs().into_iter().find(|r| r.design == 1).unwrap();
+    let (record, _) = run.scenario.simulate().unwrap();
+    assert!(record.mean_thread_ops_per_sec > 0.0);
 
     // Printed without --out, it is the same design, less the signature.
     let printed = futexsim(&["design", "from-btf", "--name", "this-kernel"]);
