@@ -105,6 +105,9 @@ impl Cap {
 pub const CONFIG_CAP: Cap = Cap::new("a config", 16 << 20);
 /// A measured latency matrix (4096 CPUs squared, 8 bytes a figure: 128 MiB).
 pub const MEASUREMENTS_CAP: Cap = Cap::new("a measurements file", 256 << 20);
+/// A kernel's BTF or its vmlinux: /sys/kernel/btf/vmlinux is a few MiB, a
+/// vmlinux with its debug information a few hundred.
+pub const KERNEL_IMAGE_CAP: Cap = Cap::new("a kernel image", 2 << 30);
 /// A result set: the default campaign's is 4.5 MiB, a 4096-CPU sweep's tens.
 pub const RESULTS_CAP: Cap = Cap::new("a result set", 1 << 30);
 /// One run's file: the largest committed is under 1 MiB.

@@ -45,6 +45,9 @@ enum Command {
     /// Machine profiles: `import` reads core-to-core-latency and Intel MLC
     /// measurements into one.
     Machine(cli::machine::MachineArgs),
+    /// Table designs from a kernel: `from-btf` reads a kernel's bucket
+    /// layout from its BTF into a `[[table]]`.
+    Design(cli::design::DesignArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => cli::calibrate::run(&args, &mut out),
         Command::Native(args) => cli::native::run(&args, &mut out),
         Command::Machine(args) => cli::machine::run(&args, &mut out),
+        Command::Design(args) => cli::design::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

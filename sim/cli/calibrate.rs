@@ -5,7 +5,8 @@
 //! `~/.config/...`): never into whatever directory calibrate runs in, which
 //! may be a checkout of the project.
 
-use crate::cli::machine::{base_profile, check_profile_path, write_profile};
+use crate::cli::check_signed_toml_out;
+use crate::cli::machine::{base_profile, write_profile};
 use crate::cli::CliError;
 use clap::Args;
 use futexsim::host::calibrate::profile;
@@ -74,7 +75,7 @@ pub fn calibrate(
     out: &mut impl Write,
 ) -> Result<MachineSpec, CliError> {
     let base_spec = base_profile(base)?;
-    check_profile_path(path)?;
+    check_signed_toml_out(path)?;
     writeln!(out, "measuring this machine for {}", path.display())?;
     let figures = measure(effort);
     for line in figures.lines() {

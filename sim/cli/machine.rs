@@ -4,11 +4,11 @@
 //! that writes a profile shares: the base profile the unmeasured figures
 //! come from, and writing the file so that it loads as written.
 
-use crate::cli::CliError;
+use crate::cli::{check_signed_toml_out, write_signed_toml, CliError};
 use clap::{Args, Subcommand};
 use futexsim::config::profile;
 use futexsim::echo::echo;
-use futexsim::files::{self, TOML_SIGNATURE};
+use futexsim::files::TOML_SIGNATURE;
 use futexsim::machine::import::{self, Shape};
 use futexsim::machine::{presets, Machine, MachineSpec};
 use std::io::Write;
@@ -55,7 +55,7 @@ struct ImportArgs {
 
 pub fn run(args: &MachineArgs, out: &mut impl Write) -> Result<(), CliError> {
     let MachineCommand::Import(args) = &args.command;
-    check_profile_path(&args.out)?;
+    check_signed_toml_out(&args.out)?;
     let mut spec = base_profile(&args.base)?;
     spec.name = args.name.clone();
     let shape = Shape {
@@ -129,16 +129,6 @@ pub fn base_profile(base: &str) -> Result<MachineSpec, CliError> {
     })
 }
 
-/// Refuses, before anything is measured or read, a profile path that
-/// cannot be written: a directory, a link, a FIFO or device, a file that
-/// is not a profile futexsim wrote.
-pub fn check_profile_path(path: &Path) -> Result<(), CliError> {
-    crate::cli::check_out_file(path)?;
-    Ok(files::check_replaceable(path, &|old| {
-        TOML_SIGNATURE.verifies(old)
-    })?)
-}
-
 /// Writes `spec` to `path` under a comment, and reads it back as a config
 /// would: a profile that would not load is never left behind.
 pub fn write_profile(spec: &MachineSpec, path: &Path, header: &str) -> Result<(), CliError> {
@@ -147,11 +137,5 @@ pub fn write_profile(spec: &MachineSpec, path: &Path, header: &str) -> Result<()
     let text = TOML_SIGNATURE.sign(&format!("# {header}\n{body}"));
     profile::parse(&path.display().to_string(), &text)
         .map_err(|e| CliError::Input(format!("the measured figures do not make a machine: {e}")))?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        files::create_user_dir(dir)?;
-    }
-    // Only a profile futexsim wrote, unedited, is replaced.
-    Ok(files::write(path, text.as_bytes(), &|old| {
-        TOML_SIGNATURE.verifies(old)
-    })?)
+    write_signed_toml(path, &text)
 }

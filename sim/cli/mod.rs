@@ -3,6 +3,7 @@
 
 pub mod c2c;
 pub mod calibrate;
+pub mod design;
 pub mod diff;
 pub mod hash;
 pub mod layout;
@@ -15,7 +16,7 @@ pub mod validate;
 
 use futexsim::campaign::CampaignError;
 use futexsim::config::ConfigError;
-use futexsim::files::FileError;
+use futexsim::files::{self, FileError, TOML_SIGNATURE};
 use futexsim::report::ReadError;
 use std::io::Write;
 use std::path::Path;
@@ -138,6 +139,27 @@ pub fn check_out_file(path: &Path) -> Result<(), CliError> {
         }),
         None => Ok(()),
     }
+}
+
+/// Refuses, before anything is measured or read, a path a signed TOML file
+/// (a machine profile, a design) cannot be written to: a directory, a link,
+/// a FIFO or device, a file that futexsim did not write.
+pub fn check_signed_toml_out(path: &Path) -> Result<(), CliError> {
+    check_out_file(path)?;
+    Ok(files::check_replaceable(path, &|old| {
+        TOML_SIGNATURE.verifies(old)
+    })?)
+}
+
+/// Writes `signed` (text [`TOML_SIGNATURE`] signed) to `path`, making its
+/// directory; only a file futexsim wrote, unedited, is replaced.
+pub fn write_signed_toml(path: &Path, signed: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        files::create_user_dir(dir)?;
+    }
+    Ok(files::write(path, signed.as_bytes(), &|old| {
+        TOML_SIGNATURE.verifies(old)
+    })?)
 }
 
 /// Reports a command's failure on stderr in one line and turns it into the

@@ -9,3 +9,5 @@ pub mod measure;
 pub mod native;
 mod sys;
 pub mod topology;
+
+pub use sys::kernel_release;

@@ -97,3 +97,20 @@ pub fn page_size() -> u64 {
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).unwrap_or(4096)
 }
+
+/// The running kernel's release, as `uname -r` prints it; None where
+/// uname fails or the release is not UTF-8.
+pub fn kernel_release() -> Option<String> {
+    // SAFETY: a zeroed utsname is valid for uname to fill; uname writes
+    // NUL-terminated strings inside it, so CStr reads within `release`.
+    unsafe {
+        let mut names: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut names) != 0 {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(names.release.as_ptr())
+            .to_str()
+            .ok()
+            .map(str::to_string)
+    }
+}

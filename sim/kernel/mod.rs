@@ -5,7 +5,10 @@
 //! waitwake.rs, requeue.rs and pi.rs build on it alone. page_wait.rs is
 //! the other hashed table of wait queues, the one lock_page sleeps on;
 //! ttwu.rs is the scheduler's wake-up, whose CPU the engine chooses.
+//! btf.rs reads a kernel's own bucket layout from its BTF, for `futexsim
+//! design from-btf`; no run uses it.
 
+pub mod btf;
 pub mod core;
 #[cfg(test)]
 mod eras;

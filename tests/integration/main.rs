@@ -11,6 +11,7 @@ mod cli_output;
 mod coherence_checks;
 mod common;
 mod config;
+mod design_from_btf;
 mod edited_results;
 mod engine_checks;
 mod expr_fuzz;
