@@ -7,6 +7,7 @@ use crate::cli::CliError;
 use clap::Args;
 use futexsim::files::{self, Signature, MARKDOWN_SIGNATURE, TOML_SIGNATURE};
 use futexsim::report::track_record;
+use futexsim::validate::coverage::Coverage;
 use futexsim::validate::verdict::short;
 use futexsim::validate::{self, report};
 use std::io::Write;
@@ -28,9 +29,14 @@ pub struct ValidateArgs {
     /// Calibrate this machine, then compare simulated and native figures.
     #[arg(long)]
     host: bool,
-    /// Exit 0 even when cases fail (the report says which).
+    /// Exit 0 even when cases fail or coverage fails (the report says which).
     #[arg(long)]
     no_fail: bool,
+    /// Run each config only as it is, not also over its machine profile's
+    /// plausible ranges: about a twentieth of the runs, and no stated
+    /// intervals or coverage.
+    #[arg(long)]
+    no_coverage: bool,
 }
 
 pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
@@ -59,8 +65,13 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     // The cases were checked against their configs as they loaded; a run
     // fails only for what its config asks (one that stalls), as under
     // `futexsim run`.
-    let outcomes =
-        validate::run(cases, &configs, jobs).map_err(|e| CliError::Input(e.to_string()))?;
+    let intervals = if args.no_coverage {
+        validate::Intervals::Seed
+    } else {
+        validate::Intervals::SeedAndModel
+    };
+    let outcomes = validate::run(cases, &configs, jobs, intervals)
+        .map_err(|e| CliError::Input(e.to_string()))?;
     for o in &outcomes {
         writeln!(out, "{}", report::summary_line(o))?;
     }
@@ -81,9 +92,15 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
         path.display()
     )?;
     let failed = outcomes.iter().filter(|o| !o.verdict.passed()).count();
-    if failed > 0 && !args.no_fail {
+    let coverage_failed = Coverage::of(&outcomes).is_some_and(|c| !c.passed());
+    if (failed > 0 || coverage_failed) && !args.no_fail {
+        let coverage = if coverage_failed {
+            "; coverage fails"
+        } else {
+            ""
+        };
         return Err(CliError::Failed(format!(
-            "{failed} of {} cases fail (see {}; --no-fail to exit 0)",
+            "{failed} of {} cases fail{coverage} (see {}; --no-fail to exit 0)",
             outcomes.len(),
             path.display()
         )));

@@ -259,46 +259,59 @@ impl Plan {
             .collect()
     }
 
+    /// `config` with one sample's values set on every point's machine.
+    pub fn config_at(&self, config: &Config, sample: &Sample) -> Result<Config, String> {
+        let settings = self.settings(sample);
+        let mut points = Vec::with_capacity(config.points.len());
+        for point in &config.points {
+            let mut machine = point.machine.clone();
+            for (path, value) in &settings {
+                machine = plausible::with_value(&machine, path, *value)
+                    .map_err(|e| format!("sample {}: {path}: {e}", sample.label))?;
+            }
+            points.push(Point {
+                machine,
+                ..point.clone()
+            });
+        }
+        Ok(Config {
+            points,
+            ..config.clone()
+        })
+    }
+
     /// The config the samples are run as: a leading `sample` axis over the
     /// config's own points, each point's machine with the sample's values.
     pub fn sample_config(&self, config: &Config) -> Result<Config, String> {
         let mut points = Vec::new();
         let mut described = String::new();
         for sample in &self.samples {
-            let settings = self.settings(sample);
-            let text: Vec<String> = settings.iter().map(|(p, v)| format!("{p} = {v}")).collect();
+            let text: Vec<String> = self
+                .settings(sample)
+                .iter()
+                .map(|(p, v)| format!("{p} = {v}"))
+                .collect();
             described.push_str(&format!("# {}: {}\n", sample.label, text.join(", ")));
-            for point in &config.points {
-                let mut machine = point.machine.clone();
-                for (path, value) in &settings {
-                    machine = plausible::with_value(&machine, path, *value)
-                        .map_err(|e| format!("sample {}: {path}: {e}", sample.label))?;
-                }
+            for point in self.config_at(config, sample)?.points {
                 let mut axis_values = vec![sample.label.clone()];
                 axis_values.extend(point.axis_values.iter().cloned());
                 points.push(Point {
                     axis_values,
-                    machine,
-                    ..point.clone()
+                    ..point
                 });
             }
         }
         let mut axes = vec![SAMPLE_AXIS.to_string()];
         axes.extend(config.axes.iter().cloned());
         Ok(Config {
-            name: config.name.clone(),
             axes,
-            designs: config.designs.clone(),
-            baseline: config.baseline.clone(),
             points,
-            run: config.run.clone(),
             // What the campaign is the result of: the config and the samples.
             resolved: format!(
                 "{}\n# --sensitivity: each sample sets the machine's parameters named\n{described}",
                 config.resolved
             ),
-            plausible: config.plausible.clone(),
-            set_by_config: config.set_by_config.clone(),
+            ..config.clone()
         })
     }
 }

@@ -51,6 +51,7 @@ use crate::record::{
     CoherenceRecord, Latency, LoadRecord, LockRecord, RunRecord, TableRecord, UniformLoad,
     WorkloadName,
 };
+use crate::report::interval::{SeedInterval, CONFIDENCE};
 use crate::report::track_record::Likeness;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -133,6 +134,10 @@ pub struct Prediction {
     pub denominator: Option<f64>,
     /// How the figures read as time per op; None for a count.
     pub reading: Option<Reading>,
+    /// The figure's seed interval, over the per-seed values it is the mean
+    /// of (a ratio's per-seed ratios); None for a peak along an axis, which
+    /// is one value of the axis, not a mean.
+    pub seed: Option<SeedInterval>,
 }
 
 /// Runs of one design at one sweep point (every repetition).
@@ -421,6 +426,7 @@ impl CaseSpec {
                 numerator: figure,
                 denominator: None,
                 reading: None,
+                seed: None,
             });
         }
         let numerators = self.figures("numerator", &self.numerator, config, runs)?;
@@ -432,6 +438,7 @@ impl CaseSpec {
                 numerator,
                 denominator: None,
                 reading,
+                seed: SeedInterval::of(&numerators, CONFIDENCE),
             });
         };
         let denominators = self.figures("denominator", d, config, runs)?;
@@ -448,6 +455,7 @@ impl CaseSpec {
             numerator,
             denominator: Some(mean_of(&denominators)),
             reading,
+            seed: SeedInterval::of(&ratios, CONFIDENCE),
         })
     }
 

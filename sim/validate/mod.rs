@@ -5,6 +5,7 @@
 //! and designs alone.
 
 pub mod case;
+pub mod coverage;
 pub mod report;
 pub mod suite;
 pub mod verdict;
@@ -13,9 +14,12 @@ use crate::config::ConfigError;
 use crate::config::{with_suggestion, Config, Source};
 use crate::files::FileError;
 use crate::record::RunRecord;
+use crate::report::interval::SeedInterval;
 use crate::report::track_record::{CaseRecord, Likeness, TrackRecord};
 use crate::scenario::RunError;
+use crate::sensitivity::Plan;
 use case::{CaseError, CaseSpec, CasesFile, Prediction};
+use coverage::StatedInterval;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +42,20 @@ pub struct Outcome {
     /// The factor between predicted and published (1 inside a range).
     pub error: f64,
     pub verdict: Verdict,
+    /// A model case's stated interval, seed and model together, when the
+    /// suite ran over its profiles' plausible ranges.
+    pub interval: Option<StatedInterval>,
+}
+
+/// What the suite runs: each config as it is, or also once per sample of
+/// its machine profile's plausible ranges, for the model cases' stated
+/// intervals and their coverage (sim/validate/coverage.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intervals {
+    /// The configs as they are: seed intervals only, no coverage.
+    Seed,
+    /// The configs and their samples: about twenty times the runs.
+    SeedAndModel,
 }
 
 /// Cases and the configs they read, by the name the cases give them.
@@ -103,6 +121,8 @@ pub enum SuiteError {
 pub enum ValidateError {
     #[error("{config}: {error}")]
     Run { config: String, error: RunError },
+    #[error("{config}: the model interval's {error}")]
+    Sample { config: String, error: String },
     #[error(transparent)]
     Case(#[from] CaseError),
 }
@@ -129,67 +149,123 @@ fn parse(
     Ok((cases.case, configs))
 }
 
-/// Simulates every run of every config on `jobs` threads and judges each case.
+/// Simulates every run of every config (and, for `Intervals::SeedAndModel`,
+/// of its samples) on `jobs` threads and judges each case.
 pub fn run(
     cases: Vec<CaseSpec>,
     configs: &BTreeMap<String, Config>,
     jobs: usize,
+    intervals: Intervals,
 ) -> Result<Vec<Outcome>, ValidateError> {
-    let planned: Vec<(&String, crate::config::PlannedRun)> = configs
-        .iter()
-        .flat_map(|(name, config)| config.runs().into_iter().map(move |r| (name, r)))
-        .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .expect("a thread pool of a positive size builds");
-    let records: Vec<(&String, usize, usize, RunRecord)> = pool.install(|| {
-        planned
-            .par_iter()
-            .map(|(name, plan)| {
-                let (record, _) = plan
-                    .scenario
-                    .simulate()
-                    .map_err(|error| ValidateError::Run {
-                        config: name.to_string(),
-                        error,
-                    })?;
-                Ok((*name, plan.point, plan.design, record))
-            })
-            .collect::<Result<_, ValidateError>>()
-    })?;
-    let mut by_config: BTreeMap<&String, Vec<(usize, usize, RunRecord)>> = BTreeMap::new();
-    for (name, point, design, record) in records {
-        by_config
-            .entry(name)
-            .or_default()
-            .push((point, design, record));
+    // Each config as it is, then its samples: one pool runs them all.
+    let mut variants: Vec<(&String, Config)> = Vec::new();
+    let mut nominal = BTreeMap::new();
+    let mut samples: BTreeMap<&String, Vec<usize>> = BTreeMap::new();
+    for (name, config) in configs {
+        nominal.insert(name, variants.len());
+        variants.push((name, config.clone()));
+        if intervals == Intervals::Seed {
+            continue;
+        }
+        let plan = Plan::new(config);
+        for sample in &plan.samples {
+            let at = plan
+                .config_at(config, sample)
+                .map_err(|error| ValidateError::Sample {
+                    config: name.clone(),
+                    error,
+                })?;
+            samples.entry(name).or_default().push(variants.len());
+            variants.push((name, at));
+        }
     }
+    let runs = simulate(&variants, jobs)?;
     cases
         .into_iter()
         .map(|case| {
             let published = case.published()?;
             let judged = case.judged();
-            let (config, runs) = (&configs[&case.config], &by_config[&case.config]);
-            let predicted = case.predict(config, runs)?;
+            let at = nominal[&case.config];
+            let (config, case_runs) = (&variants[at].1, &runs[at]);
+            let predicted = case.predict(config, case_runs)?;
             let change = match (judged, published) {
                 (Judged::Ratio, Published::Value(figure)) => Some(case.change(figure, &predicted)?),
                 _ => None,
+            };
+            let interval = match (intervals, judged) {
+                (Intervals::Seed, _) | (_, Judged::ClosedForm) => None,
+                (Intervals::SeedAndModel, _) => {
+                    let sampled = samples.get(&case.config).map_or(&[][..], Vec::as_slice);
+                    let seeds = sampled
+                        .iter()
+                        .map(|&v| Ok(seed_interval(&case.predict(&variants[v].1, &runs[v])?)))
+                        .collect::<Result<Vec<_>, CaseError>>()?;
+                    Some(StatedInterval::of(&seed_interval(&predicted), &seeds))
+                }
             };
             Ok(Outcome {
                 verdict: change
                     .as_ref()
                     .map_or_else(|| published.judge(judged, predicted.figure), Change::judge),
                 error: published.error(predicted.figure),
-                likeness: case.likeness(config, runs),
+                likeness: case.likeness(config, case_runs),
                 change,
                 judged,
                 published,
                 predicted,
+                interval,
                 case,
             })
         })
         .collect()
+}
+
+/// A config's runs: point, design and record of each.
+type Runs = Vec<(usize, usize, RunRecord)>;
+
+/// Every run of every config in `variants`, on `jobs` threads.
+fn simulate(variants: &[(&String, Config)], jobs: usize) -> Result<Vec<Runs>, ValidateError> {
+    let planned: Vec<(usize, crate::config::PlannedRun)> = variants
+        .iter()
+        .enumerate()
+        .flat_map(|(v, (_, config))| config.runs().into_iter().map(move |r| (v, r)))
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .expect("a thread pool of a positive size builds");
+    let records: Vec<(usize, usize, usize, RunRecord)> = pool.install(|| {
+        planned
+            .par_iter()
+            .map(|(v, plan)| {
+                let (record, _) = plan
+                    .scenario
+                    .simulate()
+                    .map_err(|error| ValidateError::Run {
+                        config: variants[*v].0.to_string(),
+                        error,
+                    })?;
+                Ok((*v, plan.point, plan.design, record))
+            })
+            .collect::<Result<_, ValidateError>>()
+    })?;
+    let mut runs = vec![Vec::new(); variants.len()];
+    for (v, point, design, record) in records {
+        runs[v].push((point, design, record));
+    }
+    Ok(runs)
+}
+
+/// A prediction's seed interval, or its figure alone where it is no mean
+/// over seeds (a peak along an axis).
+fn seed_interval(predicted: &Prediction) -> SeedInterval {
+    predicted.seed.unwrap_or(SeedInterval {
+        mean: predicted.figure,
+        low: None,
+        high: None,
+        repetitions: 1,
+        bimodal: false,
+    })
 }
 
 /// The model cases of a suite's outcomes, as the track record keeps them

@@ -5,6 +5,7 @@
 //! then per case what was measured (kernels, machine, command line, source)
 //! and, where the model falls short, what it lacks.
 
+use super::coverage::Coverage;
 use super::verdict::{factor_between, percent, short, Judged, ASSUMED_NOISE};
 use super::{Outcome, Verdict};
 use crate::report::summary::duration_ns;
@@ -51,13 +52,49 @@ fn of_kind<'a>(outcomes: &'a [Outcome], kinds: &[Judged]) -> Vec<&'a Outcome> {
 pub fn headline(outcomes: &[Outcome]) -> String {
     let model = tally(of_kind(outcomes, &[Judged::Ratio, Judged::Absolute]));
     let closed = tally(of_kind(outcomes, &[Judged::ClosedForm]));
+    let coverage =
+        Coverage::of(outcomes).map_or_else(|| not_covered(model.total), |c| c.headline());
     format!(
-        "model cases: {} of {} pass, median error {}x; closed forms (counted apart): {} of {} pass",
+        "model cases: {} of {} pass, median error {}x, {coverage}; closed forms (counted \
+         apart): {} of {} pass",
         model.passed,
         model.total,
         short(model.median_error),
         closed.passed,
         closed.total
+    )
+}
+
+/// Why there is no coverage: no model case, or a suite run without its
+/// samples.
+fn not_covered(model_cases: usize) -> String {
+    if model_cases == 0 {
+        "no coverage: no model case".to_string()
+    } else {
+        "coverage not computed: the suite ran without its profiles' plausible ranges \
+         (--no-coverage)"
+            .to_string()
+    }
+}
+
+/// A model case's stated interval, and whether it holds the published
+/// figure; empty where the suite ran without its samples.
+fn interval_cell(o: &Outcome) -> String {
+    let Some(interval) = &o.interval else {
+        return String::new();
+    };
+    let model = interval.model.map_or(String::new(), |(low, high)| {
+        format!("; model {}..{}", short(low), short(high))
+    });
+    let inside = if interval.covers(o.published) {
+        "inside"
+    } else {
+        "**outside**"
+    };
+    format!(
+        "{}..{} ({inside}{model})",
+        short(interval.low),
+        short(interval.high)
     )
 }
 
@@ -107,6 +144,14 @@ fn effect_cell(o: &Outcome) -> String {
         side(change.published, change.published_ns),
         side(change.predicted, change.predicted_ns)
     )
+}
+
+/// `text` with its first letter upper case.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 fn verdict_cell(verdict: &Verdict) -> String {
@@ -161,6 +206,15 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
         absolutes.len(),
         tally(absolutes.iter().copied()).passed,
     );
+    match Coverage::of(outcomes) {
+        Some(coverage) => {
+            let _ = writeln!(md, "**{}.**\n", capitalised(&coverage.headline()));
+            let _ = writeln!(md, "{}\n", super::coverage::RULE);
+        }
+        None => {
+            let _ = writeln!(md, "{}.\n", capitalised(&not_covered(model.total)));
+        }
+    }
     let closed_tally = tally(closed.iter().copied());
     let _ = writeln!(
         md,
@@ -187,16 +241,17 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
     let _ = writeln!(md, "## Model cases: ratios\n");
     let _ = writeln!(
         md,
-        "| case | machine | published | predicted | error | effect on time per op: published → predicted | tolerance | absolute: published → predicted | verdict |\n|---|---|---:|---:|---:|---|---|---|---|"
+        "| case | machine | published | predicted | stated interval | error | effect on time per op: published → predicted | tolerance | absolute: published → predicted | verdict |\n|---|---|---:|---:|---|---:|---|---|---|---|"
     );
     for o in &ratios {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {}x | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {}x | {} | {} | {} | {} |",
             o.case.name,
             machine_cell(o),
             o.published,
             short(o.predicted.figure),
+            interval_cell(o),
             short(o.error),
             effect_cell(o),
             tolerance(o),
@@ -207,17 +262,18 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
     let _ = writeln!(md, "\n## Model cases: absolute figures\n");
     let _ = writeln!(
         md,
-        "| case | machine | unit | published | predicted | error | tolerance | verdict |\n|---|---|---|---:|---:|---:|---|---|"
+        "| case | machine | unit | published | predicted | stated interval | error | tolerance | verdict |\n|---|---|---|---:|---:|---|---:|---|---|"
     );
     for o in &absolutes {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {}x | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {}x | {} | {} |",
             o.case.name,
             machine_cell(o),
             o.case.unit.as_deref().unwrap_or(""),
             o.published,
             short(o.predicted.figure),
+            interval_cell(o),
             short(o.error),
             tolerance(o),
             verdict_cell(&o.verdict)
@@ -308,6 +364,7 @@ mod tests {
             numerator: predicted,
             denominator: (judged == Judged::Ratio).then_some(1.0),
             reading: Some(crate::validate::verdict::Reading::Rate),
+            seed: None,
         };
         let change = (judged == Judged::Ratio).then(|| case.change(published, &predicted).unwrap());
         Outcome {
@@ -318,6 +375,7 @@ mod tests {
             change,
             published: p,
             predicted,
+            interval: None,
             case,
         }
     }

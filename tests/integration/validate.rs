@@ -5,6 +5,7 @@
 //! fails when a case fails unless told not to.
 
 use futexsim::validate::case::{metric, CaseProblem};
+use futexsim::validate::coverage::Coverage;
 use futexsim::validate::verdict::Judged;
 use futexsim::validate::{self, suite};
 use std::path::{Path, PathBuf};
@@ -72,7 +73,7 @@ fn a_case_reads_its_run_and_is_judged_by_the_tolerance() {
             .map(|r| metric(&r.scenario.simulate().unwrap().0, "load.colliding_pairs").unwrap())
             .collect();
         let direct = each.iter().sum::<f64>() / each.len() as f64;
-        let outcomes = validate::run(cases, &configs, 1).unwrap();
+        let outcomes = validate::run(cases, &configs, 1, validate::Intervals::Seed).unwrap();
         assert_eq!(outcomes[0].judged, Judged::ClosedForm);
         assert_eq!(outcomes[0].predicted.figure, direct);
         assert_eq!(
@@ -201,7 +202,9 @@ fn ns_per_op_turns_a_rate_into_the_time_per_op_and_keeps_the_effect() {
     let read = |tag: &str, config: &str, body: &str| {
         let path = cases_file(&dir, tag, config, body);
         let (cases, configs) = validate::load(&path).unwrap();
-        validate::run(cases, &configs, 1).unwrap().remove(0)
+        validate::run(cases, &configs, 1, validate::Intervals::Seed)
+            .unwrap()
+            .remove(0)
     };
     let config = one_seed.to_str().unwrap();
     let (rate1, time1) = (read("rate", config, &rate), read("time", config, &time));
@@ -336,7 +339,7 @@ fn argmax_reads_the_axis_value_of_the_highest_run() {
             at = config.points[point].axis_values[0].clone();
         }
     }
-    let outcomes = validate::run(vec![knee], &configs, 2).unwrap();
+    let outcomes = validate::run(vec![knee], &configs, 2, validate::Intervals::Seed).unwrap();
     assert_eq!(outcomes[0].predicted.figure, at.parse::<f64>().unwrap());
 }
 
@@ -373,7 +376,7 @@ fn argmax_with_a_denominator_or_an_unswept_axis_is_an_error() {
 fn the_track_record_futexsim_embeds_is_what_the_suite_judges_now() {
     use futexsim::report::track_record::TrackRecord;
     let (cases, configs) = validate::load_embedded().unwrap();
-    let outcomes = validate::run(cases, &configs, 2).unwrap();
+    let outcomes = validate::run(cases, &configs, 2, validate::Intervals::Seed).unwrap();
     let fresh = validate::track_record(&outcomes).to_toml().unwrap();
     let embedded = TrackRecord::embedded().unwrap().to_toml().unwrap();
     assert!(
@@ -381,4 +384,60 @@ fn the_track_record_futexsim_embeds_is_what_the_suite_judges_now() {
         "reports/validation/track-record.toml is stale: regenerate it with \
          `cargo run --release -- validate --no-fail --out reports/validation`"
     );
+}
+
+#[test]
+fn a_model_cases_stated_interval_holds_its_seed_interval_and_coverage_counts_what_it_holds() {
+    let dir = temp_dir("coverage");
+    // Two thread counts, a short run: the profile's plausible ranges still
+    // give every sample.
+    let small = dir.join("perf-bench-sync-small.toml");
+    let text = std::fs::read_to_string(config_path("perf-bench-sync-vm.toml")).unwrap();
+    std::fs::write(
+        &small,
+        text.replace("threads = [1, 2, 6, 8, 96]", "threads = [1, 2]")
+            .replace("duration_us = 200", "duration_us = 50"),
+    )
+    .unwrap();
+    let config = small.to_str().unwrap();
+    let judge = |tag: &str, published: f64| {
+        let body = format!("{SYNC_RATIO}{SYNC_BINDING}")
+            .replace("published = 0.9", &format!("published = {published}"));
+        let path = cases_file(&dir, tag, config, &body);
+        let (cases, configs) = validate::load(&path).unwrap();
+        validate::run(cases, &configs, 2, validate::Intervals::SeedAndModel)
+            .unwrap()
+            .remove(0)
+    };
+    let inside = judge("inside", 0.9);
+    let stated = inside
+        .interval
+        .expect("a model case gets a stated interval");
+    let seed = inside
+        .predicted
+        .seed
+        .expect("several repetitions give a seed interval");
+    assert!(stated.low <= seed.low.unwrap() && seed.high.unwrap() <= stated.high);
+    let (model_low, model_high) = stated.model.expect("the profile has plausible ranges");
+    assert!(model_low < model_high, "no parameter moved the ratio");
+    assert!(stated.low <= model_low && model_high <= stated.high);
+    // A published figure at the nominal prediction is covered; one far
+    // outside every sample is not, and coverage says so.
+    let at_nominal = judge("at-nominal", inside.predicted.figure);
+    let far = judge("far", stated.high * 10.0);
+    let coverage = Coverage::of(&[at_nominal, far]).unwrap();
+    assert_eq!((coverage.covered, coverage.cases), (1, 2));
+    assert!(coverage.headline().starts_with("coverage 50 %"));
+    // The suite run without its samples states no interval and no coverage.
+    let path = cases_file(
+        &dir,
+        "seed-only",
+        config,
+        &format!("{SYNC_RATIO}{SYNC_BINDING}"),
+    );
+    let (cases, configs) = validate::load(&path).unwrap();
+    let seed_only = validate::run(cases, &configs, 2, validate::Intervals::Seed).unwrap();
+    assert_eq!(seed_only[0].interval, None);
+    assert_eq!(Coverage::of(&seed_only), None);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
