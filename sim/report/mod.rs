@@ -154,7 +154,8 @@ pub fn write(
 }
 
 /// Publishes the report of `set` as [`write`] does, with the model interval
-/// of a `--sensitivity` run among its files when there is one.
+/// of a `--sensitivity` run among its files when there is one, or else the
+/// one `dir` already holds when it was computed around `set`.
 pub fn write_with(
     dir: &Path,
     set: &ResultSet,
@@ -170,7 +171,13 @@ pub fn write_with(
     for format in FORMATS {
         rendered.extend(format(set, speed).map_err(io)?);
     }
-    if let Some(interval) = model_interval {
+    // Published again from the same results, a report keeps its model
+    // interval; one computed around other results goes with them.
+    let kept = match model_interval {
+        Some(_) => None,
+        None => sensitivity::kept(dir, set),
+    };
+    if let Some(interval) = model_interval.or(kept.as_ref()) {
         for format in sensitivity::FORMATS {
             rendered.extend(format(interval).map_err(io)?);
         }

@@ -4,8 +4,12 @@
 
 use super::summary::figure;
 use super::File;
+use crate::files;
+use crate::limits::RESULTS_CAP;
+use crate::results::ResultSet;
 use crate::sensitivity::spans::{Sensitivity, Span};
 use std::fmt::Write;
+use std::path::Path;
 
 pub const MARKDOWN: &str = "sensitivity.md";
 pub const JSON: &str = "sensitivity.json";
@@ -17,6 +21,15 @@ pub const CANNOT_TELL: &str = "the model cannot tell";
 pub type Format = fn(&Sensitivity) -> std::io::Result<Vec<File>>;
 
 pub const FORMATS: [Format; 2] = [markdown, json];
+
+/// The model interval `dir` holds (its sensitivity.json), when it was
+/// computed around `set`; None when there is none, it does not read, or it
+/// describes other results (it is then not published again).
+pub fn kept(dir: &Path, set: &ResultSet) -> Option<Sensitivity> {
+    let bytes = files::read(&dir.join(JSON), RESULTS_CAP).ok()?;
+    let interval: Sensitivity = serde_json::from_slice(&bytes).ok()?;
+    interval.describes(set).then_some(interval)
+}
 
 fn json(s: &Sensitivity) -> std::io::Result<Vec<File>> {
     let mut bytes = serde_json::to_vec_pretty(s)?;

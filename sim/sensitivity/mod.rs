@@ -23,7 +23,7 @@ pub mod spans;
 
 use crate::config::{Config, Point};
 use crate::machine::plausible::{self, PlausibleRange};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Up to this many parameters, the joint samples are the corners.
 pub const MAX_CORNER_PARAMETERS: usize = 3;
@@ -34,7 +34,7 @@ pub const HYPERCUBE_SAMPLES: usize = 8;
 const HYPERCUBE_SEED: u64 = 0x5e45_1717_7e5e_ed50;
 
 /// A parameter the samples vary.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Parameter {
     /// Its path in the profile: `coherence.read_occupancy`.
     pub path: String,
@@ -51,17 +51,18 @@ pub struct Parameter {
 }
 
 /// A parameter with a range that the samples leave at the config's value.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeldParameter {
     pub path: String,
     pub why: String,
 }
 
 /// How the joint samples were drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Joint {
     /// No parameter varies: nothing to draw.
+    #[default]
     None,
     Corners,
     LatinHypercube,
@@ -75,8 +76,8 @@ pub struct Sample {
     pub values: Vec<Option<f64>>,
 }
 
-/// The samples of a config.
-#[derive(Clone, Debug, PartialEq)]
+/// The samples of a config; the default draws none (the nominal run alone).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Plan {
     pub parameters: Vec<Parameter>,
     pub held: Vec<HeldParameter>,

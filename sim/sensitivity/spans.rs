@@ -16,7 +16,7 @@ use crate::record::RunRecord;
 use crate::report::compare::{Change, Test};
 use crate::report::summary::point_label;
 use crate::results::ResultSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A figure of a run, read from its record.
 pub type Figure = fn(&RunRecord) -> f64;
@@ -34,7 +34,7 @@ pub const RATIO_DEFINITION: &str =
     "paired ratio: mean of per-seed ratios design/baseline at the same seed, of ops/s per thread";
 
 /// A config's model interval.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sensitivity {
     pub config_name: String,
     pub baseline: String,
@@ -50,14 +50,14 @@ pub struct Sensitivity {
 }
 
 /// A sample and the values it sets.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleSettings {
     pub label: String,
     pub settings: Vec<(String, f64)>,
 }
 
 /// One figure's range over the nominal run and the samples.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Span {
     pub nominal: f64,
     pub low: f64,
@@ -69,7 +69,7 @@ pub struct Span {
     pub moved_most_by: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FigureSpan {
     pub point: String,
     pub design: String,
@@ -77,7 +77,7 @@ pub struct FigureSpan {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RatioSpan {
     pub point: String,
     pub design: String,
@@ -87,7 +87,7 @@ pub struct RatioSpan {
     pub cannot_tell: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FastestSpan {
     pub point: String,
     pub nominal: String,
@@ -96,6 +96,41 @@ pub struct FastestSpan {
     pub within: Vec<String>,
     pub cannot_tell: bool,
 }
+
+impl Sensitivity {
+    /// Whether this model interval was computed around `set`: the same
+    /// config and baseline, and every nominal figure and ratio `set`'s. A
+    /// report published again from the same results (`futexsim report`, a
+    /// run that simulated nothing new) keeps its model interval only then.
+    pub fn describes(&self, set: &ResultSet) -> bool {
+        let fresh = sensitivity(&Plan::default(), set, set);
+        self.config_name == fresh.config_name
+            && self.baseline == fresh.baseline
+            && self.nominals() == fresh.nominals()
+    }
+
+    /// Each figure's and ratio's nominal value, by point and design.
+    fn nominals(&self) -> NominalValues<'_> {
+        let figures = self
+            .figures
+            .iter()
+            .map(|f| (&*f.point, &*f.design, &*f.figure, f.span.nominal))
+            .collect();
+        let ratios = self
+            .ratios
+            .iter()
+            .map(|r| (&*r.point, &*r.design, r.span.nominal))
+            .collect();
+        (figures, ratios)
+    }
+}
+
+/// Figures as (point, design, figure, value) and ratios as (point,
+/// design, value).
+type NominalValues<'a> = (
+    Vec<(&'a str, &'a str, &'a str, f64)>,
+    Vec<(&'a str, &'a str, f64)>,
+);
 
 /// The records of `design` at `point`, in repetition order.
 fn runs_at<'a>(set: &'a ResultSet, point: usize, design: &str) -> Vec<&'a RunRecord> {

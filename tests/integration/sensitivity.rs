@@ -5,6 +5,7 @@ use crate::common::{run_sweep, Scratch};
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 /// A 4-core machine whose rmw has a range and whose hand-off share has a
 /// range of one point.
@@ -115,13 +116,39 @@ fn a_sensitivity_run_is_deterministic_its_spans_hold_the_nominal_and_a_one_point
     let md = fs::read_to_string(a.join("sensitivity.md")).unwrap();
     assert!(md.contains("paired ratio: mean of per-seed ratios"), "{md}");
 
-    // Published again without --sensitivity, the report drops the interval
-    // whole: no name is left pointing at nothing.
+    // Published again from the same results (`futexsim report`, or a run
+    // that simulates nothing new), the report keeps its model interval.
+    let republished = Command::new(env!("CARGO_BIN_EXE_futexsim"))
+        .arg("report")
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(republished.status.success(), "{republished:?}");
     let plain = run_sweep(&config, &a, &[]);
     assert!(
         plain.status.success(),
         "{}",
         String::from_utf8_lossy(&plain.stderr)
+    );
+    for file in ["sensitivity.json", "sensitivity.md"] {
+        assert_eq!(
+            fs::read(a.join(file)).unwrap(),
+            fs::read(b.join(file)).unwrap(),
+            "{file} changed when the same results were published again"
+        );
+    }
+    // Other results drop the interval whole: no name is left pointing at
+    // nothing.
+    fs::write(
+        &config,
+        CONFIG.replace("duration_us = 50", "duration_us = 40"),
+    )
+    .unwrap();
+    let other = run_sweep(&config, &a, &["--overwrite"]);
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
     );
     for file in ["sensitivity.json", "sensitivity.md"] {
         assert!(fs::symlink_metadata(a.join(file)).is_err(), "{file} stayed");
