@@ -11,6 +11,7 @@ use super::search::{Memory, Order, Outcome, Standing, Target};
 use crate::report::interval::{SeedInterval, CONFIDENCE};
 use crate::report::summary::bytes;
 use crate::report::track_record::{CaseRecord, TrackRecord};
+use crate::sensitivity::spans::{Span, RATIO_DEFINITION};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -20,11 +21,26 @@ pub struct PointAdvice {
     pub label: String,
     pub outcome: Outcome,
     pub seen: BTreeMap<usize, Seen>,
+    /// The recommendation's model interval (`--sensitivity`), where asked
+    /// for and the machine profile ranges something.
+    pub model: Option<Span>,
+}
+
+impl PointAdvice {
+    /// Whether the recommendation's model interval reaches below the
+    /// threshold: what the model does not know could undo it.
+    pub fn model_cannot_tell(&self) -> bool {
+        self.model
+            .as_ref()
+            .is_some_and(|m| m.low < self.outcome.threshold)
+    }
 }
 
 /// The whole answer.
 pub struct Advice<'q> {
     pub question: &'q Question,
+    /// Whether the model intervals were asked for.
+    pub sensitivity: bool,
     pub points: Vec<PointAdvice>,
     /// Distinct runs the answer rests on, found in the store or simulated.
     pub runs_used: usize,
@@ -110,6 +126,36 @@ impl Advice<'_> {
                 let _ = writeln!(md, "**No candidate is shown to meet the target.**\n");
             }
         }
+        match (&point.model, self.sensitivity && o.chosen.is_some()) {
+            (Some(model), _) => {
+                let verdict = if point.model_cannot_tell() {
+                    format!(
+                        "it reaches below the threshold {:.3}: **the model cannot tell** whether \
+                         this design meets the target; what the model does not know could undo it",
+                        o.threshold
+                    )
+                } else {
+                    "it stays above the threshold".to_string()
+                };
+                let _ = writeln!(
+                    md,
+                    "Model interval ({RATIO_DEFINITION}, over the plausible ranges of the machine \
+                     profile's unmeasured parameters): {:.3}..{:.3} (nominal {:.3}), moved most by {}; \
+                     {verdict}.\n",
+                    model.low,
+                    model.high,
+                    model.nominal,
+                    model.moved_most_by.as_deref().unwrap_or("none")
+                );
+            }
+            (None, true) => {
+                let _ = writeln!(
+                    md,
+                    "Model interval: none, the machine profile ranges no parameter.\n"
+                );
+            }
+            (None, false) => {}
+        }
         if !o.cannot_tell.is_empty() {
             let names: Vec<String> = o
                 .cannot_tell
@@ -140,6 +186,17 @@ impl Advice<'_> {
                 o.measured[&small].ratio.show_range(),
                 self.label(large),
                 o.measured[&large].ratio.show_range()
+            );
+        }
+        for &(small, large) in &o.memory_against_order {
+            let _ = writeln!(
+                md,
+                "Against the family's order: {} takes more memory ({}) than {} ({}), which comes \
+                 after it; ask again with order = \"unordered\".\n",
+                self.label(small),
+                bytes(o.measured[&small].memory.total_bytes),
+                self.label(large),
+                bytes(o.measured[&large].memory.total_bytes)
             );
         }
         let _ = writeln!(
@@ -277,6 +334,11 @@ impl Advice<'_> {
                         memory: chosen.map(|m| m.memory),
                         gain: chosen.map(|m| Gain::of(&m.ratio)),
                         target_met: o.chosen.is_some(),
+                        model: p.model.as_ref().map(|m| ModelInterval {
+                            low: m.low,
+                            high: m.high,
+                            cannot_tell: p.model_cannot_tell(),
+                        }),
                         cannot_tell: o
                             .cannot_tell
                             .iter()
@@ -319,6 +381,8 @@ struct JsonPoint {
     memory: Option<Memory>,
     gain: Option<Gain>,
     target_met: bool,
+    /// The recommendation's model interval, with `--sensitivity`.
+    model: Option<ModelInterval>,
     cannot_tell: Vec<String>,
     threshold: f64,
     measured: Vec<JsonCandidate>,
@@ -330,6 +394,15 @@ struct JsonCandidate {
     memory: Memory,
     gain: Gain,
     standing: Option<Standing>,
+}
+
+/// A ratio's range over the model's unmeasured parameters, and whether it
+/// reaches below the threshold.
+#[derive(Serialize)]
+struct ModelInterval {
+    low: f64,
+    high: f64,
+    cannot_tell: bool,
 }
 
 /// A paired ratio to the baseline with its seed interval.

@@ -14,6 +14,8 @@ use crate::record::RunRecord;
 use crate::report::compare::{Change, Test};
 use crate::report::track_record::Likeness;
 use crate::results::ResultSet;
+use crate::sensitivity::spans::{self, Span};
+use crate::sensitivity::Plan;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,10 +29,17 @@ pub enum AdviseError {
     /// Stopped by a signal; the runs finished are in the store.
     #[error("stopped; {store} holds every finished run: run the same command again to resume")]
     Interrupted { store: String },
+    /// The samples of the model interval could not be made.
+    #[error("at {point}: the model interval: {what}")]
+    Sensitivity { point: String, what: String },
     /// A candidate's figure has no ratio to the baseline's (a run without the figure, or a baseline at zero).
     #[error("at {point}: {what}")]
     NoRatio { point: String, what: String },
 }
+
+/// Where a point's model-interval samples are kept, a campaign of their own
+/// (as `futexsim run --sensitivity` keeps them).
+const SAMPLES_DIR: &str = "sensitivity";
 
 /// What the runs of an asked point tell besides the ratio: for the report.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +86,64 @@ impl<'a> CampaignEvaluator<'a> {
         }
     }
 
+    /// Runs `config` as the campaign in `dir` (only what the directory
+    /// lacks is simulated) and gives its result set.
+    fn results(
+        &mut self,
+        dir: &std::path::Path,
+        config: Config,
+    ) -> Result<(Campaign, ResultSet), AdviseError> {
+        let interrupted = || AdviseError::Interrupted {
+            store: self.dir.display().to_string(),
+        };
+        // Each measurement is a campaign of its own config in one
+        // directory: the config changes from one to the next, the run
+        // files (named by scenario) stay and are found again.
+        let campaign = Campaign::plan(dir, config, true)?;
+        let _lock = campaign.create(true)?;
+        let todo = campaign.missing(Shard::ALL, true)?;
+        campaign.simulate(&todo, self.jobs, self.stop, &|_, _| {})?;
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(interrupted());
+        }
+        self.simulated += todo.len();
+        self.used.extend(campaign.runs.iter().map(|r| r.id.clone()));
+        let (set, _) = campaign.results()?.ok_or_else(interrupted)?;
+        Ok((campaign, set))
+    }
+
+    /// The model interval of `candidate`'s ratio to the baseline at
+    /// `repetitions`: the runs again over the plausible ranges of the
+    /// machine profile's unmeasured parameters (`futexsim run
+    /// --sensitivity`'s samples, kept in the point's sensitivity/
+    /// directory). None where the profile ranges nothing.
+    pub fn model_interval(
+        &mut self,
+        candidate: usize,
+        repetitions: u32,
+    ) -> Result<Option<Span>, AdviseError> {
+        let config = self.question.config(self.at, &[candidate], repetitions)?;
+        let plan = Plan::new(&config);
+        if plan.samples.is_empty() {
+            return Ok(None);
+        }
+        let samples = plan
+            .sample_config(&config)
+            .map_err(|what| AdviseError::Sensitivity {
+                point: self.question.label(self.at),
+                what,
+            })?;
+        let dir = self.dir.clone();
+        let (_, nominal) = self.results(&dir, config)?;
+        let (_, sampled) = self.results(&dir.join(SAMPLES_DIR), samples)?;
+        let label = &self.question.family.candidates[candidate].label;
+        Ok(spans::sensitivity(&plan, &nominal, &sampled)
+            .ratios
+            .into_iter()
+            .find(|r| r.design == *label)
+            .map(|r| r.span))
+    }
+
     /// The per-seed figures of `design` in `set`, in repetition order.
     fn figures(&self, set: &ResultSet, design: &str) -> Result<Vec<f64>, AdviseError> {
         let mut runs: Vec<_> = set.runs.iter().filter(|r| r.design == design).collect();
@@ -120,25 +187,8 @@ impl Evaluator for CampaignEvaluator<'_> {
         let repetitions = asks.iter().map(|&(_, r)| r).max().unwrap_or(1);
         let candidates: Vec<usize> = asks.iter().map(|&(c, _)| c).collect();
         let config = self.question.config(self.at, &candidates, repetitions)?;
-        // Each measurement is a campaign of its own config in one
-        // directory: the config changes from one to the next, the run
-        // files (named by scenario) stay and are found again.
-        let campaign = Campaign::plan(&self.dir, config, true)?;
-        let _lock = campaign.create(true)?;
-        let todo = campaign.missing(Shard::ALL, true)?;
-        campaign.simulate(&todo, self.jobs, self.stop, &|_, _| {})?;
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(AdviseError::Interrupted {
-                store: self.dir.display().to_string(),
-            });
-        }
-        self.simulated += todo.len();
-        self.used.extend(campaign.runs.iter().map(|r| r.id.clone()));
-        let Some((set, _)) = campaign.results()? else {
-            return Err(AdviseError::Interrupted {
-                store: self.dir.display().to_string(),
-            });
-        };
+        let dir = self.dir.clone();
+        let (campaign, set) = self.results(&dir, config)?;
         let baseline = self.figures(&set, &self.question.baseline_name)?;
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let mut out = Vec::new();

@@ -18,12 +18,14 @@ use std::sync::atomic::AtomicBool;
 
 /// Answers `question`, keeping its runs in `store` (one campaign directory
 /// per asked point), `jobs` runs at once; stops starting runs once `stop`
-/// is set. `command` is what reproduces the answer.
+/// is set. With `sensitivity`, each recommendation's ratio also gets its
+/// model interval. `command` is what reproduces the answer.
 pub fn advise<'q>(
     question: &'q Question,
     store: &Path,
     jobs: usize,
     stop: &AtomicBool,
+    sensitivity: bool,
     command: String,
 ) -> Result<Advice<'q>, AdviseError> {
     let mut points = Vec::new();
@@ -40,16 +42,25 @@ pub fn advise<'q>(
             &question.target,
             question.budget,
         )?;
+        let model = match (sensitivity, outcome.chosen) {
+            (true, Some(c)) => {
+                let repetitions = outcome.measured[&c].ratio.repetitions as u32;
+                evaluator.model_interval(c, repetitions)?
+            }
+            _ => None,
+        };
         used.extend(evaluator.used);
         simulated += evaluator.simulated;
         points.push(PointAdvice {
             label,
             outcome,
             seen: evaluator.seen,
+            model,
         });
     }
     Ok(Advice {
         question,
+        sensitivity,
         points,
         runs_used: used.len(),
         runs_simulated: simulated,

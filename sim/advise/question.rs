@@ -555,3 +555,38 @@ fn target(
     }
     Ok(target)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_placed_in_its_section_and_its_table_of_an_array() {
+        let text = "[run]\nseed = 1\n\n[[table]]\nname = \"a\"\n\n[[table]]\nname = \"b\"\n\n\
+                    [table.private]\nslots = \"16\"\n\n[sweep]\ncpus = [4]\n";
+        assert_eq!(section_at(text, 2), ("run".into(), 0));
+        assert_eq!(section_at(text, 5), ("table".into(), 0));
+        assert_eq!(section_at(text, 8), ("table".into(), 1));
+        // A sub-table stays with the table of the array it belongs to.
+        assert_eq!(section_at(text, 11), ("table".into(), 1));
+        assert_eq!(section_at(text, 14), ("sweep".into(), 0));
+    }
+
+    #[test]
+    fn a_candidate_sets_its_value_under_the_base_and_keeps_the_rest() {
+        let family = Family {
+            base: toml::from_str("preset = \"private-6.17\"\nprivate = { grows = false }").unwrap(),
+            parameter: "private.slots".into(),
+            order: Order::Monotone,
+            candidates: vec![Candidate {
+                label: "K=2".into(),
+                value: Value::from("16"),
+            }],
+        };
+        let design = family.design(0);
+        assert_eq!(design["name"].as_str(), Some("K=2"));
+        assert_eq!(design["preset"].as_str(), Some("private-6.17"));
+        assert_eq!(design["private"]["slots"].as_str(), Some("16"));
+        assert_eq!(design["private"]["grows"].as_bool(), Some(false));
+    }
+}

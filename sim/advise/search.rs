@@ -139,6 +139,10 @@ pub struct Outcome {
     /// smaller candidate's ratio interval lies wholly above the larger's,
     /// against the assumption.
     pub against_order: Vec<(usize, usize)>,
+    /// For a monotone family: measured pairs (smaller, larger) where the
+    /// smaller candidate's tables take more memory than the larger's, which
+    /// the family's order says cannot happen.
+    pub memory_against_order: Vec<(usize, usize)>,
 }
 
 impl Outcome {
@@ -343,7 +347,7 @@ impl<E: Evaluator> State<'_, E> {
             .filter(|c| stand(c) == Standing::CannotTell)
             .filter(|c| chosen_key.is_none_or(|k| (self.measured[c].memory.total_bytes, *c) < k))
             .collect();
-        let mut against_order = Vec::new();
+        let (mut against_order, mut memory_against_order) = (Vec::new(), Vec::new());
         if order == Order::Monotone {
             for (&small, s) in &self.measured {
                 for (&large, l) in self.measured.range(small + 1..) {
@@ -351,6 +355,9 @@ impl<E: Evaluator> State<'_, E> {
                         if s_low > l_high {
                             against_order.push((small, large));
                         }
+                    }
+                    if s.memory.total_bytes > l.memory.total_bytes {
+                        memory_against_order.push((small, large));
                     }
                 }
             }
@@ -362,6 +369,7 @@ impl<E: Evaluator> State<'_, E> {
             chosen,
             cannot_tell,
             against_order,
+            memory_against_order,
         }
     }
 }

@@ -25,6 +25,12 @@ pub struct AdviseArgs {
     /// Print the answer as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Also run each recommendation over the plausible ranges of its machine
+    /// profile's unmeasured parameters (as `futexsim run --sensitivity`), and
+    /// give its ratio's model interval; where it reaches below the
+    /// threshold, the answer says the model cannot tell.
+    #[arg(long)]
+    sensitivity: bool,
     /// Simulations run at once (every core by default); the answer does not depend on it.
     #[arg(long, short)]
     jobs: Option<usize>,
@@ -52,17 +58,31 @@ pub fn run(args: &AdviseArgs, out: &mut impl Write) -> Result<(), CliError> {
     };
     crate::cli::run::stop_on_signals();
     let command = format!(
-        "futexsim advise {} --store {}",
+        "futexsim advise {} --store {}{}",
         args.question.display(),
-        store.display()
+        store.display(),
+        if args.sensitivity {
+            " --sensitivity"
+        } else {
+            ""
+        }
     );
-    let advice = futexsim::advise::advise(&question, &store, jobs, &crate::cli::run::STOP, command)
-        .map_err(|e| match e {
-            AdviseError::Config(e) => e.into(),
-            AdviseError::Campaign(e) => e.into(),
-            AdviseError::Interrupted { .. } => CliError::Interrupted(e.to_string()),
-            AdviseError::NoRatio { .. } => CliError::Failed(e.to_string()),
-        })?;
+    let advice = futexsim::advise::advise(
+        &question,
+        &store,
+        jobs,
+        &crate::cli::run::STOP,
+        args.sensitivity,
+        command,
+    )
+    .map_err(|e| match e {
+        AdviseError::Config(e) => e.into(),
+        AdviseError::Campaign(e) => e.into(),
+        AdviseError::Interrupted { .. } => CliError::Interrupted(e.to_string()),
+        AdviseError::NoRatio { .. } | AdviseError::Sensitivity { .. } => {
+            CliError::Failed(e.to_string())
+        }
+    })?;
     if crate::cli::run::STOP.load(Ordering::Relaxed) {
         return Err(CliError::Interrupted(format!(
             "stopped; {} holds every finished run: run the same command again to resume",
