@@ -9,7 +9,6 @@ use futexsim::advise::question::Question;
 use futexsim::files::{self, MARKDOWN_SIGNATURE};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 #[derive(Args, Debug)]
 pub struct AdviseArgs {
@@ -83,12 +82,6 @@ pub fn run(args: &AdviseArgs, out: &mut impl Write) -> Result<(), CliError> {
             CliError::Failed(e.to_string())
         }
     })?;
-    if crate::cli::run::STOP.load(Ordering::Relaxed) {
-        return Err(CliError::Interrupted(format!(
-            "stopped; {} holds every finished run: run the same command again to resume",
-            store.display()
-        )));
-    }
     eprintln!(
         "advise: {} runs used, {} simulated now; an exhaustive grid takes {}",
         advice.runs_used,
