@@ -33,7 +33,7 @@ const LAYERS: [(&str, &[&str]); 12] = [
     ("scenario", &["scenario"]),
     ("config", &["config"]),
     ("report", &["report", "sensitivity"]),
-    ("commands", &["campaign", "validate", "host"]),
+    ("commands", &["campaign", "validate", "host", "advise"]),
 ];
 
 /// The layer a top-level module is in, by its index from the bottom.

@@ -4,6 +4,7 @@
 //! Data flows one way: config -> scenario -> engine -> records -> report.
 
 pub mod address_map;
+pub mod advise;
 pub mod analysis;
 pub mod campaign;
 pub mod coherence;

@@ -48,6 +48,9 @@ enum Command {
     /// Table designs from a kernel: `from-btf` reads a kernel's bucket
     /// layout from its BTF into a `[[table]]`.
     Design(cli::design::DesignArgs),
+    /// Answer a sizing or layout question (TOML): the design of a family
+    /// that meets a target at the least memory, found by a search.
+    Advise(cli::advise::AdviseArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Native(args) => cli::native::run(&args, &mut out),
         Command::Machine(args) => cli::machine::run(&args, &mut out),
         Command::Design(args) => cli::design::run(&args, &mut out),
+        Command::Advise(args) => cli::advise::run(&args, &mut out),
     };
     cli::exit_status(result.and_then(|()| Ok(out.flush()?)))
 }

@@ -1,6 +1,7 @@
 //! The command-line commands, one module each. A command takes its parsed
 //! arguments and a writer for its output, and fails with a [`CliError`].
 
+pub mod advise;
 pub mod c2c;
 pub mod calibrate;
 pub mod design;
@@ -16,7 +17,7 @@ pub mod validate;
 
 use futexsim::campaign::CampaignError;
 use futexsim::config::ConfigError;
-use futexsim::files::{self, FileError, TOML_SIGNATURE};
+use futexsim::files::{self, FileError, Signature, TOML_SIGNATURE};
 use futexsim::report::ReadError;
 use std::io::Write;
 use std::path::Path;
@@ -159,6 +160,18 @@ pub fn write_signed_toml(path: &Path, signed: &str) -> Result<(), CliError> {
     }
     Ok(files::write(path, signed.as_bytes(), &|old| {
         TOML_SIGNATURE.verifies(old)
+    })?)
+}
+
+/// Writes a file, signed: one futexsim wrote and nobody edited is replaced,
+/// anything else at the path is refused.
+pub fn write_signed(path: &Path, text: &str, signature: Signature) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        files::create_user_dir(dir)?;
+    }
+    let signed = signature.sign(text);
+    Ok(files::write(path, signed.as_bytes(), &|old| {
+        signature.verifies(old)
     })?)
 }
 

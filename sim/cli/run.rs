@@ -76,7 +76,7 @@ static BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 /// The first SIGINT or SIGTERM sets [`STOP`]; a second one exits at once
 /// (finished runs are on disk already, so only the runs in flight are lost).
-fn stop_on_signals() {
+pub fn stop_on_signals() {
     let handler = || {
         if STOP.swap(true, Ordering::Relaxed) {
             std::process::exit(130);

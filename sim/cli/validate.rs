@@ -5,7 +5,7 @@
 
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::files::{self, Signature, MARKDOWN_SIGNATURE, TOML_SIGNATURE};
+use futexsim::files::{self, MARKDOWN_SIGNATURE, TOML_SIGNATURE};
 use futexsim::report::track_record;
 use futexsim::validate::coverage::Coverage;
 use futexsim::validate::verdict::short;
@@ -78,13 +78,13 @@ pub fn run(args: &ValidateArgs, out: &mut impl Write) -> Result<(), CliError> {
     let record = validate::track_record(&outcomes)
         .to_toml()
         .map_err(|e| CliError::Failed(format!("the track record: {e}")))?;
-    write_signed(
+    crate::cli::write_signed(
         &args.out.join(track_record::FILE_NAME),
         &record,
         TOML_SIGNATURE,
     )?;
     let path = args.out.join("report.md");
-    write_signed(&path, &report::markdown(&outcomes), MARKDOWN_SIGNATURE)?;
+    crate::cli::write_signed(&path, &report::markdown(&outcomes), MARKDOWN_SIGNATURE)?;
     writeln!(
         out,
         "{}; report: {}",
@@ -140,19 +140,7 @@ fn host(dir: &std::path::Path, out: &mut impl Write) -> Result<(), CliError> {
         md.push('\n');
     }
     let path = dir.join("host.md");
-    write_signed(&path, &md, MARKDOWN_SIGNATURE)?;
+    crate::cli::write_signed(&path, &md, MARKDOWN_SIGNATURE)?;
     writeln!(out, "report: {}", path.display())?;
     Ok(())
-}
-
-/// Writes a file, signed: one futexsim wrote and nobody edited is replaced,
-/// anything else at the path is refused.
-fn write_signed(path: &std::path::Path, text: &str, signature: Signature) -> Result<(), CliError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        files::create_user_dir(dir)?;
-    }
-    let signed = signature.sign(text);
-    Ok(files::write(path, signed.as_bytes(), &|old| {
-        signature.verifies(old)
-    })?)
 }

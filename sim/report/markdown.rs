@@ -8,7 +8,7 @@ use super::charts;
 use super::compare::{Change, Direction, Test};
 use super::interval::{SeedInterval, BIMODAL_RULE, CONFIDENCE};
 use super::summary::{
-    self, duration_ns, figure, of_keys, per_op, Cell, BUCKETED_QUANTILES, HEADLINE,
+    self, bytes, duration_ns, figure, of_keys, per_op, Cell, BUCKETED_QUANTILES, HEADLINE,
 };
 use super::usl;
 use super::{File, REPORT_MD};
@@ -239,22 +239,6 @@ fn ratio_range(ratios: &[(f64, &str)]) -> String {
             high.1
         ),
         _ => String::new(),
-    }
-}
-
-/// Bytes as B, KiB, MiB or GiB with one decimal.
-fn bytes(n: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", units[unit])
     }
 }
 

@@ -260,6 +260,22 @@ pub fn duration_ns(ns: f64) -> String {
     format!("{value:.*} {unit}", (2 - digits).clamp(0, 2) as usize)
 }
 
+/// Bytes as B, KiB, MiB or GiB with one decimal.
+pub fn bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,7 @@
 //! each binary of its own was linked with the release profile's LTO over
 //! every dependency, and those links were most of CI's time.
 
+mod advise;
 mod bad_configs;
 mod c2c_definitions;
 mod calibrate;

@@ -1,0 +1,69 @@
+//! `futexsim advise`: a question (machines, workloads, points, a baseline,
+//! a design family and a target) answered by searching the family rather
+//! than running all of it: question.rs reads it, search.rs decides what to
+//! measure next and what the answer is (apart from any simulation),
+//! evaluate.rs measures by running campaigns, answer.rs writes the answer.
+
+pub mod answer;
+pub mod evaluate;
+pub mod question;
+pub mod search;
+
+use answer::{Advice, PointAdvice};
+use evaluate::{AdviseError, CampaignEvaluator};
+use question::Question;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Answers `question`, keeping its runs in `store` (one campaign directory
+/// per asked point), `jobs` runs at once; stops starting runs once `stop`
+/// is set. With `sensitivity`, each recommendation's ratio also gets its
+/// model interval. `command` is what reproduces the answer.
+pub fn advise<'q>(
+    question: &'q Question,
+    store: &Path,
+    jobs: usize,
+    stop: &AtomicBool,
+    sensitivity: bool,
+    command: String,
+) -> Result<Advice<'q>, AdviseError> {
+    let mut points = Vec::new();
+    let mut used = BTreeSet::new();
+    let mut simulated = 0;
+    for at in question.asked() {
+        let label = question.label(at);
+        let dir = store.join(crate::files::file_part(&label));
+        let mut evaluator = CampaignEvaluator::new(question, at, dir, jobs, stop);
+        let outcome = search::search(
+            &mut evaluator,
+            question.family.candidates.len(),
+            question.family.order,
+            &question.target,
+            question.budget,
+        )?;
+        let model = match (sensitivity, outcome.chosen) {
+            (true, Some(c)) => {
+                let repetitions = outcome.measured[&c].ratio.repetitions as u32;
+                evaluator.model_interval(c, repetitions)?
+            }
+            _ => None,
+        };
+        used.extend(evaluator.used);
+        simulated += evaluator.simulated;
+        points.push(PointAdvice {
+            label,
+            outcome,
+            seen: evaluator.seen,
+            model,
+        });
+    }
+    Ok(Advice {
+        question,
+        sensitivity,
+        points,
+        runs_used: used.len(),
+        runs_simulated: simulated,
+        command,
+    })
+}

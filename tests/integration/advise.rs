@@ -1,0 +1,370 @@
+//! `futexsim advise`: the search on made-up figures whose answer is known,
+//! its determinism, and the command end to end on a small question.
+
+use crate::common::{futexsim, Scratch};
+use futexsim::advise::search::{
+    search, Budget, Evaluator, Measured, Memory, Order, Outcome, Standing, Target,
+};
+use futexsim::report::interval::{SeedInterval, CONFIDENCE};
+use std::convert::Infallible;
+
+/// A figure per candidate, measured with a made-up seed noise: seed s of
+/// candidate c is `ratio(c)` plus `noise(c)` times a fixed pattern in
+/// [-1, 1]. Every ask is logged.
+struct MadeUp {
+    ratio: fn(usize) -> f64,
+    noise: fn(usize) -> f64,
+    memory: fn(usize) -> u64,
+    asks: Vec<(usize, u32)>,
+}
+
+impl MadeUp {
+    fn new(ratio: fn(usize) -> f64, noise: fn(usize) -> f64, memory: fn(usize) -> u64) -> MadeUp {
+        MadeUp {
+            ratio,
+            noise,
+            memory,
+            asks: Vec::new(),
+        }
+    }
+}
+
+impl Evaluator for MadeUp {
+    type Error = Infallible;
+
+    fn measure(&mut self, asks: &[(usize, u32)]) -> Result<Vec<Measured>, Infallible> {
+        self.asks.extend_from_slice(asks);
+        Ok(asks
+            .iter()
+            .map(|&(c, repetitions)| {
+                let seeds: Vec<f64> = (0..repetitions)
+                    .map(|s| {
+                        let pattern = ((s * 7 + 3) % 5) as f64 / 2.0 - 1.0;
+                        (self.ratio)(c) + (self.noise)(c) * pattern
+                    })
+                    .collect();
+                let bytes = (self.memory)(c);
+                Measured {
+                    ratio: SeedInterval::of(&seeds, CONFIDENCE).unwrap(),
+                    memory: Memory {
+                        global_bytes: 0,
+                        private_bytes_per_process: bytes,
+                        total_bytes: bytes,
+                    },
+                }
+            })
+            .collect())
+    }
+}
+
+const BUDGET: Budget = Budget { first: 3, most: 12 };
+
+/// Rises by 0.06 a candidate from 0.5 and flattens at 1.0 (candidate 9 on).
+fn rising(c: usize) -> f64 {
+    (0.5 + 0.06 * c as f64).min(1.0)
+}
+
+fn small_noise(_: usize) -> f64 {
+    0.002
+}
+
+fn growing_memory(c: usize) -> u64 {
+    1024 << c
+}
+
+fn within_best(share: f64) -> Target {
+    Target {
+        within_best: Some(share),
+        ..Target::default()
+    }
+}
+
+fn monotone_search(target: &Target) -> (Outcome, Vec<(usize, u32)>) {
+    let mut figure = MadeUp::new(rising, small_noise, growing_memory);
+    let outcome = search(&mut figure, 16, Order::Monotone, target, BUDGET).unwrap();
+    (outcome, figure.asks)
+}
+
+#[test]
+fn bisection_finds_the_first_candidate_of_a_monotone_figure_within_5_percent_of_the_best() {
+    // The best is 1.0, so the threshold is 0.95: candidate 8 (0.98) is the
+    // first above it, candidate 7 (0.92) the last below.
+    let (outcome, asks) = monotone_search(&within_best(0.05));
+    assert_eq!(outcome.chosen, Some(8), "{outcome:?}");
+    assert!(
+        (outcome.threshold - 0.95).abs() < 0.01,
+        "{}",
+        outcome.threshold
+    );
+    assert!(outcome.cannot_tell.is_empty());
+    assert!(outcome.against_order.is_empty());
+    // A search, not a grid: the two ends and about log2(16) midpoints.
+    assert!(
+        outcome.measured.len() <= 2 + 4,
+        "measured {} of 16",
+        outcome.measured.len()
+    );
+    assert!(asks.iter().all(|&(_, r)| r == BUDGET.first), "{asks:?}");
+}
+
+#[test]
+fn bisection_meets_a_bound_on_the_baseline_and_says_when_nothing_meets_it() {
+    let slower = Target {
+        slower_than_baseline: Some(0.10),
+        ..Target::default()
+    };
+    // 0.9 or more: candidate 7 (0.92) is the first.
+    assert_eq!(monotone_search(&slower).0.chosen, Some(7));
+    // Every candidate's private hash is over 1 KiB from candidate 1 on, and
+    // candidate 0 is far too slow: nothing meets both.
+    let bounded = Target {
+        max_bytes_per_process: Some(1024),
+        ..slower
+    };
+    let (outcome, _) = monotone_search(&bounded);
+    assert_eq!(outcome.chosen, None);
+    assert_eq!(outcome.standing(0, &bounded), Some(Standing::Fails));
+}
+
+/// Candidate 5 sits near the threshold with a wide noise: only it needs
+/// more seeds.
+fn noisy_at_5(c: usize) -> f64 {
+    if c == 5 {
+        0.05
+    } else {
+        0.002
+    }
+}
+
+fn flat(c: usize) -> f64 {
+    if c == 5 {
+        0.96
+    } else {
+        [0.6, 0.7, 0.8, 0.9, 0.93, 0.0, 0.97, 0.98, 0.99, 1.0][c]
+    }
+}
+
+#[test]
+fn more_repetitions_go_only_to_a_candidate_whose_interval_spans_the_threshold() {
+    let mut figure = MadeUp::new(flat, noisy_at_5, growing_memory);
+    let target = Target {
+        slower_than_baseline: Some(0.05),
+        ..Target::default()
+    };
+    let outcome = search(&mut figure, 10, Order::Monotone, &target, BUDGET).unwrap();
+    let repetitions = |c: usize| outcome.measured[&c].ratio.repetitions;
+    assert_eq!(repetitions(5), BUDGET.most as usize, "{outcome:?}");
+    for (&c, m) in &outcome.measured {
+        if c != 5 {
+            assert_eq!(m.ratio.repetitions, BUDGET.first as usize, "candidate {c}");
+        }
+    }
+    // Still spanning 0.95 at the most seeds: the model cannot tell there,
+    // and the answer is the next one that is shown to meet it.
+    assert_eq!(outcome.cannot_tell, vec![5]);
+    assert_eq!(outcome.chosen, Some(6));
+}
+
+/// Unordered candidates: their memory in no order, their figure neither.
+fn scattered(c: usize) -> f64 {
+    [0.7, 1.0, 0.99, 0.5, 0.985, 0.9][c]
+}
+
+fn scattered_memory(c: usize) -> u64 {
+    [100, 900, 600, 10, 300, 50][c]
+}
+
+#[test]
+fn rounds_over_unordered_candidates_find_the_least_memory_within_2_percent_of_the_best() {
+    let mut figure = MadeUp::new(scattered, small_noise, scattered_memory);
+    let outcome = search(&mut figure, 6, Order::Unordered, &within_best(0.02), BUDGET).unwrap();
+    // Threshold 0.98: candidates 1, 2 and 4 meet it; 4 takes the least memory.
+    assert_eq!(outcome.chosen, Some(4), "{outcome:?}");
+    assert_eq!(outcome.best, 1);
+}
+
+#[test]
+fn bisection_and_the_rounds_ask_for_the_same_runs_and_answer_the_same_every_time() {
+    let run = |order: Order, count: usize| {
+        let mut figure = match order {
+            Order::Monotone => MadeUp::new(rising, noisy_at_5, growing_memory),
+            Order::Unordered => MadeUp::new(scattered, noisy_at_5, scattered_memory),
+        };
+        let outcome = search(&mut figure, count, order, &within_best(0.05), BUDGET).unwrap();
+        (outcome, figure.asks)
+    };
+    assert_eq!(run(Order::Monotone, 16), run(Order::Monotone, 16));
+    assert_eq!(run(Order::Unordered, 6), run(Order::Unordered, 6));
+}
+
+/// A question small enough to simulate in a test: 4 CPUs, a short window,
+/// three sizes of the private hash.
+fn small_question(points: &str) -> String {
+    format!(
+        r#"
+question = "Is K = 4 enough on a small machine?"
+machines = ["icx-2s"]
+
+[run]
+duration_us = 20
+warmup_us = 5
+
+[[workload]]
+name = "perf-hash"
+futexes = 16
+{points}
+[baseline]
+preset = "private-6.17"
+name = "today"
+
+[family]
+base = {{ preset = "private-6.17" }}
+parameter = "private.slots"
+order = "monotone"
+values = [
+  {{ label = "K=1", value = "clamp(roundup_pow_of_two(1 * min(threads, cpus)), 16, node_slots)" }},
+  {{ label = "K=4", value = "clamp(roundup_pow_of_two(4 * min(threads, cpus)), 16, node_slots)" }},
+  {{ label = "K=16", value = "clamp(roundup_pow_of_two(16 * min(threads, cpus)), 16, node_slots)" }},
+]
+
+[target]
+within_best_pct = 5
+"#
+    )
+}
+
+const ONE_POINT: &str = "\n[[point]]\ncpus = 4\nthreads = 4\n";
+const TWO_POINTS: &str = "\n[[point]]\ncpus = 4\nthreads = 4\n\n[[point]]\ncpus = 8\nthreads = 8\n";
+
+fn advise_json(question: &std::path::Path, store: &std::path::Path) -> serde_json::Value {
+    let out = futexsim(&[
+        "advise",
+        question.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_small_question_answers_with_the_promised_fields_in_its_json() {
+    let s = Scratch::new("advise-small");
+    let question = s.0.join("small.toml");
+    std::fs::write(&question, small_question(ONE_POINT)).unwrap();
+    let json = advise_json(&question, &s.0.join("store"));
+    let point = &json["points"][0];
+    assert_eq!(point["point"], "icx-2s, perf-hash, cpus=4, threads=4");
+    let recommended = point["recommended"].as_str().unwrap();
+    assert!(["K=1", "K=4", "K=16"].contains(&recommended), "{point}");
+    assert_eq!(point["target_met"], true);
+    assert!(
+        point["memory"]["private_bytes_per_process"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(
+        point["memory"]["global_bytes"].as_u64().unwrap()
+            < point["memory"]["total_bytes"].as_u64().unwrap()
+    );
+    let gain = &point["gain"];
+    let (low, mean, high) = (
+        gain["low"].as_f64().unwrap(),
+        gain["mean"].as_f64().unwrap(),
+        gain["high"].as_f64().unwrap(),
+    );
+    assert!(low <= mean && mean <= high, "{gain}");
+    assert!(json["runs_used"].as_u64().unwrap() <= json["grid_runs"].as_u64().unwrap());
+
+    // The same question as Markdown into --out: advice.md, with the
+    // paragraph for a commit message.
+    let out = futexsim(&[
+        "advise",
+        question.to_str().unwrap(),
+        "--store",
+        s.0.join("store").to_str().unwrap(),
+        "--out",
+        s.0.join("answer").to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let md = std::fs::read_to_string(s.0.join("answer/advice.md")).unwrap();
+    assert!(
+        md.contains(&format!("**Recommended: {recommended}**")),
+        "{md}"
+    );
+    assert!(md.contains("## For the commit message"));
+}
+
+#[test]
+fn asking_again_reuses_every_finished_run_and_an_extended_question_runs_only_what_is_new() {
+    let s = Scratch::new("advise-again");
+    let question = s.0.join("again.toml");
+    let store = s.0.join("store");
+    std::fs::write(&question, small_question(ONE_POINT)).unwrap();
+    let first = advise_json(&question, &store);
+    assert!(first["runs_simulated"].as_u64().unwrap() > 0);
+    let again = advise_json(&question, &store);
+    assert_eq!(again["runs_simulated"], 0);
+    assert_eq!(again["runs_used"], first["runs_used"]);
+    assert_eq!(again["points"], first["points"]);
+
+    std::fs::write(&question, small_question(TWO_POINTS)).unwrap();
+    let extended = advise_json(&question, &store);
+    assert_eq!(extended["points"][0], first["points"][0]);
+    let used = extended["runs_used"].as_u64().unwrap();
+    let simulated = extended["runs_simulated"].as_u64().unwrap();
+    assert_eq!(
+        used - simulated,
+        first["runs_used"].as_u64().unwrap(),
+        "{extended}"
+    );
+}
+
+#[test]
+fn a_question_with_a_mistake_is_refused_at_its_line_and_column_with_exit_2() {
+    let s = Scratch::new("advise-bad");
+    let cases = [
+        // A machine that does not exist: the machines entry, line 3.
+        (
+            small_question(ONE_POINT).replace("[\"icx-2s\"]", "[\"icx-2z\"]"),
+            "bad.toml:3:",
+            "unknown machine preset 'icx-2z'",
+        ),
+        // A target without a share: the [target] header.
+        (
+            small_question(ONE_POINT).replace("within_best_pct = 5", "within_best_pct = 150"),
+            "bad.toml:32:",
+            "a percentage from 0",
+        ),
+        // A candidate whose rule is no power of two: its entry in values.
+        (
+            small_question(ONE_POINT).replace(
+                "16 * min(threads, cpus)), 16",
+                "3 * min(threads, cpus)) + 1, 16",
+            ),
+            "bad.toml:28:",
+            "power of two",
+        ),
+    ];
+    for (text, at, what) in cases {
+        let question = s.0.join("bad.toml");
+        std::fs::write(&question, &text).unwrap();
+        let out = futexsim(&[
+            "advise",
+            question.to_str().unwrap(),
+            "--store",
+            s.0.join("store").to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(at), "expected {at}: {stderr}");
+        assert!(stderr.contains(what), "expected {what}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
