@@ -133,7 +133,8 @@ mod tests {
         let m = Machine::new(preset("bergamo-1s-256").unwrap()).unwrap();
         assert_eq!(m.cpus(), 256);
         assert_eq!(m.nodes(), 1);
-        let complexes: std::collections::BTreeSet<u32> = (0..m.cpus()).map(|c| m.llc_of(c)).collect();
+        let complexes: std::collections::BTreeSet<u32> =
+            (0..m.cpus()).map(|c| m.llc_of(c)).collect();
         assert_eq!(complexes.len(), 16);
         // Crossing the I/O die between complexes costs more than staying in one.
         let other_complex = (1..m.cpus()).find(|&c| m.llc_of(c) != m.llc_of(0)).unwrap();
@@ -144,7 +145,8 @@ mod tests {
     }
 
     #[test]
-    fn each_socket_of_the_8_socket_machine_has_three_one_hop_neighbours_and_four_dearer_two_hop_ones() {
+    fn each_socket_of_the_8_socket_machine_has_three_one_hop_neighbours_and_four_dearer_two_hop_ones(
+    ) {
         let m = Machine::new(preset("clx-8s-448").unwrap()).unwrap();
         assert_eq!(m.cpus(), 448);
         assert_eq!(m.nodes(), 8);
