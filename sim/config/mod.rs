@@ -27,6 +27,7 @@ pub use source::ConfigError;
 pub(crate) use source::Source;
 use std::path::Path;
 use sweep::Axis;
+pub use sweep::Label;
 use toml::{Table, Value};
 
 /// The config `futexsim run` uses when given none: the comparison that
