@@ -6,15 +6,20 @@
 //! report::compare's test, whose noise threshold and significance level
 //! are printed and can be set. Only the changes are listed unless --all;
 //! what one side has and the other lacks is named, and a one-line summary
-//! ends the output. `--json` prints every compared figure as one JSON
-//! document instead (schema in docs/reports.md, "futexsim diff").
+//! ends the output. `--pair A=B` compares design A of the first set with
+//! design B of the second instead of designs of one name: a `--rule`
+//! candidate against the baseline, in two sets or in one (B left out).
+//! `--json` prints every compared figure as one JSON document instead
+//! (schema in docs/reports.md, "futexsim diff").
 
 use crate::cli::CliError;
 use clap::Args;
+use futexsim::echo::echo;
 use futexsim::report;
 use futexsim::report::compare::{Better, Change, Test, Verdict};
 use futexsim::report::interval::{SeedInterval, BIMODAL_RULE};
 use futexsim::report::summary::{self, figure, Cell, BUCKETED_QUANTILES, HEADLINE};
+use futexsim::results::ResultSet;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -24,8 +29,15 @@ use std::path::PathBuf;
 pub struct DiffArgs {
     /// The report directory of the old result set.
     a: PathBuf,
-    /// The report directory of the new result set.
-    b: PathBuf,
+    /// The report directory of the new result set; the old one again when
+    /// left out, to compare two designs of one set with --pair.
+    b: Option<PathBuf>,
+    /// Compare design A of the old set with design B of the new one (names
+    /// as the report writes them; a name may hold `=`: the split that names
+    /// a design on each side is taken); repeatable. Without it, designs are
+    /// compared with the design of the same name.
+    #[arg(long = "pair", value_name = "A=B")]
+    pairs: Vec<String>,
     /// List every compared figure, those within the noise too.
     #[arg(long)]
     all: bool,
@@ -55,6 +67,9 @@ struct Document<'a> {
     a: Side,
     b: Side,
     test: TestStated<'a>,
+    /// The designs compared with each other, by `--pair`; empty when
+    /// designs were matched by name.
+    pairs: Vec<Pair<'a>>,
     cells: Vec<Compared<'a>>,
     one_side_only: Vec<String>,
     summary: Counts,
@@ -64,6 +79,13 @@ struct Document<'a> {
 struct Side {
     dir: String,
     git_commit: String,
+}
+
+/// A design of A compared with a design of B.
+#[derive(Clone, Copy, Serialize)]
+struct Pair<'a> {
+    a: &'a str,
+    b: &'a str,
 }
 
 /// The test as applied: the interval, the ratio, and its parameters.
@@ -82,7 +104,10 @@ struct TestStated<'a> {
 #[derive(Serialize)]
 struct Compared<'a> {
     point: &'a str,
+    /// A's design.
     design: &'a str,
+    /// B's design: `design` unless `--pair` paired it with another.
+    b_design: &'a str,
     figure: &'static str,
     better: &'static str,
     a: SeedInterval,
@@ -132,25 +157,78 @@ fn test_of(args: &DiffArgs) -> Result<Test, CliError> {
     })
 }
 
+/// `--pair A=B` read against the designs of both sets: the one split at an
+/// `=` that names a design of A on its left and one of B on its right.
+fn pair_of<'a>(text: &str, a: &'a ResultSet, b: &'a ResultSet) -> Result<Pair<'a>, CliError> {
+    let splits: Vec<Pair> = text
+        .match_indices('=')
+        .filter_map(|(at, _)| {
+            let (left, right) = (&text[..at], &text[at + 1..]);
+            let in_a = a.designs.iter().find(|d| *d == left)?;
+            let in_b = b.designs.iter().find(|d| *d == right)?;
+            Some(Pair { a: in_a, b: in_b })
+        })
+        .collect();
+    match splits[..] {
+        [one] => Ok(one),
+        [] => Err(CliError::Input(format!(
+            "--pair '{}' names no design of A on the left of an '=' and one of B on its right; \
+             A's designs: {}; B's designs: {}",
+            echo(text),
+            a.designs.join(", "),
+            b.designs.join(", ")
+        ))),
+        _ => Err(CliError::Input(format!(
+            "--pair '{}' splits into designs at more than one '=': {}",
+            echo(text),
+            splits
+                .iter()
+                .map(|p| format!("'{}' = '{}'", p.a, p.b))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ))),
+    }
+}
+
 pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
     let test = test_of(args)?;
     let read = |dir: &PathBuf| report::read_locked(dir).map_err(CliError::from);
+    let b_dir =
+        match &args.b {
+            Some(b) => b,
+            None if !args.pairs.is_empty() => &args.a,
+            None => return Err(CliError::Input(
+                "diff needs two report directories, or one and --pair A=B to compare two of its \
+                 designs"
+                    .into(),
+            )),
+        };
     let (a, _) = read(&args.a)?;
-    let (b, _) = read(&args.b)?;
+    let (b, _) = read(b_dir)?;
     if let Some(why) = report::incomparable(&a, &b) {
         eprintln!("futexsim: warning: the sets do not compare like with like: {why}");
     }
+    let pairs = args
+        .pairs
+        .iter()
+        .map(|text| pair_of(text, &a, &b))
+        .collect::<Result<Vec<_>, _>>()?;
     let (cells_a, cells_b) = (summary::cells(&a), summary::cells(&b));
     let mut counts = Counts::default();
     let mut compared = Vec::new();
+    let mut matched = Vec::new();
     for old in &cells_a {
-        // Points are matched by their axis values, designs by name.
-        let Some(new) = cells_b
-            .iter()
-            .find(|c| c.label == old.label && c.design == old.design)
-        else {
-            continue;
-        };
+        // Points are matched by their axis values.
+        for design in partners(old.design, &pairs) {
+            if let Some(new) = cells_b
+                .iter()
+                .find(|c| c.label == old.label && c.design == design)
+            {
+                matched.push((old, new));
+            }
+        }
+    }
+    for (old, new) in matched {
         counts.pairs += 1;
         for h in &HEADLINE {
             let (old_each, new_each) = (old.each(h.read), new.each(h.read));
@@ -169,6 +247,7 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
             compared.push(Compared {
                 point: &old.label,
                 design: old.design,
+                b_design: new.design,
                 figure: h.name,
                 better: match h.better {
                     Better::Higher => "higher",
@@ -183,22 +262,28 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
     }
     if counts.pairs == 0 {
         return Err(CliError::Input(format!(
-            "{} and {} have no (point, design) in common",
+            "{} and {} have no (point, design) in common{}",
             args.a.display(),
-            args.b.display()
+            b_dir.display(),
+            if pairs.is_empty() {
+                " (--pair A=B compares designs named differently)"
+            } else {
+                ""
+            }
         )));
     }
-    let mut one_sided = one_side_only("A", &cells_a, &cells_b);
-    one_sided.extend(one_side_only("B", &cells_b, &cells_a));
+    let reversed: Vec<Pair> = pairs.iter().map(|p| Pair { a: p.b, b: p.a }).collect();
+    let mut one_sided = one_side_only("A", &cells_a, &cells_b, &pairs);
+    one_sided.extend(one_side_only("B", &cells_b, &cells_a, &reversed));
     let regressed = counts.regressed;
-    let side = |dir: &PathBuf, set: &futexsim::results::ResultSet| Side {
+    let side = |dir: &PathBuf, set: &ResultSet| Side {
         dir: dir.display().to_string(),
         git_commit: set.provenance.git_commit.clone(),
     };
     let document = Document {
         schema: JSON_SCHEMA,
         a: side(&args.a, &a),
-        b: side(&args.b, &b),
+        b: side(b_dir, &b),
         test: TestStated {
             ratio: "paired: the mean over repetitions of B/A at the same seed",
             interval: "two-sided Student-t over the per-seed values",
@@ -206,6 +291,7 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
             parameters: &test,
             bimodal_rule: BIMODAL_RULE,
         },
+        pairs,
         cells: compared,
         one_side_only: one_sided,
         summary: counts,
@@ -264,7 +350,7 @@ fn print_table(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
                 c.point,
-                c.design,
+                shown_design(c),
                 c.figure,
                 c.a.show(figure),
                 c.b.show(figure),
@@ -296,10 +382,35 @@ fn print_table(
     Ok(())
 }
 
+/// The designs of the other set that `design` is compared with: those
+/// `pairs` (ours, theirs) give it, or without pairs the one of its name.
+fn partners<'a>(design: &'a str, pairs: &[Pair<'a>]) -> Vec<&'a str> {
+    if pairs.is_empty() {
+        vec![design]
+    } else {
+        pairs
+            .iter()
+            .filter(|p| p.a == design)
+            .map(|p| p.b)
+            .collect()
+    }
+}
+
+/// A compared design as the table shows it: its name, or `A → B` when
+/// `--pair` compared two names.
+fn shown_design(c: &Compared) -> String {
+    if c.design == c.b_design {
+        c.design.to_string()
+    } else {
+        format!("{} → {}", c.design, c.b_design)
+    }
+}
+
 /// The designs, points and (point, design) pairs of `ours` that `theirs`
 /// lacks, each named once: a design missing everywhere is one line, not one
-/// per point.
-fn one_side_only(side: &str, ours: &[Cell], theirs: &[Cell]) -> Vec<String> {
+/// per point. With `pairs` (ours, theirs), only the paired designs are
+/// looked at, each against its partner; without, each against its name.
+fn one_side_only(side: &str, ours: &[Cell], theirs: &[Cell], pairs: &[Pair]) -> Vec<String> {
     let designs: BTreeSet<&str> = theirs.iter().map(|c| c.design).collect();
     let points: BTreeSet<&str> = theirs.iter().map(|c| c.label.as_str()).collect();
     let mut lines: Vec<String> = Vec::new();
@@ -309,13 +420,15 @@ fn one_side_only(side: &str, ours: &[Cell], theirs: &[Cell]) -> Vec<String> {
         }
     };
     for cell in ours {
-        if theirs
-            .iter()
-            .any(|c| c.label == cell.label && c.design == cell.design)
+        let partners = partners(cell.design, pairs);
+        if partners.is_empty()
+            || theirs
+                .iter()
+                .any(|c| c.label == cell.label && partners.contains(&c.design))
         {
             continue;
         }
-        if !designs.contains(cell.design) {
+        if !partners.iter().any(|p| designs.contains(p)) {
             push(format!("only in {side}: design {}", cell.design));
         } else if !points.contains(cell.label.as_str()) {
             push(format!("only in {side}: point {}", cell.label));

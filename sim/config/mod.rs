@@ -27,6 +27,7 @@ pub use source::ConfigError;
 pub(crate) use source::Source;
 use std::path::Path;
 use sweep::Axis;
+pub use sweep::Label;
 use toml::{Table, Value};
 
 /// The config `futexsim run` uses when given none: the comparison that
@@ -425,57 +426,76 @@ fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {
 /// stays allowed: rules divide with it, and a chart's file name replaces
 /// it (`files::file_part`).
 pub(crate) fn check_design_name(name: &str) -> Result<(), NameError> {
+    const NAMED: &str = "a table named";
+    if name.parse::<u64>().is_ok() {
+        return Err(NameError::new(
+            NAMED,
+            name,
+            "is a number, which a sweep path reads as a table's index",
+            None,
+        ));
+    }
+    if name == "*" {
+        return Err(NameError::new(
+            NAMED,
+            name,
+            "is what a sweep path writes for every table",
+            None,
+        ));
+    }
+    check_printed_name(NAMED, name)
+}
+
+/// What every name the report prints in its tables, its code spans and its
+/// charts' file names is held to (a design's, a sweep value's label): not
+/// empty, printable, none of `|`, `` ` `` or `\`, and short enough for a
+/// file name. `named` says what is named, as the message begins.
+pub(crate) fn check_printed_name(named: &str, name: &str) -> Result<(), NameError> {
     let at = |pred: &dyn Fn(char) -> bool| name.chars().position(pred);
     let (why, at) = if name.trim().is_empty() {
-        ("is empty".to_string(), None)
+        ("is empty", None)
     } else if let Some(i) = at(&|c: char| c.is_control()) {
-        ("holds a control character".to_string(), Some(i))
+        ("holds a control character", Some(i))
     } else if let Some(i) = at(&|c: char| c == '|') {
         (
-            "holds '|', which ends a cell of the report's tables".to_string(),
+            "holds '|', which ends a cell of the report's tables",
             Some(i),
         )
     } else if let Some(i) = at(&|c: char| c == '`') {
-        (
-            "holds '`', which ends the report's code spans".to_string(),
-            Some(i),
-        )
+        ("holds '`', which ends the report's code spans", Some(i))
     } else if let Some(i) = at(&|c: char| c == '\\') {
         (
-            "holds '\\', which escapes the character after it in the report".to_string(),
+            "holds '\\', which escapes the character after it in the report",
             Some(i),
         )
-    } else if name.parse::<u64>().is_ok() {
-        (
-            "is a number, which a sweep path reads as a table's index".to_string(),
-            None,
-        )
-    } else if name == "*" {
-        (
-            "is what a sweep path writes for every table".to_string(),
-            None,
-        )
     } else if name.len() > MAX_NAME_BYTES {
-        ("is too long for a chart's file name".to_string(), None)
+        ("is too long for a chart's file name", None)
     } else {
         return Ok(());
     };
-    Err(NameError {
-        message: format!(
-            "a table named {} {why}: name it with at most {MAX_NAME_BYTES} printable \
-             characters, none of | ` \\",
-            echo_debug(name)
-        ),
-        at,
-    })
+    Err(NameError::new(named, name, why, at))
 }
 
-/// Why a design's name is refused, and the character it is about, when one is.
+/// Why a name (a design's, a sweep value's label) is refused, and the
+/// character it is about, when one is.
 #[derive(Debug)]
-pub(crate) struct NameError {
+pub struct NameError {
     pub message: String,
     /// 0-based, in characters.
     pub at: Option<usize>,
+}
+
+impl NameError {
+    fn new(named: &str, name: &str, why: &str, at: Option<usize>) -> NameError {
+        NameError {
+            message: format!(
+                "{named} {} {why}: name it with at most {MAX_NAME_BYTES} printable \
+                 characters, none of | ` \\",
+                echo_debug(name)
+            ),
+            at,
+        }
+    }
 }
 
 /// Designs whose names differ only in what a file name cannot hold would
@@ -679,11 +699,7 @@ fn resolve_point(
     let m = Machine::new(machine.clone())
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
     let point = Point {
-        axis_values: axes
-            .iter()
-            .zip(&coords)
-            .map(|(a, &c)| tree::display(&a.values[c]))
-            .collect(),
+        axis_values: axes.iter().zip(&coords).map(|(a, &c)| a.shown(c)).collect(),
         machine,
         designs,
         workload,
@@ -753,14 +769,21 @@ fn resolved_toml(doc: &Table, axes: &[Axis], baseline: &str) -> String {
             }
         }
     }
+    let mut text = toml::to_string(&doc).expect("a TOML table serializes");
+    // Written by hand, each axis on one line with its values inline: a table
+    // would write an axis of labelled values as `[[sweep.axis]]` sections
+    // after the plain axes, and the axes' order is the points' order.
     if !axes.is_empty() {
-        let sweep: Table = axes
-            .iter()
-            .map(|a| (a.name.clone(), Value::Array(a.values.clone())))
-            .collect();
-        doc.insert("sweep".into(), Value::Table(sweep));
+        text.push_str("\n[sweep]\n");
+        for a in axes {
+            text.push_str(&format!(
+                "{} = {}\n",
+                toml_edit::Key::new(a.name.as_str()),
+                Value::Array(a.written())
+            ));
+        }
     }
-    toml::to_string(&doc).expect("a TOML table serializes")
+    text
 }
 
 #[cfg(test)]

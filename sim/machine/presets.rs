@@ -16,7 +16,15 @@ const PRESETS: &[(&str, &str)] = &[
         "bdx-ex-4s-192",
         include_str!("../../configs/machines/bdx-ex-4s-192.toml"),
     ),
+    (
+        "bergamo-1s-256",
+        include_str!("../../configs/machines/bergamo-1s-256.toml"),
+    ),
     ("clx-2s", include_str!("../../configs/machines/clx-2s.toml")),
+    (
+        "clx-8s-448",
+        include_str!("../../configs/machines/clx-8s-448.toml"),
+    ),
     (
         "clx-ap-2s-192",
         include_str!("../../configs/machines/clx-ap-2s-192.toml"),
@@ -118,5 +126,55 @@ mod tests {
             4096
         );
         assert_eq!(Machine::new(preset("vsmp-32").unwrap()).unwrap().cpus(), 32);
+    }
+
+    #[test]
+    fn the_single_socket_128_core_part_is_one_node_of_sixteen_core_complexes() {
+        let m = Machine::new(preset("bergamo-1s-256").unwrap()).unwrap();
+        assert_eq!(m.cpus(), 256);
+        assert_eq!(m.nodes(), 1);
+        let complexes: std::collections::BTreeSet<u32> =
+            (0..m.cpus()).map(|c| m.llc_of(c)).collect();
+        assert_eq!(complexes.len(), 16);
+        // Crossing the I/O die between complexes costs more than staying in one.
+        let other_complex = (1..m.cpus()).find(|&c| m.llc_of(c) != m.llc_of(0)).unwrap();
+        let same_complex = (1..m.cpus())
+            .find(|&c| m.llc_of(c) == m.llc_of(0) && m.sibling_of(0) != Some(c))
+            .unwrap();
+        assert!(m.transfer_ps(0, other_complex) > m.transfer_ps(0, same_complex));
+    }
+
+    #[test]
+    fn each_socket_of_the_8_socket_machine_has_three_one_hop_neighbours_and_four_dearer_two_hop_ones(
+    ) {
+        let m = Machine::new(preset("clx-8s-448").unwrap()).unwrap();
+        assert_eq!(m.cpus(), 448);
+        assert_eq!(m.nodes(), 8);
+        let first_cpu_of = |node: u32| (0..m.cpus()).find(|&c| m.node_of(c) == node).unwrap();
+        for from in 0..8 {
+            let others: Vec<u32> = (0..8).filter(|&to| to != from).collect();
+            let nearest = others
+                .iter()
+                .map(|&to| m.remote_latency_ps(from, to))
+                .min()
+                .unwrap();
+            let (near, far): (Vec<u32>, Vec<u32>) = others
+                .iter()
+                .partition(|&&to| m.remote_latency_ps(from, to) == nearest);
+            assert_eq!((near.len(), far.len()), (3, 4), "socket {from}");
+            let cpu = first_cpu_of(from);
+            let near_memory = m.dram_ps(cpu, near[0]);
+            for &to in &others {
+                assert_eq!(m.remote_latency_ps(from, to), m.remote_latency_ps(to, from));
+                assert_eq!(
+                    m.dram_ps(cpu, to) > near_memory,
+                    far.contains(&to),
+                    "socket {from}: memory on {to} must be dearer exactly when it is two hops away"
+                );
+            }
+            for &to in &far {
+                assert!(m.remote_latency_ps(from, to) > nearest);
+            }
+        }
     }
 }

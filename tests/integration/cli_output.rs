@@ -145,6 +145,102 @@ fn diff_json_gives_each_cell_its_interval_and_a_verdict_that_matches_it() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// `diff --pair A=B`: design A of one set against design B of another (or
+/// of the same set), and a `--rule` candidate against the baseline, whose
+/// name holds an `=` of its own.
+#[test]
+fn diff_pair_compares_designs_of_different_names_and_a_rule_against_the_baseline() {
+    let s = Scratch::new("diff-pair");
+    let a = campaign(&s, "a", &config(&["aligned-3.14", "fixed-256"], "[8, 32]"));
+    let out = futexsim(&["diff", &a, "--pair", "aligned-3.14=fixed-256", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["schema"], "futexsim-diff/1");
+    assert_eq!(
+        doc["pairs"],
+        serde_json::json!([{ "a": "aligned-3.14", "b": "fixed-256" }])
+    );
+    assert_eq!(doc["summary"]["pairs"], 2);
+    assert_eq!(doc["one_side_only"], serde_json::json!([]));
+    let cells = doc["cells"].as_array().unwrap();
+    assert!(cells
+        .iter()
+        .all(|c| c["design"] == "aligned-3.14" && c["b_design"] == "fixed-256"));
+    // fixed-256's packed buckets lose ops/s per thread against aligned ones.
+    assert!(
+        cells
+            .iter()
+            .any(|c| c["figure"] == "ops/s/thread" && c["verdict"] == "regressed"),
+        "{doc}"
+    );
+    let text = stdout_of(&futexsim(&[
+        "diff",
+        &a,
+        &a,
+        "--pair",
+        "aligned-3.14=fixed-256",
+        "--all",
+    ]));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("| cpus=8 | aligned-3.14 → fixed-256 | ops/s/thread |")),
+        "{text}"
+    );
+    // Without --pair, designs of one name are compared, as before.
+    let by_name: serde_json::Value =
+        serde_json::from_slice(&futexsim(&["diff", &a, &a, "--json"]).stdout).unwrap();
+    assert_eq!(by_name["pairs"], serde_json::json!([]));
+    assert_eq!(by_name["summary"]["pairs"], 4);
+
+    // A rule beside the baseline, held against it within its own set.
+    let path = s.0.join("rule.toml");
+    fs::write(&path, config(&["fixed-256"], "[8, 32]")).unwrap();
+    let ruled = s.0.join("rule");
+    let run = futexsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--rule",
+        "roundup_pow_of_two(4 * threads)",
+        "--out",
+        ruled.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let ruled = ruled.to_str().unwrap();
+    let pair = "fixed-256=fixed-256 slots=roundup_pow_of_two(4 * threads)";
+    let out = futexsim(&["diff", ruled, "--pair", pair, "--all"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout_of(&out);
+    assert!(
+        text.contains(
+            "| fixed-256 → fixed-256 slots=roundup_pow_of_two(4 * threads) | ops/s/thread |"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" of 2 (point, design) pairs"), "{text}");
+
+    // A pair that names no design on a side, or no B and no pair, is bad input.
+    let bad = futexsim(&["diff", &a, "--pair", "aligned-3.14=nothing"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let why = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        why.contains("A's designs: aligned-3.14, fixed-256; B's designs: aligned-3.14, fixed-256"),
+        "{why}"
+    );
+    assert_eq!(futexsim(&["diff", &a]).status.code(), Some(2));
+}
+
 #[test]
 fn diff_names_regressions_and_what_one_side_lacks() {
     let s = Scratch::new("diff-changes");

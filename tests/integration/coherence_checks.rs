@@ -161,6 +161,19 @@ fn idle_figures(profile: &str) -> Vec<Figure> {
             f(NodeHitm, 79.5, ANANDTECH_ZEN4),
             f(RemoteHitm, 197.0, C2C),
         ],
+        // Bergamo's Zen 4c is Zen 4's core and caches: the 7950X's CCD as Genoa's.
+        "bergamo-1s-256" => vec![
+            f(LocalHitm, 17.0, ANANDTECH_ZEN4),
+            f(NodeHitm, 79.5, ANANDTECH_ZEN4),
+        ],
+        // Cascade Lake's MLC within a socket and one UPI hop away (sockets 0 and 1 share a
+        // link); the two-hop figure is derived, not published, so nothing holds it here.
+        "clx-8s-448" => vec![
+            f(LocalHitm, 49.3, CLX_MLC),
+            f(LocalClean, 48.8, CLX_MLC),
+            f(RemoteHitm, 113.5, CLX_MLC),
+            f(DramLocal, 80.8, CLX_MLC),
+        ],
         "graviton2-64" => vec![
             f(LocalHitm, 47.0, C2C),
             f(DramLocal, 81.0, ANANDTECH_GRAVITON2),

@@ -57,6 +57,57 @@ fn axes_expand_as_a_cartesian_product_first_axis_outermost() {
     assert_eq!(c.points[0].machine.topology.sockets, 2);
 }
 
+#[test]
+fn a_labelled_sweep_value_sets_its_value_and_names_its_point_by_its_label() {
+    let labelled = SMALL.replace(
+        "cpus = [4, 8]",
+        r#"cpus = [{ value = 4, label = "four CPUs" }, 8]"#,
+    );
+    let c = parse(&labelled).unwrap();
+    let labels: Vec<Vec<String>> = c.points.iter().map(|p| p.axis_values.clone()).collect();
+    assert_eq!(
+        labels,
+        [
+            ["four CPUs", "64"],
+            ["four CPUs", "128"],
+            ["8", "64"],
+            ["8", "128"]
+        ]
+    );
+    assert_eq!(c.points[0].machine.topology.nr_cpus, Some(4));
+    // The resolved config keeps the label, so it resolves to itself.
+    let again = Config::parse("campaign", &c.name, &c.resolved, &[]).unwrap();
+    assert_eq!(again.resolved, c.resolved);
+    assert_eq!(again.points[0].axis_values, c.points[0].axis_values);
+}
+
+#[test]
+fn a_label_is_refused_at_its_column_when_it_breaks_a_table_or_names_two_values() {
+    let with = |cpus: &str| SMALL.replace("cpus = [4, 8]", cpus);
+    // The sweep's first axis is on line 21; a column is the label's opening quote.
+    let column_of = |line: &str, label: &str| line.find(label).unwrap() + 1;
+    let bad = r#"cpus = [{ value = 4, label = "a|b" }, 8]"#;
+    let e = error(&with(bad));
+    assert_eq!((e.line, e.column), (21, column_of(bad, "\"a|b")), "{e}");
+    assert!(e.message.contains("a label \"a|b\" holds '|'"), "{e}");
+    let twice = r#"cpus = [4, { value = 8, label = "4" }]"#;
+    let e = error(&with(twice));
+    assert_eq!((e.line, e.column), (21, column_of(twice, "\"4\"")), "{e}");
+    assert!(e.message.contains("the label '4' names value 1 too"), "{e}");
+    let e = error(&with(
+        r#"cpus = [{ value = 4, label = "four", unit = "cpus" }, 8]"#,
+    ));
+    assert!(
+        e.message
+            .contains("holds 'value' and 'label' only, not 'unit'"),
+        "{e}"
+    );
+    let e = error(&with(r#"cpus = [{ label = "four" }, 8]"#));
+    assert!(e.message.contains("needs its value"), "{e}");
+    // The plain form and a table without a label are values as before.
+    assert!(parse(&with("cpus = [4, 8]")).is_ok());
+}
+
 fn error(text: &str) -> ConfigError {
     parse(text).expect_err("the config should be refused")
 }
