@@ -51,6 +51,7 @@
 pub mod c2c;
 pub mod charts;
 pub mod compare;
+mod axis;
 mod csv;
 pub mod interval;
 mod json;
