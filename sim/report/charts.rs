@@ -991,8 +991,6 @@ fn node_heat_map(cell: &Cell, matrix: &[Vec<f64>], most: f64) -> std::io::Result
     let node_ticks =
         Ticks::at_whole_numbers((0..n).step_by(every).map(|k| k as f64 + 0.5).collect());
     let node = |v: f64| format!("{}", v.floor());
-    // Written to the decimals that give the largest cell three digits.
-    let decimals = significant_decimals(top, 3);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (860, 700)).into_drawing_area();
@@ -1036,10 +1034,12 @@ fn node_heat_map(cell: &Cell, matrix: &[Vec<f64>], most: f64) -> std::io::Result
             chart
                 .draw_series(cells().map(|(row, col)| {
                     let v = value(row, col);
+                    // Two significant digits each: a cell far below the
+                    // shared scale's top still reads as what it is.
                     let text = if v == 0.0 {
                         "0".to_string()
                     } else {
-                        format!("{v:.decimals$}")
+                        format!("{v:.*}", significant_decimals(v, 2))
                     };
                     Text::new(
                         text,

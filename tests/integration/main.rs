@@ -5,6 +5,7 @@
 mod bad_configs;
 mod c2c_definitions;
 mod calibrate;
+mod charts;
 mod campaign;
 mod cli_hash;
 mod cli_output;
