@@ -730,8 +730,10 @@ fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
     let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
     let _ = writeln!(
         md,
-        "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
-        c.design, c.label, r.threads,
+        "{}{}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
+        c.design,
+        summary::at_point(&c.label),
+        r.threads,
     );
     if threads {
         let window_s = r.sim_ns as f64 / 1e9;
@@ -790,7 +792,13 @@ fn point_file(point: usize) -> String {
 fn c2c_of_point(md: &mut String, cells: &[Cell], point: usize) {
     for c in cells.iter().filter(|c| c.point == point) {
         let r = c.runs[0];
-        let _ = writeln!(md, "### {} at {} (seed {})\n", c.design, c.label, r.seed);
+        let _ = writeln!(
+            md,
+            "### {}{} (seed {})\n",
+            c.design,
+            summary::at_point(&c.label),
+            r.seed
+        );
         if r.top_lines.is_empty() {
             let _ = writeln!(md, "No load found a line Modified in another cache.\n");
             continue;
@@ -851,7 +859,7 @@ fn point_files(cells: &[Cell]) -> Vec<File> {
     for c in first_of_each_point(cells) {
         let at_point: Vec<&Cell> = cells.iter().filter(|o| o.point == c.point).collect();
         let mut page = String::new();
-        let _ = writeln!(page, "# perf output at {}\n", c.label);
+        let _ = writeln!(page, "# perf output{}\n", summary::at_point(&c.label));
         if is_perf_hash(c) {
             let _ = writeln!(page, "## As perf bench prints it\n");
             let _ = writeln!(page, "{PERF_INTRO}");
