@@ -49,7 +49,8 @@ pub fn nodes_chart(design: &str) -> String {
 
 /// One figure drawn against the thread count.
 struct Figure {
-    /// What the chart shows, "against threads" or "at N threads" appended.
+    /// What the chart shows; its title appends "against threads", or "at N
+    /// threads" when drawn as bars.
     what: &'static str,
     /// What the axis counts; its ticks carry the unit.
     unit: &'static str,
@@ -819,12 +820,14 @@ fn bar_chart(
 /// acquisition beside the mean hold, the two that tell a lock that
 /// serialises from one that bounces.
 fn lock_chart(busiest: &[&Cell]) -> std::io::Result<Vec<u8>> {
+    // The hold in a lighter shade of the design's colour.
+    let figures: [(&str, fn(&RunRecord) -> f64, bool); 2] = [
+        ("wait", |r| r.locks.mean_wait_ns, false),
+        ("hold", |r| r.locks.mean_hold_ns, true),
+    ];
     let mut bars = Vec::new();
     for (colour, cell) in busiest.iter().enumerate() {
-        for (what, read, light) in [
-            ("wait", (|r: &RunRecord| r.locks.mean_wait_ns) as fn(&RunRecord) -> f64, false),
-            ("hold", |r: &RunRecord| r.locks.mean_hold_ns, true),
-        ] {
+        for (what, read, light) in figures {
             if let Some(interval) = charted_interval(&cell.each(read)) {
                 bars.push(Bar {
                     label: format!("{}: {what}", cell.design),
