@@ -171,7 +171,11 @@ impl Ticks {
         if linear.values.iter().all(|v| v.fract() == 0.0) {
             return Ticks::at_whole_numbers(linear.values);
         }
-        Ticks::at_whole_numbers((lo.ceil() as i64..=hi.floor() as i64).map(|v| v as f64).collect())
+        Ticks::at_whole_numbers(
+            (lo.ceil() as i64..=hi.floor() as i64)
+                .map(|v| v as f64)
+                .collect(),
+        )
     }
 
     /// Ticks at the given places, written as whole numbers (thread counts,
@@ -194,7 +198,11 @@ impl Ticks {
             Some(unit) => {
                 let text = format!("{:.*}", self.decimals, v / unit.size);
                 // -0.0 rounds to "-0"; a tick at zero reads "0".
-                let text = if text.trim_start_matches('-').trim_matches(['0', '.']) == "" {
+                let text = if text
+                    .trim_start_matches('-')
+                    .trim_matches(['0', '.'])
+                    .is_empty()
+                {
                     "0".to_string()
                 } else {
                     text

@@ -47,6 +47,9 @@ pub fn nodes_chart(design: &str) -> String {
     format!("{DIR}/hitm_nodes-{}.svg", file_part(design))
 }
 
+/// A figure of one run.
+type ReadRun = fn(&RunRecord) -> f64;
+
 /// One figure drawn against the thread count.
 struct Figure {
     /// What the chart shows; its title appends "against threads", or "at N
@@ -55,7 +58,7 @@ struct Figure {
     /// What the axis counts; its ticks carry the unit.
     unit: &'static str,
     quantity: Quantity,
-    read: fn(&RunRecord) -> f64,
+    read: ReadRun,
     /// A log y axis, when every value is positive.
     log_y: bool,
     /// Draw the USL fit of each curve.
@@ -466,7 +469,11 @@ fn scaling_chart(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>>
     let mut svg = String::new();
     if figure.log_y && values().all(|v| v.mean > 0.0) {
         let (lo, hi) = log_bounds(
-            values().flat_map(|i| [i.mean, reach(&i)].into_iter().chain(i.low.filter(|l| *l > 0.0))),
+            values().flat_map(|i| {
+                [i.mean, reach(&i)]
+                    .into_iter()
+                    .chain(i.low.filter(|l| *l > 0.0))
+            }),
             10.0,
             1e-12,
         );
@@ -478,7 +485,14 @@ fn scaling_chart(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>>
             ticks: &ticks,
             scale: " (log scale)",
         };
-        line_chart(&mut svg, &curves, figure, ticked((lo..hi).log_scale(), &ticks), &y, legend)?;
+        line_chart(
+            &mut svg,
+            &curves,
+            figure,
+            ticked((lo..hi).log_scale(), &ticks),
+            &y,
+            legend,
+        )?;
     } else {
         let top = values().map(|i| reach(&i)).fold(0.0f64, f64::max);
         let mut hi = if top > 0.0 { top * 1.15 } else { 1.0 };
@@ -494,7 +508,14 @@ fn scaling_chart(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>>
             ticks: &ticks,
             scale: "",
         };
-        line_chart(&mut svg, &curves, figure, ticked(0.0..hi, &ticks), &y, legend)?;
+        line_chart(
+            &mut svg,
+            &curves,
+            figure,
+            ticked(0.0..hi, &ticks),
+            &y,
+            legend,
+        )?;
     }
     Ok(svg.into_bytes())
 }
@@ -513,11 +534,7 @@ fn scaling_bars(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>> 
                 designs.push(s.design);
                 designs.len() - 1
             });
-        let values: Vec<f64> = s
-            .cells
-            .iter()
-            .flat_map(|c| c.each(figure.read))
-            .collect();
+        let values: Vec<f64> = s.cells.iter().flat_map(|c| c.each(figure.read)).collect();
         if let Some(interval) = charted_interval(&values) {
             bars.push(Bar {
                 label: s.label.clone(),
@@ -659,7 +676,10 @@ where
         .any(|c| c.points.iter().any(|p| p.1.half_width().is_some()));
     let mut notes = Vec::new();
     if fitted > 0 {
-        notes.push(format!("thin lines: USL fits of {fitted} of {} curves", curves.len()));
+        notes.push(format!(
+            "thin lines: USL fits of {fitted} of {} curves",
+            curves.len()
+        ));
     }
     if with_intervals {
         notes.push(ERROR_BARS.to_string());
@@ -674,7 +694,10 @@ where
         let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(drawing_error)?;
         let mut chart = framed(&root, &title, 90)
-            .build_cartesian_2d(ticked((x_lo..x_hi).log_scale().base(2.0), &x_ticks), y_coord)
+            .build_cartesian_2d(
+                ticked((x_lo..x_hi).log_scale().base(2.0), &x_ticks),
+                y_coord,
+            )
             .map_err(drawing_error)?;
         draw_mesh(
             &mut chart,
@@ -738,7 +761,10 @@ fn bar_chart(
     bars: &[Bar],
 ) -> std::io::Result<Vec<u8>> {
     let n = bars.len().max(1);
-    let top = bars.iter().map(|b| reach(&b.interval)).fold(0.0f64, f64::max);
+    let top = bars
+        .iter()
+        .map(|b| reach(&b.interval))
+        .fold(0.0f64, f64::max);
     // Room past the longest bar for its written value.
     let hi = if top > 0.0 { top * 1.45 } else { 1.0 };
     let x_ticks = Ticks::linear(0.0, hi, quantity);
@@ -752,7 +778,11 @@ fn bar_chart(
             .and_then(|i| bars.get(i))
             .map_or(String::new(), |b| b.label.clone())
     };
-    let longest = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) as u32;
+    let longest = bars
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
     let height = (120 + 48 * n as u32).max(300);
     let with_intervals = bars.iter().any(|b| b.interval.half_width().is_some());
     let title = if with_intervals {
@@ -821,7 +851,7 @@ fn bar_chart(
 /// serialises from one that bounces.
 fn lock_chart(busiest: &[&Cell]) -> std::io::Result<Vec<u8>> {
     // The hold in a lighter shade of the design's colour.
-    let figures: [(&str, fn(&RunRecord) -> f64, bool); 2] = [
+    let figures: [(&str, ReadRun, bool); 2] = [
         ("wait", |r| r.locks.mean_wait_ns, false),
         ("hold", |r| r.locks.mean_hold_ns, true),
     ];
@@ -838,7 +868,9 @@ fn lock_chart(busiest: &[&Cell]) -> std::io::Result<Vec<u8>> {
             }
         }
     }
-    let at = busiest.first().map_or(String::new(), |c| summary::at_point(&c.label));
+    let at = busiest
+        .first()
+        .map_or(String::new(), |c| summary::at_point(&c.label));
     bar_chart(
         &format!("Bucket lock: mean wait and hold per acquisition{at}"),
         "time per bucket-lock acquisition",
@@ -917,7 +949,11 @@ fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
             .filter(|[a, b]| covers_a_pixel(&chart, *a, *b))
             .collect();
         chart
-            .draw_series(drawn.into_iter().map(|corners| Rectangle::new(corners, bar.filled())))
+            .draw_series(
+                drawn
+                    .into_iter()
+                    .map(|corners| Rectangle::new(corners, bar.filled())),
+            )
             .map_err(drawing_error)?
             .label("measured (the design's hash of the workload's keys)")
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], bar.filled()));
@@ -957,7 +993,10 @@ fn load_histogram(cell: &Cell, load: &LoadRecord) -> std::io::Result<Vec<u8>> {
 /// repetitions: row the requesting node, column the node whose cache held
 /// the line Modified.
 fn hitm_per_op_by_nodes(cell: &Cell) -> Vec<Vec<f64>> {
-    let nodes = cell.runs.first().map_or(0, |r| r.coherence.hitm_nodes.len());
+    let nodes = cell
+        .runs
+        .first()
+        .map_or(0, |r| r.coherence.hitm_nodes.len());
     let mut mean = vec![vec![0.0f64; nodes]; nodes];
     let runs = cell.runs.len().max(1) as f64;
     for r in &cell.runs {
@@ -1022,7 +1061,13 @@ fn node_heat_map(cell: &Cell, matrix: &[Vec<f64>], most: f64) -> std::io::Result
             .map_err(drawing_error)?;
         let cells = || (0..n).flat_map(|row| (0..n).map(move |col| (row, col)));
         let value = |row: usize, col: usize| {
-            charted(matrix.get(row).and_then(|r| r.get(col)).copied().unwrap_or(0.0))
+            charted(
+                matrix
+                    .get(row)
+                    .and_then(|r| r.get(col))
+                    .copied()
+                    .unwrap_or(0.0),
+            )
         };
         chart
             .draw_series(cells().map(|(row, col)| {

@@ -692,7 +692,11 @@ fn lock_and_nodes(md: &mut String, cells: &[Cell]) {
         return;
     };
     let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
-    let _ = writeln!(md, "## Bucket lock and HITM by node{}\n", summary::at_point(&busiest[0].label));
+    let _ = writeln!(
+        md,
+        "## Bucket lock and HITM by node{}\n",
+        summary::at_point(&busiest[0].label)
+    );
     let _ = writeln!(
         md,
         "Each design's bucket lock per acquisition: the mean time spent waiting for it beside the mean time it is held, each the mean over repetitions with its 95 % seed interval. A lock whose wait grows far past its hold serialises its callers; a hold that grows is a critical section slowed by its lines' transfers.\n\n![Bucket lock wait and hold]({})\n",

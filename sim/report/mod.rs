@@ -48,10 +48,10 @@
 //!
 //! The caller holds the directory's lock ([`crate::dir_lock::lock`]).
 
+mod axis;
 pub mod c2c;
 pub mod charts;
 pub mod compare;
-mod axis;
 mod csv;
 pub mod interval;
 mod json;

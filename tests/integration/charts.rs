@@ -173,7 +173,11 @@ fn a_sweep_of_one_design_at_one_cpu_count_draws_its_one_bar_with_height() {
     let (s, path) = Scratch::holding("one-bar", "one.toml", &config);
     let out = s.0.join("out");
     let run = run_sweep(&path, &out, &["--plain"]);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     for chart in ["throughput.svg", "per_thread.svg", "lock_wait_hold.svg"] {
         let svg = fs::read_to_string(out.join("charts").join(chart)).unwrap();
         assert_eq!(faults(&svg), Vec::<String>::new(), "{chart}");

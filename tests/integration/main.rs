@@ -5,8 +5,8 @@
 mod bad_configs;
 mod c2c_definitions;
 mod calibrate;
-mod charts;
 mod campaign;
+mod charts;
 mod cli_hash;
 mod cli_output;
 mod coherence_checks;
