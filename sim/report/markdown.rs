@@ -31,6 +31,7 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     super::track_record::section(&mut md, &set.designs, &cells);
     scaling(&mut md, set, &cells);
     bucket_load(&mut md, &cells);
+    lock_and_nodes(&mut md, &cells);
     perf_bench_lines(&mut md, &cells);
     c2c_tables(&mut md, &cells);
     config(&mut md, set);
@@ -559,11 +560,19 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             .iter()
             .flat_map(|c| c.runs.iter().map(|r| (f64::from(r.threads), r.ops_per_sec)))
             .collect();
-        let Some(f) = usl::fit(&samples) else {
-            continue;
-        };
         let mut threads: Vec<String> = s.cells.iter().map(|c| c.threads().to_string()).collect();
         threads.dedup();
+        let f = match usl::fit(&samples) {
+            Ok(f) => f,
+            Err(failure) => {
+                rows.push(format!(
+                    "| {} | {} | - | - | - | - | - | {failure} |",
+                    s.label,
+                    threads.join(", ")
+                ));
+                continue;
+            }
+        };
         let note = f.caveat().unwrap_or("");
         let peak = match (f.caveat(), f.peak()) {
             (Some(_), _) => "-".to_string(),
@@ -580,12 +589,14 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             f.r_squared
         ));
     }
-    if rows.is_empty() {
+    // A sweep drawn as bars has no curve to fit: no table rather than a
+    // table of curves that each state they are not fitted.
+    if !curves {
         return;
     }
     let _ = writeln!(
         md,
-        "Universal Scalability Law fitted by least squares to total ops/s over every run of each curve with {} or more thread counts: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the threads (one per CPU). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) threads. A fit with a negative coefficient does not have the law's shape: it is flagged, and not drawn in the chart.\n",
+        "Universal Scalability Law fitted by least squares to total ops/s over every run of each curve with {} or more thread counts: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the threads (one per CPU). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) threads. A fit with a negative coefficient does not have the law's shape: it is flagged, and not drawn in the chart; a curve without a fit says why.\n",
         usl::MIN_POINTS
     );
     let _ = writeln!(
@@ -645,21 +656,44 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
     let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
     let _ = writeln!(
         md,
-        "\nHistograms and node-by-node HITM at {} (first repetition):\n",
-        busiest[0].label
+        "\nHistograms{} (first repetition):\n",
+        summary::at_point(&busiest[0].label)
     );
-    for c in busiest {
-        if c.runs[0].load.is_some() {
-            let _ = writeln!(
-                md,
-                "![Bucket load of {d}]({})\n",
-                charts::load_chart(c.design),
-                d = c.design
-            );
-        }
+    for c in busiest.iter().filter(|c| c.runs[0].load.is_some()) {
         let _ = writeln!(
             md,
-            "![HITM loads by node of {d}]({})\n",
+            "![Bucket load of {d}]({})\n",
+            charts::load_chart(c.design),
+            d = c.design
+        );
+    }
+}
+
+/// The mechanism at the busiest point: each design's bucket lock wait and
+/// hold, and where its HITM loads go between nodes.
+fn lock_and_nodes(md: &mut String, cells: &[Cell]) {
+    let Some(point) = summary::busiest_point(cells) else {
+        return;
+    };
+    let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
+    let _ = writeln!(
+        md,
+        "## Bucket lock and HITM by node{}\n",
+        summary::at_point(&busiest[0].label)
+    );
+    let _ = writeln!(
+        md,
+        "Each design's bucket lock per acquisition: the mean time spent waiting for it beside the mean time it is held, each the mean over repetitions with its 95 % seed interval. A lock whose wait grows far past its hold serialises its callers; a hold that grows is a critical section slowed by its lines' transfers.\n\n![Bucket lock wait and hold]({})\n",
+        charts::LOCK_WAIT_HOLD
+    );
+    let _ = writeln!(
+        md,
+        "HITM loads per op by requesting node (rows) and the node whose cache held the line Modified (columns), the mean over repetitions; every design's map on one colour scale, so the reddest design is the one whose lines bounce most per op.\n"
+    );
+    for c in busiest {
+        let _ = writeln!(
+            md,
+            "![HITM loads per op by node of {d}]({})\n",
             charts::nodes_chart(c.design),
             d = c.design
         );
@@ -684,8 +718,10 @@ fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
     let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
     let _ = writeln!(
         md,
-        "{} at {}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
-        c.design, c.label, r.threads,
+        "{}{}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
+        c.design,
+        summary::at_point(&c.label),
+        r.threads,
     );
     if threads {
         let window_s = r.sim_ns as f64 / 1e9;
@@ -744,7 +780,13 @@ fn point_file(point: usize) -> String {
 fn c2c_of_point(md: &mut String, cells: &[Cell], point: usize) {
     for c in cells.iter().filter(|c| c.point == point) {
         let r = c.runs[0];
-        let _ = writeln!(md, "### {} at {} (seed {})\n", c.design, c.label, r.seed);
+        let _ = writeln!(
+            md,
+            "### {}{} (seed {})\n",
+            c.design,
+            summary::at_point(&c.label),
+            r.seed
+        );
         if r.top_lines.is_empty() {
             let _ = writeln!(md, "No load found a line Modified in another cache.\n");
             continue;
@@ -805,7 +847,7 @@ fn point_files(cells: &[Cell]) -> Vec<File> {
     for c in first_of_each_point(cells) {
         let at_point: Vec<&Cell> = cells.iter().filter(|o| o.point == c.point).collect();
         let mut page = String::new();
-        let _ = writeln!(page, "# perf output at {}\n", c.label);
+        let _ = writeln!(page, "# perf output{}\n", summary::at_point(&c.label));
         if is_perf_hash(c) {
             let _ = writeln!(page, "## As perf bench prints it\n");
             let _ = writeln!(page, "{PERF_INTRO}");

@@ -48,6 +48,7 @@
 //!
 //! The caller holds the directory's lock ([`crate::dir_lock::lock`]).
 
+mod axis;
 pub mod c2c;
 pub mod charts;
 pub mod compare;

@@ -130,6 +130,16 @@ pub fn point_label(axes: &[String], values: &[String]) -> String {
         .join(", ")
 }
 
+/// " at cpus=64" for a sweep point, nothing for a config without a sweep
+/// (whose one point is labelled "-").
+pub fn at_point(label: &str) -> String {
+    if label == "-" {
+        String::new()
+    } else {
+        format!(" at {label}")
+    }
+}
+
 /// Per-op rate of a count; 0 for a run without ops.
 pub fn per_op(count: u64, r: &RunRecord) -> f64 {
     if r.ops == 0 {

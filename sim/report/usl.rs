@@ -41,16 +41,45 @@ impl Usl {
 /// Distinct N a fit needs: three parameters.
 pub const MIN_POINTS: usize = 3;
 
+/// Why a curve has no fit, as the report states it in the fit's place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitFailure {
+    /// Fewer than [`MIN_POINTS`] distinct thread counts.
+    TooFewThreadCounts,
+    /// A run with no throughput (or fewer than one thread): N/X is undefined.
+    NoThroughput,
+    /// The least-squares system is singular, or its solution gives a
+    /// throughput of one CPU that is not positive.
+    Degenerate,
+}
+
+impl std::fmt::Display for FitFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            FitFailure::TooFewThreadCounts => {
+                write!(f, "not fitted: needs {MIN_POINTS} thread counts")
+            }
+            FitFailure::NoThroughput => write!(f, "fit failed: a run with no throughput"),
+            FitFailure::Degenerate => {
+                write!(f, "fit failed: degenerate (no positive one-CPU throughput)")
+            }
+        }
+    }
+}
+
 /// Least-squares fit over (N, X) samples, X > 0. N/X is linear in the
 /// parameters: N/X = a + b (N-1) + c N (N-1) with a = 1/lambda,
 /// b = alpha/lambda, c = beta/lambda, so the fit is one linear least-squares
-/// solve. None with fewer than `MIN_POINTS` distinct N or a degenerate fit.
-pub fn fit(samples: &[(f64, f64)]) -> Option<Usl> {
+/// solve.
+pub fn fit(samples: &[(f64, f64)]) -> Result<Usl, FitFailure> {
     let mut distinct: Vec<f64> = samples.iter().map(|s| s.0).collect();
     distinct.sort_by(f64::total_cmp);
     distinct.dedup();
-    if distinct.len() < MIN_POINTS || samples.iter().any(|&(n, x)| n < 1.0 || x <= 0.0) {
-        return None;
+    if distinct.len() < MIN_POINTS {
+        return Err(FitFailure::TooFewThreadCounts);
+    }
+    if samples.iter().any(|&(n, x)| n < 1.0 || x <= 0.0) {
+        return Err(FitFailure::NoThroughput);
     }
     let basis = |n: f64| [1.0, n - 1.0, n * (n - 1.0)];
     // Columns differ by orders of magnitude (1 against N^2): scale each to
@@ -72,7 +101,7 @@ pub fn fit(samples: &[(f64, f64)]) -> Option<Usl> {
             normal[i][3] += row[i] / scale[i] * y;
         }
     }
-    let mut solved = solve3(normal)?;
+    let mut solved = solve3(normal).ok_or(FitFailure::Degenerate)?;
     // Scaled terms a billion times smaller than the constant one are the
     // solve's rounding, not contention: a straight line has no peak.
     for i in 1..3 {
@@ -82,7 +111,7 @@ pub fn fit(samples: &[(f64, f64)]) -> Option<Usl> {
     }
     let [a, b, c] = [0, 1, 2].map(|i| solved[i] / scale[i]);
     if a <= 0.0 {
-        return None;
+        return Err(FitFailure::Degenerate);
     }
     let usl = Usl {
         lambda: 1.0 / a,
@@ -96,7 +125,7 @@ pub fn fit(samples: &[(f64, f64)]) -> Option<Usl> {
         .iter()
         .map(|&(n, x)| (x - usl.throughput(n)).powi(2))
         .sum();
-    Some(Usl {
+    Ok(Usl {
         r_squared: if total > 0.0 {
             1.0 - residual / total
         } else {
@@ -178,8 +207,18 @@ mod tests {
     }
 
     #[test]
-    fn too_few_cpu_counts_give_no_fit() {
-        assert_eq!(fit(&[(2.0, 1.0), (4.0, 2.0), (4.0, 2.1)]), None);
-        assert_eq!(fit(&[(1.0, 1.0), (2.0, 0.0), (4.0, 2.0)]), None);
+    fn a_curve_without_a_fit_says_why() {
+        assert_eq!(
+            fit(&[(2.0, 1.0), (4.0, 2.0), (4.0, 2.1)]),
+            Err(FitFailure::TooFewThreadCounts)
+        );
+        assert_eq!(
+            fit(&[(1.0, 1.0), (2.0, 0.0), (4.0, 2.0)]),
+            Err(FitFailure::NoThroughput)
+        );
+        assert_eq!(
+            FitFailure::TooFewThreadCounts.to_string(),
+            "not fitted: needs 3 thread counts"
+        );
     }
 }

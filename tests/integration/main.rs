@@ -7,6 +7,7 @@ mod bad_configs;
 mod c2c_definitions;
 mod calibrate;
 mod campaign;
+mod charts;
 mod cli_hash;
 mod cli_output;
 mod coherence_checks;
