@@ -1,0 +1,211 @@
+//! Which pages of the mapped tables each core's TLBs hold: the one place
+//! the translation's state lives (its costs are the machine's,
+//! `machine::tlb::Translation`). A core's first-level TLB and its second
+//! level (STLB) are set-associative arrays per page size, least recently
+//! used first out; the background's ways are left out of each set. A page
+//! neither level holds is walked: the walk reads the page's leaf entry, one
+//! line of the page table per 8 entries (a line per 32 KiB of 4 KiB pages),
+//! through the cache hierarchy. Only the regions given as `MappedSpan`s are
+//! translated (the futex tables): the other accesses' few pages are the
+//! background's.
+
+use crate::machine::tlb::{PageSize, TlbShape, Translation};
+use crate::memory::LineId;
+use std::ops::Range;
+
+/// Lines of the directory that lie in pages of one size, and their
+/// addresses: consecutive regions with the same mapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappedSpan {
+    pub lines: Range<LineId>,
+    pub addrs: Range<u64>,
+    pub page: PageSize,
+}
+
+/// What translating an access found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Translated {
+    /// The first-level TLB held the page: nothing to add.
+    L1,
+    /// The second level held it.
+    Stlb,
+    /// Neither: the walker reads this line of the page table.
+    Walk(LineId),
+}
+
+/// One span, resolved.
+#[derive(Clone, Debug)]
+struct Span {
+    lines: Range<LineId>,
+    size: usize,
+    shift: u32,
+    /// The first leaf-entry line of the span's pages (counted from the
+    /// area's base) and its directory line.
+    first_entry_line: u64,
+    entry_lines_at: LineId,
+}
+
+/// One TLB level for one page size, every core's sets side by side: each
+/// set's tags most recently used first. A tag is the page's number from the
+/// area's base plus one; 0 is an empty way.
+#[derive(Clone, Debug)]
+struct Level {
+    sets: u32,
+    ways: u32,
+    tags: Vec<u32>,
+}
+
+impl Level {
+    fn new(shape: TlbShape, cores: usize) -> Level {
+        let len = shape.sets as usize * shape.ways as usize * cores;
+        Level {
+            sets: shape.sets,
+            ways: shape.ways,
+            tags: vec![0; len],
+        }
+    }
+
+    /// Whether the core's level held `tag`; either way it is now the most
+    /// recently used of its set (the least recently used leaves a full one).
+    #[inline]
+    fn touch(&mut self, core: usize, tag: u32) -> bool {
+        if self.ways == 0 {
+            return false;
+        }
+        let ways = self.ways as usize;
+        let set = (tag % self.sets) as usize;
+        let at = (core * self.sets as usize + set) * ways;
+        let set = &mut self.tags[at..at + ways];
+        if set[0] == tag {
+            return true;
+        }
+        let held = set.iter().position(|&t| t == tag);
+        let end = held.unwrap_or(ways - 1);
+        set[..=end].rotate_right(1);
+        set[0] = tag;
+        held.is_some()
+    }
+}
+
+/// Every core's TLBs over the mapped spans.
+#[derive(Clone, Debug)]
+pub(super) struct Tlbs {
+    first_line: LineId,
+    lines: u32,
+    spans: Vec<Span>,
+    /// The addresses' base: tags and leaf-entry lines count from it.
+    base: u64,
+    /// Per page size: the first level and the second, where a span uses it.
+    levels: [Option<(Level, Level)>; 3],
+    /// log2 of the leaf entries one line holds.
+    entries_shift: u32,
+    entry_lines: u32,
+}
+
+impl Tlbs {
+    /// The TLBs of `cores` cores over `spans` (in line order), whose leaf
+    /// entries take directory lines from `first_free_line` on; lines of
+    /// `line_shift` bits hold 8-byte entries.
+    pub(super) fn new(
+        t: &Translation,
+        spans: &[MappedSpan],
+        cores: usize,
+        first_free_line: LineId,
+        line_shift: u32,
+    ) -> Tlbs {
+        let base = spans
+            .iter()
+            .map(|s| s.addrs.start)
+            .min()
+            .map_or(0, |a| a & !((1 << 30) - 1));
+        let entries_shift = line_shift - 3;
+        let mut levels: [Option<(Level, Level)>; 3] = [None, None, None];
+        let mut resolved = Vec::with_capacity(spans.len());
+        let mut next = first_free_line;
+        for s in spans {
+            let size = s.page.index();
+            let shift = t.shift(s.page);
+            levels[size].get_or_insert_with(|| {
+                (
+                    Level::new(t.l1[size], cores),
+                    Level::new(t.stlb[size], cores),
+                )
+            });
+            let first_entry_line = (s.addrs.start - base) >> (shift + entries_shift);
+            let last_entry_line =
+                (s.addrs.end.max(s.addrs.start + 1) - 1 - base) >> (shift + entries_shift);
+            resolved.push(Span {
+                lines: s.lines.clone(),
+                size,
+                shift,
+                first_entry_line,
+                entry_lines_at: next,
+            });
+            next += (last_entry_line - first_entry_line + 1) as LineId;
+        }
+        let first_line = spans.first().map_or(0, |s| s.lines.start);
+        Tlbs {
+            first_line,
+            lines: spans.last().map_or(0, |s| s.lines.end - first_line),
+            spans: resolved,
+            base,
+            levels,
+            entries_shift,
+            entry_lines: next - first_free_line,
+        }
+    }
+
+    /// The directory lines the page tables' leaf entries take.
+    pub(super) fn entry_lines(&self) -> u32 {
+        self.entry_lines
+    }
+
+    /// Translates `core`'s access to `addr` in `line`: None for a line no
+    /// span maps (one range check for every line outside the tables).
+    #[inline]
+    pub(super) fn translate(&mut self, core: usize, line: LineId, addr: u64) -> Option<Translated> {
+        if line.wrapping_sub(self.first_line) >= self.lines {
+            return None;
+        }
+        let span = self.spans.iter().find(|s| s.lines.contains(&line))?;
+        let (l1, stlb) = self.levels[span.size].as_mut()?;
+        let page = (addr - self.base) >> span.shift;
+        let tag = page as u32 + 1;
+        if l1.touch(core, tag) {
+            return Some(Translated::L1);
+        }
+        if stlb.touch(core, tag) {
+            return Some(Translated::Stlb);
+        }
+        let entry_line = (addr - self.base) >> (span.shift + self.entries_shift);
+        Some(Translated::Walk(
+            span.entry_lines_at + (entry_line - span.first_entry_line) as LineId,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_keeps_its_most_recent_pages_and_drops_the_least_recent() {
+        let mut level = Level::new(TlbShape { sets: 1, ways: 2 }, 2);
+        assert!(!level.touch(0, 1));
+        assert!(!level.touch(0, 2));
+        assert!(level.touch(0, 1));
+        // 3 takes the way of 2, the least recently used.
+        assert!(!level.touch(0, 3));
+        assert!(level.touch(0, 1));
+        assert!(!level.touch(0, 2));
+        // Another core's TLB is its own.
+        assert!(!level.touch(1, 1));
+    }
+
+    #[test]
+    fn a_level_without_entries_for_a_size_holds_nothing() {
+        let mut level = Level::new(TlbShape { sets: 1, ways: 0 }, 1);
+        assert!(!level.touch(0, 1));
+        assert!(!level.touch(0, 1));
+    }
+}
