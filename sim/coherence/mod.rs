@@ -831,7 +831,7 @@ impl Directory {
         let Some(tlbs) = self.tlbs.as_mut() else {
             return now;
         };
-        match tlbs.translate(m.core_of(cpu) as usize, line, addr) {
+        match tlbs.translate(m, cpu, line, addr) {
             None | Some(Translated::L1) => now,
             Some(missed) => self.second_level(m, cpu, now, missed),
         }

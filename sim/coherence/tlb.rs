@@ -1,8 +1,9 @@
 //! Which pages of the mapped tables each core's TLBs hold: the one place
 //! the translation's state lives (its costs are the machine's,
 //! `machine::tlb::Translation`). A core's first-level TLB and its second
-//! level (STLB) are set-associative arrays per page size, least recently
-//! used first out; the background's ways are left out of each set. A page
+//! level (STLB) are set-associative arrays per page size, filled
+//! round-robin (a pseudo-LRU's cheapest stand-in: a page reused within a
+//! set's ways stays, a stream of more pages than that does not); the background's ways are left out of each set. A page
 //! neither level holds is walked: the walk reads the page's leaf entry, one
 //! line of the page table per 8 entries (a line per 32 KiB of 4 KiB pages),
 //! through the cache hierarchy. Only the regions given as `MappedSpan`s are
@@ -10,6 +11,7 @@
 //! background's.
 
 use crate::machine::tlb::{PageSize, TlbShape, Translation};
+use crate::machine::Machine;
 use crate::memory::LineId;
 use std::ops::Range;
 
@@ -45,45 +47,57 @@ struct Span {
     entry_lines_at: LineId,
 }
 
-/// One TLB level for one page size, every core's sets side by side: each
-/// set's tags most recently used first. A tag is the page's number from the
-/// area's base plus one; 0 is an empty way.
+/// One TLB level for one page size, every core's sets side by side. A
+/// tag is the page's number from the area's base plus one; 0 is an empty
+/// way. A set is filled round-robin (first in, first out: no hit moves
+/// anything, so a hit costs a scan and no writes), and remembers the way
+/// it last hit or filled, which it checks first.
 #[derive(Clone, Debug)]
 struct Level {
     sets: u32,
     ways: u32,
     tags: Vec<u32>,
+    /// Per core and set: the way last hit or filled, and the next to fill.
+    ways_at: Vec<[u8; 2]>,
 }
 
 impl Level {
     fn new(shape: TlbShape, cores: usize) -> Level {
-        let len = shape.sets as usize * shape.ways as usize * cores;
+        let sets = shape.sets as usize * cores;
         Level {
             sets: shape.sets,
             ways: shape.ways,
-            tags: vec![0; len],
+            tags: vec![0; sets * shape.ways as usize],
+            ways_at: vec![[0, 0]; sets],
         }
     }
 
-    /// Whether the core's level held `tag`; either way it is now the most
-    /// recently used of its set (the least recently used leaves a full one).
+    /// Whether the core's level held `tag`; where it did not, it does now,
+    /// in the set's next way to fill.
     #[inline]
     fn touch(&mut self, core: usize, tag: u32) -> bool {
         if self.ways == 0 {
             return false;
         }
         let ways = self.ways as usize;
-        let set = (tag % self.sets) as usize;
-        let at = (core * self.sets as usize + set) * ways;
-        let set = &mut self.tags[at..at + ways];
-        if set[0] == tag {
+        let set = core * self.sets as usize + (tag % self.sets) as usize;
+        let [last, next] = &mut self.ways_at[set];
+        let tags = &mut self.tags[set * ways..(set + 1) * ways];
+        if tags[usize::from(*last)] == tag {
             return true;
         }
-        let held = set.iter().position(|&t| t == tag);
-        let end = held.unwrap_or(ways - 1);
-        set[..=end].rotate_right(1);
-        set[0] = tag;
-        held.is_some()
+        if let Some(way) = tags.iter().position(|&t| t == tag) {
+            *last = way as u8;
+            return true;
+        }
+        tags[usize::from(*next)] = tag;
+        *last = *next;
+        *next = if usize::from(*next) + 1 == ways {
+            0
+        } else {
+            *next + 1
+        };
+        false
     }
 }
 
@@ -163,10 +177,17 @@ impl Tlbs {
     /// Translates `core`'s access to `addr` in `line`: None for a line no
     /// span maps (one range check for every line outside the tables).
     #[inline]
-    pub(super) fn translate(&mut self, core: usize, line: LineId, addr: u64) -> Option<Translated> {
+    pub(super) fn translate(
+        &mut self,
+        m: &Machine,
+        cpu: u32,
+        line: LineId,
+        addr: u64,
+    ) -> Option<Translated> {
         if line.wrapping_sub(self.first_line) >= self.lines {
             return None;
         }
+        let core = m.core_of(cpu) as usize;
         let span = self.spans.iter().find(|s| s.lines.contains(&line))?;
         let (l1, stlb) = self.levels[span.size].as_mut()?;
         let page = (addr - self.base) >> span.shift;
@@ -189,17 +210,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_set_keeps_its_most_recent_pages_and_drops_the_least_recent() {
+    fn a_set_holds_its_ways_pages_and_refills_the_oldest_first() {
         let mut level = Level::new(TlbShape { sets: 1, ways: 2 }, 2);
         assert!(!level.touch(0, 1));
         assert!(!level.touch(0, 2));
         assert!(level.touch(0, 1));
-        // 3 takes the way of 2, the least recently used.
+        assert!(level.touch(0, 2));
+        // 3 takes the way of 1, the first filled; 4 the way of 2.
         assert!(!level.touch(0, 3));
-        assert!(level.touch(0, 1));
+        assert!(!level.touch(0, 1));
+        assert!(level.touch(0, 3));
         assert!(!level.touch(0, 2));
         // Another core's TLB is its own.
-        assert!(!level.touch(1, 1));
+        assert!(!level.touch(1, 3));
+    }
+
+    #[test]
+    fn sets_are_chosen_by_page_so_neighbouring_pages_do_not_evict_each_other() {
+        let mut level = Level::new(TlbShape { sets: 4, ways: 1 }, 1);
+        for page in 1..=4 {
+            assert!(!level.touch(0, page));
+        }
+        for page in 1..=4 {
+            assert!(level.touch(0, page));
+        }
+        assert!(!level.touch(0, 5));
+        assert!(!level.touch(0, 1));
     }
 
     #[test]

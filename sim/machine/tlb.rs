@@ -146,7 +146,7 @@ impl Translation {
             }
             // Entries that fill no whole set (a range's end) are rounded
             // down to whole sets.
-            let ways = ways.clamp(1, entries);
+            let ways = ways.clamp(1, entries.min(MAX_TLB_WAYS));
             let kept = (f64::from(ways) * background.tlb_share).round() as u32;
             Ok(TlbShape {
                 sets: entries / ways,
@@ -192,6 +192,11 @@ impl Translation {
         }
     }
 }
+
+/// The most ways a TLB level is modelled with (a set names its ways in a
+/// byte): a fully associative level with more entries is modelled with
+/// this many ways per set.
+pub const MAX_TLB_WAYS: u32 = 255;
 
 /// The most entries one TLB level may have for one page size: ten times
 /// the largest shipped (Zen 4's 3072-entry L2 DTLB), so a core's arrays

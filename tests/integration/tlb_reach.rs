@@ -52,9 +52,13 @@ fn a_table_over_more_pages_than_the_stlb_holds_runs_slower_than_one_that_fits() 
     let wide = ops_per_sec(&one_thread(icx(|_| {}), "aligned-3.14", 1 << 18));
     assert!(wide < fits * 0.97, "16 MiB: {wide} ops/s, 1 MiB: {fits}");
     // Without the TLBs the two sizes cost about the same: the difference is the walks.
-    let untranslated = |slots| ops_per_sec(&one_thread(icx(|s| s.tlb = None), "aligned-3.14", slots));
+    let untranslated =
+        |slots| ops_per_sec(&one_thread(icx(|s| s.tlb = None), "aligned-3.14", slots));
     let (small, large) = (untranslated(1 << 14), untranslated(1 << 18));
-    assert!((large / small - 1.0).abs() < 0.02, "untranslated: {large} against {small}");
+    assert!(
+        (large / small - 1.0).abs() < 0.02,
+        "untranslated: {large} against {small}"
+    );
 }
 
 #[test]
@@ -69,8 +73,14 @@ fn the_same_table_on_huge_pages_pays_no_walks() {
     let base_pages = ops_per_sec(&one_thread(icx(|_| {}), "numa-6.16", 1 << 18));
     let huge_pages = ops_per_sec(&one_thread(icx(huge), "numa-6.16", 1 << 18));
     let untranslated = ops_per_sec(&one_thread(icx(|s| s.tlb = None), "numa-6.16", 1 << 18));
-    assert!(huge_pages > base_pages * 1.03, "2 MiB: {huge_pages}, base: {base_pages}");
-    assert!((huge_pages / untranslated - 1.0).abs() < 0.01, "{huge_pages} against {untranslated}");
+    assert!(
+        huge_pages > base_pages * 1.03,
+        "2 MiB: {huge_pages}, base: {base_pages}"
+    );
+    assert!(
+        (huge_pages / untranslated - 1.0).abs() < 0.01,
+        "{huge_pages} against {untranslated}"
+    );
 }
 
 #[test]
