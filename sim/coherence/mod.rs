@@ -825,30 +825,31 @@ impl Directory {
 
     /// When the access to `addr` in `line` can go to the caches: at `now`,
     /// unless the line lies in a mapped table whose page the core's
-    /// first-level TLB does not hold.
+    /// first-level TLB does not hold. Every other line pays one range check.
     #[inline(always)]
     fn translated(&mut self, m: &Machine, cpu: u32, now: Ps, line: LineId, addr: u64) -> Ps {
-        let Some(tlbs) = self.tlbs.as_mut() else {
-            return now;
-        };
-        match tlbs.translate(m, cpu, line, addr) {
-            None | Some(Translated::L1) => now,
-            Some(missed) => self.second_level(m, cpu, now, missed),
+        match &self.tlbs {
+            Some(tlbs) if tlbs.maps(line) => self.translate(m, cpu, now, line, addr),
+            _ => now,
         }
     }
 
-    /// The second-level TLB's lookup and, where it misses too, the walk:
-    /// the walker's own steps, then its read of the page's leaf entry
-    /// through the caches. Out of line: most translations hit the first level.
+    /// The TLB lookups of an access to a mapped table's line: nothing more
+    /// on a first-level hit; the second level's latency on a hit there;
+    /// else the walk: the walker's own steps, then its read of the page's
+    /// leaf entry through the caches. Out of line: most accesses are to no
+    /// table.
     #[inline(never)]
-    fn second_level(&mut self, m: &Machine, cpu: u32, now: Ps, missed: Translated) -> Ps {
-        let Some(t) = m.translation.as_ref() else {
+    fn translate(&mut self, m: &Machine, cpu: u32, now: Ps, line: LineId, addr: u64) -> Ps {
+        let (Some(tlbs), Some(t)) = (self.tlbs.as_mut(), m.translation.as_ref()) else {
             return now;
         };
-        let looked_up = now + t.stlb_hit_ps;
-        match missed {
-            Translated::L1 | Translated::Stlb => looked_up,
-            Translated::Walk(entry) => self.read_page_entry(m, cpu, looked_up + t.walk_ps, entry),
+        match tlbs.translate(m.core_of(cpu) as usize, line, addr) {
+            None | Some(Translated::L1) => now,
+            Some(Translated::Stlb) => now + t.stlb_hit_ps,
+            Some(Translated::Walk(entry)) => {
+                self.read_page_entry(m, cpu, now + t.stlb_hit_ps + t.walk_ps, entry)
+            }
         }
     }
 

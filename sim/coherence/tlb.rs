@@ -11,7 +11,6 @@
 //! background's.
 
 use crate::machine::tlb::{PageSize, TlbShape, Translation};
-use crate::machine::Machine;
 use crate::memory::LineId;
 use std::ops::Range;
 
@@ -174,20 +173,16 @@ impl Tlbs {
         self.entry_lines
     }
 
+    /// Whether `line` lies in the mapped tables' lines.
+    #[inline(always)]
+    pub(super) fn maps(&self, line: LineId) -> bool {
+        line.wrapping_sub(self.first_line) < self.lines
+    }
+
     /// Translates `core`'s access to `addr` in `line`: None for a line no
-    /// span maps (one range check for every line outside the tables).
+    /// span maps.
     #[inline]
-    pub(super) fn translate(
-        &mut self,
-        m: &Machine,
-        cpu: u32,
-        line: LineId,
-        addr: u64,
-    ) -> Option<Translated> {
-        if line.wrapping_sub(self.first_line) >= self.lines {
-            return None;
-        }
-        let core = m.core_of(cpu) as usize;
+    pub(super) fn translate(&mut self, core: usize, line: LineId, addr: u64) -> Option<Translated> {
         let span = self.spans.iter().find(|s| s.lines.contains(&line))?;
         let (l1, stlb) = self.levels[span.size].as_mut()?;
         let page = (addr - self.base) >> span.shift;
