@@ -112,6 +112,10 @@ pub(super) struct Tlbs {
     levels: [Option<(Level, Level)>; 3],
     /// log2 of the leaf entries one line holds.
     entries_shift: u32,
+    /// Per core, the 4 KiB frame of its latest translated access: an access
+    /// in the same one is in the same page, which its first level still
+    /// holds (only its own translations fill it), so it needs no lookup.
+    latest: Vec<u64>,
     entry_lines: u32,
 }
 
@@ -165,6 +169,7 @@ impl Tlbs {
             levels,
             entries_shift,
             entry_lines: next - first_free_line,
+            latest: vec![u64::MAX; cores],
         }
     }
 
@@ -183,6 +188,10 @@ impl Tlbs {
     /// span maps.
     #[inline]
     pub(super) fn translate(&mut self, core: usize, line: LineId, addr: u64) -> Option<Translated> {
+        let frame = addr >> 12;
+        if std::mem::replace(&mut self.latest[core], frame) == frame {
+            return Some(Translated::L1);
+        }
         let span = self.spans.iter().find(|s| s.lines.contains(&line))?;
         let (l1, stlb) = self.levels[span.size].as_mut()?;
         let page = (addr - self.base) >> span.shift;
@@ -231,6 +240,40 @@ mod tests {
         }
         assert!(!level.touch(0, 5));
         assert!(!level.touch(0, 1));
+    }
+
+    #[test]
+    fn an_access_in_the_page_just_translated_is_a_first_level_hit() {
+        let t = Translation::resolve(
+            &crate::machine::presets::preset("icx-2s")
+                .unwrap()
+                .tlb
+                .unwrap(),
+            &Default::default(),
+            4096,
+        )
+        .unwrap();
+        let span = MappedSpan {
+            lines: 0..1024,
+            addrs: 0x1000_0000..0x1001_0000,
+            page: PageSize::Base,
+        };
+        let mut tlbs = Tlbs::new(&t, &[span], 2, 1024, 6);
+        assert!(matches!(
+            tlbs.translate(0, 0, 0x1000_0000),
+            Some(Translated::Walk(1024))
+        ));
+        assert_eq!(tlbs.translate(0, 1, 0x1000_0040), Some(Translated::L1));
+        assert!(matches!(
+            tlbs.translate(1, 1, 0x1000_0040),
+            Some(Translated::Walk(1024))
+        ));
+        // Sixteen pages are 64 KiB: two lines of leaf entries.
+        assert_eq!(tlbs.entry_lines(), 2);
+        assert_eq!(
+            tlbs.translate(0, 1023, 0x1000_ffc0),
+            Some(Translated::Walk(1025))
+        );
     }
 
     #[test]
