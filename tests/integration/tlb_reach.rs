@@ -51,13 +51,14 @@ fn a_table_over_more_pages_than_the_stlb_holds_runs_slower_than_one_that_fits() 
     let fits = ops_per_sec(&one_thread(icx(|_| {}), "aligned-3.14", 1 << 14));
     let wide = ops_per_sec(&one_thread(icx(|_| {}), "aligned-3.14", 1 << 18));
     assert!(wide < fits * 0.97, "16 MiB: {wide} ops/s, 1 MiB: {fits}");
-    // Without the TLBs the two sizes cost about the same: the difference is the walks.
+    // Without the TLBs the larger table is slower only by its colder
+    // lines (about 3 %); the walks cost more than that again.
     let untranslated =
         |slots| ops_per_sec(&one_thread(icx(|s| s.tlb = None), "aligned-3.14", slots));
     let (small, large) = (untranslated(1 << 14), untranslated(1 << 18));
     assert!(
-        (large / small - 1.0).abs() < 0.02,
-        "untranslated: {large} against {small}"
+        wide / fits < large / small * 0.97,
+        "translated {wide} / {fits}, untranslated {large} / {small}"
     );
 }
 
