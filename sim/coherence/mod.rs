@@ -20,11 +20,14 @@ mod counter;
 pub mod probe;
 mod sharers;
 mod stats;
+mod tlb;
 
 use board_unit::BoardUnits;
 use counter::Counter;
 pub use sharers::SharerSet;
 pub use stats::{LineStats, OffsetStats, Totals};
+pub use tlb::MappedSpan;
+use tlb::{Tlbs, Translated};
 
 use crate::huge_pages;
 use crate::machine::{Machine, Ps};
@@ -242,6 +245,28 @@ struct Line {
 const _: () = assert!(std::mem::size_of::<Line>() == 64);
 
 impl Line {
+    /// A line no cache holds yet, homed on node `home`, with no buddy.
+    fn unused(home: u16) -> Line {
+        Line {
+            free_at: 0,
+            ready: 0,
+            sharers: SharerSet::default(),
+            owner: NO_CPU,
+            last: NO_CPU,
+            first: NO_CPU,
+            far: NO_CPU,
+            dirty: false,
+            buddy: Buddy::None,
+            home,
+            writer_off: NO_OFFSET,
+            llc: NO_DOMAIN,
+            llc_stamp: 0,
+            watch: 0,
+            queue: 0,
+            writes: 0,
+        }
+    }
+
     /// Every cached copy is gone (the data is in memory again).
     fn evict(&mut self) {
         self.owner = NO_CPU;
@@ -445,11 +470,31 @@ pub struct Directory {
     unit_lines: Vec<LineId>,
     /// The latest grant that waited for its snoop, until its request is served.
     snooped: Option<SnoopedGrant>,
+    /// Each core's TLBs over the mapped tables, where the machine prices
+    /// translation; their page tables' leaf lines follow the memory's lines.
+    tlbs: Option<Tlbs>,
 }
 
 impl Directory {
-    pub fn new(memory: &MemoryMap, machine: &Machine) -> Directory {
-        let mut lines: Vec<Line> = huge_pages::vec_with_capacity(memory.lines() as usize);
+    /// The directory over `memory`'s lines; the accesses to `mapped`'s
+    /// lines are translated where the machine has TLBs.
+    pub fn new(memory: &MemoryMap, machine: &Machine, mapped: &[MappedSpan]) -> Directory {
+        let cores = (0..machine.cpus())
+            .map(|cpu| machine.core_of(cpu) as usize + 1)
+            .max()
+            .unwrap_or(1);
+        let tlbs = machine.translation.as_ref().map(|t| {
+            Tlbs::new(
+                t,
+                mapped,
+                cores,
+                memory.lines(),
+                memory.line_size().trailing_zeros(),
+            )
+        });
+        let entry_lines = tlbs.as_ref().map_or(0, Tlbs::entry_lines);
+        let mut lines: Vec<Line> =
+            huge_pages::vec_with_capacity((memory.lines() + entry_lines) as usize);
         let paired = machine.hierarchy.adjacent_line_prefetch && memory.line_size() == 64;
         let mut homes = memory.line_homes();
         for r in memory.regions() {
@@ -464,25 +509,13 @@ impl Directory {
                     _ => Buddy::None,
                 };
                 lines.push(Line {
-                    free_at: 0,
-                    ready: 0,
-                    sharers: SharerSet::default(),
-                    owner: NO_CPU,
-                    last: NO_CPU,
-                    first: NO_CPU,
-                    far: NO_CPU,
-                    dirty: false,
                     buddy,
-                    home: homes.next().unwrap_or(0) as u16,
-                    writer_off: NO_OFFSET,
-                    llc: NO_DOMAIN,
-                    llc_stamp: 0,
-                    watch: 0,
-                    queue: 0,
-                    writes: 0,
+                    ..Line::unused(homes.next().unwrap_or(0) as u16)
                 });
             }
         }
+        // The page tables were allocated at boot, on the boot node.
+        lines.extend((0..entry_lines).map(|_| Line::unused(0)));
         Directory {
             stats_of: huge_pages::vec_filled(0, lines.len()),
             lines,
@@ -499,6 +532,7 @@ impl Directory {
                 .map(|lines| BoardUnits::new(memory, lines)),
             unit_lines: Vec::new(),
             snooped: None,
+            tlbs,
         }
     }
     /// `cpu` asks for the byte at `addr` in `line` at `now`, as `waiter`
@@ -745,6 +779,7 @@ impl Directory {
         addr: u64,
         kind: AccessKind,
     ) -> Outcome {
+        let now = self.translated(m, cpu, now, line, addr);
         let off = (addr & self.line_mask) as u16;
         let h = &m.hierarchy;
         // Line states name caches: a core's, shared by its SMT siblings.
@@ -786,6 +821,59 @@ impl Directory {
             return outcome;
         }
         self.miss(m, cpu, now, line, off, kind)
+    }
+
+    /// When the access to `addr` in `line` can go to the caches: at `now`,
+    /// unless the line lies in a mapped table whose page the core's
+    /// first-level TLB does not hold. Every other line pays one range check.
+    #[inline(always)]
+    fn translated(&mut self, m: &Machine, cpu: u32, now: Ps, line: LineId, addr: u64) -> Ps {
+        match &self.tlbs {
+            Some(tlbs) if tlbs.maps(line) => self.translate(m, cpu, now, line, addr),
+            _ => now,
+        }
+    }
+
+    /// The TLB lookups of an access to a mapped table's line: nothing more
+    /// on a first-level hit; the second level's latency on a hit there;
+    /// else the walk: the walker's own steps, then its read of the page's
+    /// leaf entry through the caches. Out of line: most accesses are to no
+    /// table.
+    #[inline(never)]
+    fn translate(&mut self, m: &Machine, cpu: u32, now: Ps, line: LineId, addr: u64) -> Ps {
+        let (Some(tlbs), Some(t)) = (self.tlbs.as_mut(), m.translation.as_ref()) else {
+            return now;
+        };
+        match tlbs.translate(m.core_of(cpu) as usize, line, addr) {
+            None | Some(Translated::L1) => now,
+            Some(Translated::Stlb) => now + t.stlb_hit_ps,
+            Some(Translated::Walk(entry)) => {
+                self.read_page_entry(m, cpu, now + t.stlb_hit_ps + t.walk_ps, entry)
+            }
+        }
+    }
+
+    /// The walker's read of a page table line by `cpu` at `now`, and when
+    /// its data is in. Page tables are only read here, so every copy is
+    /// Shared: a read of one the LLC domain holds is a clean hit, pipelined;
+    /// one no cache holds comes from memory, and fills the domain's LLC as
+    /// any line does. No demand access: not counted (perf c2c samples loads
+    /// and stores, not the walker's reads).
+    fn read_page_entry(&mut self, m: &Machine, cpu: u32, now: Ps, line: LineId) -> Ps {
+        let c = m.core_of(cpu) as u16;
+        let domain = m.llc_of(cpu);
+        let l = &mut self.lines[line as usize];
+        l.age(&m.hierarchy, &self.fills);
+        if l.sharers.contains(c) {
+            return now + m.l1_ps;
+        }
+        let (_, done) = l.serve(m, cpu, now, AccessKind::Read, false, 0);
+        l.share(m, c, self.cpus);
+        l.last = c;
+        l.llc = domain as u16;
+        l.llc_stamp = self.fills[domain as usize];
+        self.fills[domain as usize] = self.fills[domain as usize].wrapping_add(1);
+        done
     }
 
     /// The rest of `access` for a request its core's caches cannot serve:
@@ -1052,6 +1140,7 @@ impl Directory {
 mod tests {
     use super::*;
     use crate::machine::presets::preset;
+    use crate::machine::tlb::PageSize;
     use crate::machine::Ps;
     use crate::memory::Home;
 
@@ -1059,7 +1148,7 @@ mod tests {
         let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
         let mut mem = MemoryMap::new(64);
         mem.add("x", 0x1000, 4096, Home::Node(0));
-        let d = Directory::new(&mem, &m);
+        let d = Directory::new(&mem, &m, &[]);
         (m, d)
     }
 
@@ -1067,7 +1156,7 @@ mod tests {
         let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
         let mut mem = MemoryMap::new(64);
         mem.add("x", 0x1000, 4096, Home::Node(0));
-        let d = Directory::new(&mem, &m);
+        let d = Directory::new(&mem, &m, &[]);
         (m, mem, d)
     }
 
@@ -1165,7 +1254,93 @@ mod tests {
     fn directory(m: &Machine, bytes: u64, home: u32) -> Directory {
         let mut mem = MemoryMap::new(64);
         mem.add("x", 0x10_0000, bytes, Home::Node(home));
-        Directory::new(&mem, m)
+        Directory::new(&mem, m, &[])
+    }
+
+    /// A table of `pages` base pages at 0x1000_0000 on icx-2s (a 2048-entry
+    /// STLB), mapped with `page` pages, its STLB shrunk by `edit`; and the
+    /// time CPU 0 takes to read the first line of every page `rounds`
+    /// times over, each read after the last completes.
+    fn walk_pages(
+        pages: u64,
+        page: PageSize,
+        rounds: u32,
+        edit: impl FnOnce(&mut crate::machine::MachineSpec),
+    ) -> Ps {
+        let m = machine_with("icx-2s", edit);
+        let mut mem = MemoryMap::new(64);
+        let base = 0x1000_0000;
+        let len = pages * 4096;
+        let r = mem.add("table", base, len, Home::Node(0));
+        let lines =
+            mem.region(r).first_line()..mem.region(r).first_line() + mem.region(r).line_count();
+        let spans = [MappedSpan {
+            lines,
+            addrs: base..base + len,
+            page,
+        }];
+        let mut d = Directory::new(&mem, &m, &spans);
+        let mut now = 0;
+        for _ in 0..rounds {
+            for p in 0..pages {
+                let addr = base + p * 4096;
+                now = d
+                    .access(&m, 0, now, mem.line_in(r, addr), addr, AccessKind::Read)
+                    .done;
+            }
+        }
+        now
+    }
+
+    #[test]
+    fn a_table_over_more_pages_than_the_stlb_holds_pays_a_walk_on_every_return() {
+        // Reads again of lines the core holds: only translation costs more than a hit.
+        let fits = walk_pages(1024, PageSize::Base, 3, |_| {})
+            - walk_pages(1024, PageSize::Base, 1, |_| {});
+        let wide = walk_pages(4096, PageSize::Base, 3, |_| {})
+            - walk_pages(4096, PageSize::Base, 1, |_| {});
+        let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let t = m.translation.unwrap();
+        // 2048 reads that fit: each an STLB hit (64 DTLB entries hold none of them again).
+        assert_eq!(fits, 2 * 1024 * (m.l1_ps + t.stlb_hit_ps));
+        // 8192 that do not: each walks too, and reads its leaf entry.
+        assert!(
+            wide > 2 * 4096 * (m.l1_ps + t.stlb_hit_ps + t.walk_ps),
+            "{wide}"
+        );
+    }
+
+    #[test]
+    fn the_same_table_on_huge_pages_pays_no_walk() {
+        let huge = walk_pages(4096, PageSize::Huge2M, 3, |_| {})
+            - walk_pages(4096, PageSize::Huge2M, 1, |_| {});
+        let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        // 16 MiB is eight 2 MiB pages: every read again is a DTLB hit.
+        assert_eq!(huge, 2 * 4096 * m.l1_ps);
+    }
+
+    #[test]
+    fn fewer_stlb_entries_make_a_table_that_fitted_walk() {
+        let shrink = |s: &mut crate::machine::MachineSpec| {
+            if let Some(t) = s.tlb.as_mut() {
+                t.stlb_base = 512;
+            }
+        };
+        let fits = walk_pages(1024, PageSize::Base, 3, |_| {});
+        let walks = walk_pages(1024, PageSize::Base, 3, shrink);
+        assert!(walks > fits, "{walks} against {fits}");
+        // The same machine and the same reads: the same time.
+        assert_eq!(walk_pages(1024, PageSize::Base, 3, shrink), walks);
+    }
+
+    #[test]
+    fn lines_outside_every_span_are_not_translated() {
+        let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
+        let (_, mem, mut d) = setup();
+        let hit = d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
+        let again = d.access(&m, 0, hit.done, 0, 0x1000, AccessKind::Write);
+        assert_eq!(again.done, hit.done + m.l1_ps);
+        assert_eq!(d.lines.len(), mem.lines() as usize);
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub const IDLE_GAP: Ps = 10_000_000;
 pub fn directory(m: &Machine, home: u32) -> Directory {
     let mut mem = MemoryMap::new(m.line_size());
     mem.add("lines", LINE_ADDR, 4096, Home::Node(home));
-    Directory::new(&mem, m)
+    Directory::new(&mem, m, &[])
 }
 
 /// One writer (CPU 0) stores the line, then `readers` read it at once:

@@ -105,7 +105,11 @@ impl<'a> Engine<'a> {
             queues < u64::from(MAX_LINE_QUEUES),
             "more tasks than the event queue can name"
         );
-        let dir = Directory::new(memory, m);
+        let mapped = m
+            .translation
+            .as_ref()
+            .map_or_else(Vec::new, |t| futex.hash.mapped_spans(memory, t));
+        let dir = Directory::new(memory, m, &mapped);
         let task_cpus: Vec<u32> = tasks.iter().map(|t| t.cpu).collect();
         let affinities: Vec<_> = tasks.iter().map(|t| t.program.affinity()).collect();
         let (sched, on_cpu) = Sched::new(m, layout, futex.lock_count(), &task_cpus, &affinities);

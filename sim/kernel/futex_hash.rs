@@ -7,9 +7,46 @@
 use super::key::{FutexKey, HashInput};
 use super::table::{eval_slots, DesignError, FieldName, Placement, SizingVars, TableDesign};
 use crate::address_map::{KERNEL_BSS_FUTEX_QUEUES, VMALLOC_TABLES};
+use crate::coherence::MappedSpan;
 use crate::expr::Expr;
 use crate::limits::MAX_TABLE_BYTES;
+use crate::machine::tlb::{KernelMapping, Translation};
 use crate::memory::{Arena, Home, MemoryMap, RegionId};
+
+/// The largest allocation the page allocator (and so kmalloc) makes: order
+/// MAX_PAGE_ORDER (10) of 4 KiB pages. A larger one is vmalloc'd: by
+/// alloc_large_system_hash, by 6.16's futex_init, and by kvzalloc's
+/// fallback.
+const LARGEST_PAGE_ALLOCATION: u64 = 4 << 20;
+
+/// The kernel mapping the era's allocator puts a table of `len` bytes in
+/// (docs/eras.md, "The tables' mappings"): a static array is in the kernel
+/// image's .bss; a private hash is kvzalloc'd (6.16+; 2009's proposal
+/// kmalloc'd its 256 buckets); a global table comes from
+/// alloc_large_system_hash, which vmallocs it a base page at a time with
+/// hashdist (64-bit NUMA kernels) so its pages interleave over the nodes,
+/// and takes it from the page allocator otherwise; 6.16's per-node tables
+/// from alloc_pages_exact_nid, or vmalloc_huge_node beyond it.
+fn mapping_of(placement: Placement, in_bss: bool, private: bool, len: u64) -> KernelMapping {
+    match placement {
+        _ if private => page_allocator_or(len, KernelMapping::VmallocHuge),
+        _ if in_bss => KernelMapping::Image,
+        Placement::Interleaved => KernelMapping::Vmalloc,
+        Placement::BootNode | Placement::PerNode => {
+            page_allocator_or(len, KernelMapping::VmallocHuge)
+        }
+    }
+}
+
+/// Where the era's allocator puts a table of `len` bytes whose pages come
+/// from the page allocator when they fit it, and from `larger` otherwise.
+fn page_allocator_or(len: u64, larger: KernelMapping) -> KernelMapping {
+    if len <= LARGEST_PAGE_ALLOCATION {
+        KernelMapping::DirectMap
+    } else {
+        larger
+    }
+}
 
 /// One bucket array in memory.
 #[derive(Clone, Debug)]
@@ -180,6 +217,9 @@ pub struct FutexHash {
     /// Each process's private hash header (address, region): also where a
     /// SET_SLOTS 0 table keeps its zero mask and nothing else.
     headers: Vec<Option<(u64, RegionId)>>,
+    /// Every table region, in the order laid out, and the kernel mapping
+    /// its era's allocator gives it.
+    mappings: Vec<(RegionId, KernelMapping)>,
     /// How each process's private hash ended.
     pub lives: Vec<PrivateLife>,
     /// ilog2 of one global instance's slots: the node is taken from the bits above.
@@ -221,23 +261,32 @@ impl FutexHash {
         add_table_bytes(&mut table_bytes, global_count * global_slots * bucket)?;
         let mut statics = Arena::new(KERNEL_BSS_FUTEX_QUEUES.base);
         let mut dynamic = Arena::new(VMALLOC_TABLES.base);
-        let mut instance =
-            |name: String, slots: u64, header_bytes: u64, home: Home, arena_is_static: bool| {
-                let len = header_bytes + slots * bucket;
-                let arena = if arena_is_static {
-                    &mut statics
-                } else {
-                    &mut dynamic
-                };
-                let start = arena.alloc(len, design.align, design.base_offset);
-                let region = memory.add(name, start, len, home);
-                TableInstance {
-                    base: start + header_bytes,
-                    header: (header_bytes > 0).then_some(start),
-                    slots,
-                    region,
-                }
+        let mut mappings = Vec::new();
+        let mut instance = |name: String,
+                            slots: u64,
+                            header_bytes: u64,
+                            home: Home,
+                            arena_is_static: bool,
+                            private: bool| {
+            let len = header_bytes + slots * bucket;
+            let arena = if arena_is_static {
+                &mut statics
+            } else {
+                &mut dynamic
             };
+            let start = arena.alloc(len, design.align, design.base_offset);
+            let region = memory.add(name, start, len, home);
+            mappings.push((
+                region,
+                mapping_of(design.placement, arena_is_static, private, len),
+            ));
+            TableInstance {
+                base: start + header_bytes,
+                header: (header_bytes > 0).then_some(start),
+                slots,
+                region,
+            }
+        };
         let global = match design.placement {
             Placement::BootNode => {
                 vec![instance(
@@ -246,6 +295,7 @@ impl FutexHash {
                     0,
                     Home::Node(0),
                     design.align < 4096,
+                    false,
                 )]
             }
             Placement::Interleaved => {
@@ -254,6 +304,7 @@ impl FutexHash {
                     global_slots,
                     0,
                     Home::Interleaved { nodes },
+                    false,
                     false,
                 )]
             }
@@ -264,6 +315,7 @@ impl FutexHash {
                         global_slots,
                         0,
                         Home::Node(n),
+                        false,
                         false,
                     )
                 })
@@ -317,7 +369,7 @@ impl FutexHash {
             let header = u64::from(ph.header_bytes);
             let table = (life.set_by != SlotsSetBy::NoPrivateHash).then(|| {
                 let name = format!("process {p} private hash");
-                instance(name, life.slots, header, Home::Node(info.node), false)
+                instance(name, life.slots, header, Home::Node(info.node), false, true)
             });
             if table.is_some() {
                 add_table_bytes(&mut table_bytes, header + life.slots * bucket)?;
@@ -350,6 +402,7 @@ impl FutexHash {
                     header,
                     Home::Node(info.node),
                     false,
+                    true,
                 ));
             }
             outgrown.push(tables);
@@ -377,10 +430,41 @@ impl FutexHash {
             outgrown,
             growth,
             headers,
+            mappings,
             lives,
             global_shift: global_slots.trailing_zeros(),
             field_offsets: FieldName::ALL.map(|f| design.bucket.field(f).map(|f| f.offset)),
         })
+    }
+
+    /// The tables' regions as spans of one page size each on a machine
+    /// that translates as `t` does, in line order: consecutive regions of
+    /// one page size, laid out upwards, make one span (a static global
+    /// table in .bss and the private tables after it in lines lie apart in
+    /// addresses).
+    pub fn mapped_spans(&self, memory: &MemoryMap, t: &Translation) -> Vec<MappedSpan> {
+        let mut spans: Vec<MappedSpan> = Vec::with_capacity(self.mappings.len());
+        for &(region, mapping) in &self.mappings {
+            let r = memory.region(region);
+            let lines = r.first_line()..r.first_line() + r.line_count();
+            let page = t.page_of(mapping);
+            match spans.last_mut() {
+                Some(last)
+                    if last.lines.end == lines.start
+                        && last.page == page
+                        && last.addrs.end <= r.base =>
+                {
+                    last.lines.end = lines.end;
+                    last.addrs.end = r.base + r.len;
+                }
+                _ => spans.push(MappedSpan {
+                    lines,
+                    addrs: r.base..r.base + r.len,
+                    page,
+                }),
+            }
+        }
+        spans
     }
 
     /// The words and initval jhash2 reads for `key`, and whether they go to

@@ -8,6 +8,7 @@ mod platform;
 pub mod plausible;
 pub mod presets;
 mod profile;
+pub mod tlb;
 
 pub use platform::{Platform, PlatformError};
 
@@ -140,6 +141,8 @@ pub struct Machine {
     /// (`coherence::Directory`).
     board_line_shift: Option<u32>,
     pub hierarchy: Hierarchy,
+    /// What reaching a table's page costs (`[tlb]`); None: nothing.
+    pub translation: Option<tlb::Translation>,
     pub costs: ResolvedCosts,
     pub sched: SchedCosts,
 }
@@ -318,6 +321,12 @@ impl Machine {
             }
         };
         let hierarchy = resolve_hierarchy(&spec, &places, line).map_err(err)?;
+        let translation = spec
+            .tlb
+            .as_ref()
+            .map(|tl| tlb::Translation::resolve(tl, &spec.background, t.page_size))
+            .transpose()
+            .map_err(err)?;
         let core = &spec.core;
         if core.outstanding_misses == 0 || core.outstanding_misses > MAX_IN_FLIGHT {
             return Err(err(format!(
@@ -358,6 +367,7 @@ impl Machine {
             smt_stretch_permille,
             line_shift: line.trailing_zeros(),
             board_line_shift,
+            translation,
             hierarchy,
             costs: ResolvedCosts {
                 syscall: ns_to_ps(kernel_ns.syscall),
@@ -580,10 +590,19 @@ fn resolve_hierarchy(
             "coherence.local_batch = {local_batch} must be a count of grants from 0 to {MAX_LOCAL_BATCH}"
         ));
     }
+    let background = spec.background.llc_mib;
+    if !background.is_finite() || !(0.0..=1e6).contains(&background) {
+        return Err(format!(
+            "background.llc_mib = {background} must be a size in MiB from 0 to 1e6"
+        ));
+    }
     let llc_lines = match c.llc_mib {
         None => u32::MAX,
         Some(mib) if mib.is_finite() && mib > 0.0 && mib <= 1e6 => {
-            ((mib * 1024.0 * 1024.0 / line as f64) as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
+            // The background keeps its share of the domain; the modelled
+            // lines keep at least one.
+            let ours = (mib - background).max(0.0);
+            ((ours * 1024.0 * 1024.0 / line as f64) as u64).clamp(1, u64::from(u32::MAX - 1)) as u32
         }
         Some(mib) => {
             return Err(format!(

@@ -2,6 +2,7 @@
 //! as measured by the tools users run (core-to-core-latency, Intel MLC).
 
 use super::plausible::Plausible;
+use super::tlb::{BackgroundSpec, TlbSpec};
 use super::{ns_to_ps, LockKind, Ps};
 use crate::limits::{MAX_GHZ, MAX_NS, MIN_GHZ};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,12 @@ pub struct MachineSpec {
     pub scheduler: SchedulerSpec,
     #[serde(default)]
     pub core: CoreSpec,
+    /// The data TLBs and the kernel's page sizes; no translation is priced
+    /// when absent.
+    #[serde(default)]
+    pub tlb: Option<TlbSpec>,
+    #[serde(default)]
+    pub background: BackgroundSpec,
     /// The plausible ranges of the parameters not measured on this part
     /// (sim/machine/plausible.rs). Only `--sensitivity` reads them. They are
     /// never serialized, so a resolved config, a run's scenario and its id

@@ -46,7 +46,7 @@ fn run() -> Run {
     );
     let mut mem = MemoryMap::new(64);
     mem.add("x", 0x1000, 4096, Home::Node(0));
-    let mut d = Directory::new(&mem, &m);
+    let mut d = Directory::new(&mem, &m, &[]);
     let steps = [
         (NODE0_A, LOCK, AccessKind::Write),
         (NODE1, LOCK, AccessKind::Read),

@@ -36,6 +36,7 @@ mod report;
 mod safety;
 mod sensitivity;
 mod ticket_knee;
+mod tlb_reach;
 mod validate;
 mod workload_keys;
 mod workloads_perf;
