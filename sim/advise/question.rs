@@ -7,7 +7,7 @@
 //! question it comes from.
 
 use super::search::{Budget, Order, Target};
-use crate::config::{with_suggestion, Config, ConfigError, Source};
+use crate::config::{with_suggestion, Config, ConfigError, Source, TomlInput};
 use crate::echo::echo;
 use crate::record::RunRecord;
 use serde::Deserialize;
@@ -155,18 +155,8 @@ const DEFAULT_BUDGET: Budget = Budget { first: 3, most: 12 };
 
 impl Question {
     pub fn load(path: &Path) -> Result<Question, ConfigError> {
-        let file = path.display().to_string();
-        let text =
-            crate::files::read_text(path, crate::limits::CONFIG_CAP).map_err(|e| ConfigError {
-                file: file.clone(),
-                line: 0,
-                column: 0,
-                message: format!("cannot read the question: {}", e.reason()),
-            })?;
-        let name = path
-            .file_stem()
-            .map_or("question".into(), |s| s.to_string_lossy().into_owned());
-        Question::parse(&file, &name, &text)
+        let input = TomlInput::read(path, "question")?;
+        Question::parse(&input.file, &input.name, &input.text)
     }
 
     /// Parses and checks a question: its own keys here, then every config

@@ -124,21 +124,38 @@ pub struct PlannedRun {
     pub scenario: Scenario,
 }
 
-impl Config {
-    /// Loads a config file. `rules` are candidate sizing rules (`--rule`).
-    pub fn load(path: &Path, rules: &[String]) -> Result<Config, ConfigError> {
+/// A TOML file a user gives (a config, a question): its name as errors
+/// place it, its stem, which names what it makes, and its text.
+pub struct TomlInput {
+    pub file: String,
+    pub name: String,
+    pub text: String,
+}
+
+impl TomlInput {
+    /// Reads `path`, a `what` ("config", "question"), within the configs'
+    /// size cap; one that cannot be read is a located error.
+    pub fn read(path: &Path, what: &str) -> Result<TomlInput, ConfigError> {
         let file = path.display().to_string();
         let text =
             crate::files::read_text(path, crate::limits::CONFIG_CAP).map_err(|e| ConfigError {
                 file: file.clone(),
                 line: 0,
                 column: 0,
-                message: format!("cannot read the config: {}", e.reason()),
+                message: format!("cannot read the {what}: {}", e.reason()),
             })?;
         let name = path
             .file_stem()
-            .map_or("config".into(), |s| s.to_string_lossy().into_owned());
-        Config::parse(&file, &name, &text, rules)
+            .map_or(what.into(), |s| s.to_string_lossy().into_owned());
+        Ok(TomlInput { file, name, text })
+    }
+}
+
+impl Config {
+    /// Loads a config file. `rules` are candidate sizing rules (`--rule`).
+    pub fn load(path: &Path, rules: &[String]) -> Result<Config, ConfigError> {
+        let input = TomlInput::read(path, "config")?;
+        Config::parse(&input.file, &input.name, &input.text, rules)
     }
 
     /// The embedded default config.
