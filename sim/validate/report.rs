@@ -339,6 +339,7 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
 mod tests {
     use super::*;
     use crate::validate::case::{CaseSpec, Prediction};
+    use crate::validate::coverage::StatedInterval;
     use crate::validate::verdict::Published;
 
     fn outcome(kind: &str, published: f64, predicted: f64) -> Outcome {
@@ -393,7 +394,26 @@ mod tests {
         assert!((model.median_error - 1.5).abs() < 1e-12);
         assert_eq!(
             headline(&outcomes),
-            "model cases: 2 of 3 pass, median error 1.5x; closed forms (counted apart): 0 of 1 pass"
+            "model cases: 2 of 3 pass, median error 1.5x, coverage not computed: the suite ran \
+             without its profiles' plausible ranges (--no-coverage); closed forms (counted \
+             apart): 0 of 1 pass"
+        );
+        // With stated intervals: two of the three model figures inside.
+        let mut stated = outcomes.clone();
+        for (o, (low, high)) in stated
+            .iter_mut()
+            .zip([(0.4, 0.7), (1.0, 2.0), (90.0, 160.0)])
+        {
+            o.interval = Some(StatedInterval {
+                low,
+                high,
+                model: None,
+            });
+        }
+        assert!(
+            headline(&stated).contains(", coverage 67 % (2 of 3 published figures inside"),
+            "{}",
+            headline(&stated)
         );
         let md = markdown(&outcomes);
         assert!(md.contains("**Model cases: 2 of 3 pass; median error 1.5x**"));
