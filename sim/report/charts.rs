@@ -130,10 +130,9 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
             bytes: scaling_chart(&series, figure)?,
         });
     }
-    let Some(point) = summary::busiest_point(&cells) else {
+    let Some(busiest) = summary::busiest_cells(&cells) else {
         return Ok(files);
     };
-    let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
     files.push(File {
         path: LOCK_WAIT_HOLD.into(),
         bytes: lock_chart(&busiest)?,

@@ -650,10 +650,9 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
             figure(u.colliding_pairs_sd.round()),
         );
     }
-    let Some(point) = summary::busiest_point(cells) else {
+    let Some(busiest) = summary::busiest_cells(cells) else {
         return;
     };
-    let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
     let _ = writeln!(
         md,
         "\nHistograms{} (first repetition):\n",
@@ -672,10 +671,9 @@ fn bucket_load(md: &mut String, cells: &[Cell]) {
 /// The mechanism at the busiest point: each design's bucket lock wait and
 /// hold, and where its HITM loads go between nodes.
 fn lock_and_nodes(md: &mut String, cells: &[Cell]) {
-    let Some(point) = summary::busiest_point(cells) else {
+    let Some(busiest) = summary::busiest_cells(cells) else {
         return;
     };
-    let busiest: Vec<&Cell> = cells.iter().filter(|c| c.point == point).collect();
     let _ = writeln!(
         md,
         "## Bucket lock and HITM by node{}\n",

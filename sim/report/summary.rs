@@ -217,6 +217,12 @@ pub fn busiest_point(cells: &[Cell]) -> Option<usize> {
         .map(|c| c.point)
 }
 
+/// The cells of the busiest point, in their order; None without cells.
+pub fn busiest_cells<'a>(cells: &'a [Cell<'a>]) -> Option<Vec<&'a Cell<'a>>> {
+    let point = busiest_point(cells)?;
+    Some(cells.iter().filter(|c| c.point == point).collect())
+}
+
 /// A measured figure as people read it: whole numbers as they are, others
 /// to four significant digits, the integer part in groups of three
 /// ("6,714,750", "0.1235", "1,234.5").
