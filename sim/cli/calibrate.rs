@@ -9,7 +9,7 @@ use crate::cli::check_signed_toml_out;
 use crate::cli::machine::{base_profile, write_profile};
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::host::calibrate::profile;
+use futexsim::host::calibrate::{profile, ticket_check};
 use futexsim::host::measure::{measure, Effort};
 use futexsim::machine::MachineSpec;
 use std::io::Write;
@@ -94,6 +94,21 @@ pub fn calibrate(
         )));
     }
     let spec = profile(&figures, &base_spec, base).map_err(|e| CliError::Input(e.to_string()))?;
+    // The fit's own check: a hand-off the fitted occupancies do not
+    // reproduce is the model's limit on this machine, not a bad figure, so
+    // it is said and the profile still written.
+    let checks = ticket_check(&spec, &figures).map_err(|e| CliError::Failed(e.to_string()))?;
+    for check in &checks {
+        writeln!(out, "{check}")?;
+        if check.off() {
+            eprintln!(
+                "futexsim: warning: the fitted profile hands the ticket lock on {:.2}x as fast as \
+                 this machine on {} CPUs: its arbitration does not reproduce this host's",
+                1.0 / check.factor(),
+                check.cpus
+            );
+        }
+    }
     write_profile(
         &spec,
         path,

@@ -392,32 +392,135 @@ pub fn simulated_hash(
             ("threads".to_string(), Value::from(threads as i64)),
             ("shared".to_string(), Value::from(shared)),
         ]),
+        this_kernels_table(),
     )
 }
 
+/// The table of the kernel this machine runs: 6.17 on, a per-process
+/// private hash once a process has a second thread.
+pub fn this_kernels_table() -> Table {
+    Table::from_iter([("preset".to_string(), Value::from("private-6.17"))])
+}
+
 /// The averaged per-thread ops/s the simulator predicts for `workload` on
-/// `spec` over `run`, with the table of the kernel this machine runs:
-/// how calibrate and compare hold the model to what this machine measured.
-/// The config is built as a TOML document, the profile nested whole as its
-/// `[machine]`, so that every section a profile has reaches the config.
-pub fn simulated_on(spec: &MachineSpec, run: Table, workload: Table) -> Result<f64, ModelError> {
+/// `spec` over `run`, with `table` as the design: how calibrate and compare
+/// hold the model to what this machine measured. The config is built as a
+/// TOML document, the profile nested whole as its `[machine]`, so that
+/// every section a profile has reaches the config.
+pub fn simulated_on(
+    spec: &MachineSpec,
+    run: Table,
+    workload: Table,
+    table: Table,
+) -> Result<f64, ModelError> {
     let doc = Table::from_iter([
         ("run".to_string(), Value::Table(run)),
         ("machine".to_string(), Value::try_from(spec)?),
         ("workload".to_string(), Value::Table(workload)),
-        (
-            "table".to_string(),
-            Value::Array(vec![Value::Table(Table::from_iter([(
-                "preset".to_string(),
-                Value::from("private-6.17"),
-            )]))]),
-        ),
+        ("table".to_string(), Value::Array(vec![Value::Table(table)])),
     ]);
     let text = toml::to_string(&doc)?;
     let config = Config::parse("host", "host", &text, &[])?;
     let run = config.runs().into_iter().next().ok_or(ModelError::NoRun)?;
     let (record, _) = run.scenario.simulate()?;
     Ok(record.mean_thread_ops_per_sec)
+}
+
+/// The host's ticket-lock hand-off at one count of CPUs beside the fitted
+/// profile's: the check calibrate prints of its arbitration, which the
+/// fit does not use (the hand-off is set by the transfer and read
+/// occupancies the lock add and the fan-out gave, and the owner's burst
+/// moves it little).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TicketCheck {
+    pub cpus: usize,
+    pub host_ns: f64,
+    pub model_ns: f64,
+}
+
+/// The factor past which calibrate warns that the fitted profile does not
+/// hand a ticket lock on as this host does: the tolerance `futexsim
+/// validate` gives a closed form.
+pub const TICKET_TOLERANCE: f64 = 1.5;
+
+impl TicketCheck {
+    /// The model's hand-off over the host's.
+    pub fn factor(&self) -> f64 {
+        self.model_ns / self.host_ns
+    }
+
+    /// Whether the model is further from the host than [`TICKET_TOLERANCE`].
+    pub fn off(&self) -> bool {
+        let f = self.factor();
+        !(1.0 / TICKET_TOLERANCE..=TICKET_TOLERANCE).contains(&f)
+    }
+}
+
+impl std::fmt::Display for TicketCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ticket lock hand-off, {} CPUs: this machine {:.1} ns, the profile {:.1} ns ({:.2}x)",
+            self.cpus,
+            self.host_ns,
+            self.model_ns,
+            self.factor()
+        )
+    }
+}
+
+/// The model's ticket-lock hand-off on `spec` with `cpus` threads, each on
+/// its CPU (0 up) taking and releasing one ticket lock with nothing held:
+/// ns per hand-off, all threads together.
+pub fn simulated_ticket_handoff_ns(spec: &MachineSpec, cpus: usize) -> Result<f64, ModelError> {
+    let step = |op: &str| {
+        Value::Table(Table::from_iter([
+            ("op".to_string(), Value::from(op)),
+            ("lock".to_string(), Value::from("lock")),
+        ]))
+    };
+    let per_thread = simulated_on(
+        spec,
+        Table::from_iter([
+            ("duration_us".to_string(), Value::from(100)),
+            ("warmup_us".to_string(), Value::from(20)),
+        ]),
+        Table::from_iter([
+            ("name".to_string(), Value::from("program")),
+            ("threads".to_string(), Value::from(cpus as i64)),
+            ("locks".to_string(), Value::Array(vec![Value::from("lock")])),
+            (
+                "steps".to_string(),
+                Value::Array(vec![step("lock"), step("unlock")]),
+            ),
+        ]),
+        Table::from_iter([
+            ("preset".to_string(), Value::from("aligned-3.14")),
+            ("lock".to_string(), Value::from("ticket")),
+        ]),
+    )?;
+    Ok(1e9 / (per_thread * cpus as f64))
+}
+
+/// The fitted profile's ticket-lock hand-off at each count of CPUs the
+/// host measured, beside the host's.
+pub fn ticket_check(
+    spec: &MachineSpec,
+    figures: &HostFigures,
+) -> Result<Vec<TicketCheck>, ModelError> {
+    let cpus = Machine::new(spec.clone())?.cpus() as usize;
+    figures
+        .ticket
+        .iter()
+        .filter(|&&(k, _)| k <= cpus)
+        .map(|&(k, host)| {
+            Ok(TicketCheck {
+                cpus: k,
+                host_ns: host.median,
+                model_ns: simulated_ticket_handoff_ns(spec, k)?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -436,6 +539,7 @@ mod tests {
             transfers: Vec::new(),
             fan_out: fan_out.into_iter().map(|(k, ns)| (k, exact(ns))).collect(),
             lock_add: Vec::new(),
+            ticket: Vec::new(),
             syscall_ns: exact(50.0),
             failed_wait_private_ns: exact(120.0),
             failed_wait_shared_ns: exact(180.0),
@@ -531,6 +635,31 @@ mod tests {
                 "{said:?}"
             );
         }
+    }
+
+    /// The check sets the model's hand-off beside the host's: a host that
+    /// hands on as the profile does is met, one three times slower is
+    /// flagged; and the model's hand-off moves the lock's line at least
+    /// once, so it is never under a transfer between the two CPUs.
+    #[test]
+    fn the_ticket_check_flags_a_host_whose_hand_off_the_profile_does_not_reproduce() {
+        let spec = crate::machine::presets::preset("icx-2s").unwrap();
+        let at = |k| simulated_ticket_handoff_ns(&spec, k).unwrap();
+        let (two, four) = (at(2), at(4));
+        assert!(two >= spec.latency.llc, "{two} ns a hand-off");
+        let exact = |median| Sampled {
+            median,
+            spread: 0.0,
+        };
+        let host = HostFigures {
+            ticket: vec![(2, exact(two)), (4, exact(3.0 * four))],
+            ..figures(Vec::new())
+        };
+        let checks = ticket_check(&spec, &host).unwrap();
+        assert_eq!(checks.len(), 2);
+        assert!((checks[0].factor() - 1.0).abs() < 1e-9 && !checks[0].off());
+        assert!(checks[1].off(), "{}", checks[1]);
+        assert!(checks[1].to_string().contains("4 CPUs"), "{}", checks[1]);
     }
 
     #[test]

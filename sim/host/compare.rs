@@ -1,7 +1,7 @@
 //! The model against this machine: the same benchmarks simulated on the
 //! calibrated host profile and run natively, side by side.
 
-use super::calibrate::{simulated_hash, simulated_on, ModelError};
+use super::calibrate::{simulated_hash, simulated_on, this_kernels_table, ModelError};
 use super::native::{false_sharing, HashBench, NativeError};
 use crate::machine::MachineSpec;
 use std::time::Duration;
@@ -83,6 +83,7 @@ fn simulated_adds(spec: &MachineSpec, stride: u64) -> Result<f64, ModelError> {
             ),
             ("steps".to_string(), Value::Array(vec![Value::Table(add)])),
         ]),
+        this_kernels_table(),
     )
 }
 

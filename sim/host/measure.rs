@@ -8,6 +8,10 @@
 //!   slope, the price of each further reader of one written line;
 //! - contended `lock add` throughput on one line across k CPUs of one
 //!   socket, and across two sockets where the machine has two;
+//! - the ticket lock's hand-off against its spinners: k CPUs of one socket
+//!   each taking and releasing one ticket lock, as the kernel's generic
+//!   ticket spinlock does (one fetch-and-add for a ticket, loads of the
+//!   owner until it is theirs, a release store of the next owner);
 //! - a bare system call (getppid), and a failed private and a failed
 //!   shared FUTEX_WAIT.
 //!
@@ -27,7 +31,7 @@
 use super::sys::{allowed_cpus, bare_syscall, futex_wait, pin_to};
 use super::topology::{self, Distance, HostCpu};
 use crate::machine::TopologySpec;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long calibrate measures: the full run, or a quick one for tests and
@@ -172,6 +176,9 @@ pub struct HostFigures {
     /// Round time of one write seen by k readers, (k, ns).
     pub fan_out: Vec<(usize, Sampled)>,
     pub lock_add: Vec<LockAdd>,
+    /// The ticket lock's time per hand-off with k CPUs of one socket
+    /// taking it in turn, (k, ns).
+    pub ticket: Vec<(usize, Sampled)>,
     pub syscall_ns: Sampled,
     pub failed_wait_private_ns: Sampled,
     pub failed_wait_shared_ns: Sampled,
@@ -321,6 +328,69 @@ pub fn lock_add_ops_per_sec(cpus: &[usize], effort: Effort) -> Sampled {
     sampled(effort, run)
 }
 
+/// A ticket lock laid out as the kernel's generic one (asm-generic
+/// ticket_spinlock.h): the owner's half and the next ticket's half of one
+/// 32-bit word, so that taking a ticket, spinning and handing over all
+/// move one line.
+#[repr(C, align(128))]
+struct TicketLock {
+    owner: AtomicU16,
+    next: AtomicU16,
+}
+
+/// Every CPU of `cpus` (two or more) taking and releasing one ticket lock
+/// with nothing held, for one trial budget: ns per hand-off, the trial's
+/// time over the acquisitions of all CPUs together.
+pub fn ticket_handoff_ns(cpus: &[usize], effort: Effort) -> Sampled {
+    let run = || {
+        let lock = TicketLock {
+            owner: AtomicU16::new(0),
+            next: AtomicU16::new(0),
+        };
+        let go = AtomicBool::new(false);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = cpus
+                .iter()
+                .map(|&cpu| {
+                    let (lock, go, stop) = (&lock, &go, &stop);
+                    s.spawn(move || {
+                        pin_to(cpu);
+                        while !go.load(Ordering::Acquire) {
+                            std::hint::spin_loop();
+                        }
+                        let mut held = 0u64;
+                        // Every thread takes a ticket until the stop is
+                        // seen by its holder: one that stopped without its
+                        // turn would leave the others spinning for ever.
+                        loop {
+                            let ticket = lock.next.fetch_add(1, Ordering::Relaxed);
+                            while lock.owner.load(Ordering::Acquire) != ticket {
+                                std::hint::spin_loop();
+                            }
+                            let done = stop.load(Ordering::Relaxed);
+                            lock.owner.store(ticket.wrapping_add(1), Ordering::Release);
+                            if done {
+                                break;
+                            }
+                            held += 1;
+                        }
+                        held
+                    })
+                })
+                .collect();
+            let began = Instant::now();
+            go.store(true, Ordering::Release);
+            std::thread::sleep(effort.trial_budget);
+            stop.store(true, Ordering::Relaxed);
+            let elapsed = began.elapsed().as_nanos() as f64;
+            let held: u64 = workers.into_iter().map(|w| w.join().unwrap_or(0)).sum();
+            elapsed / held.max(1) as f64
+        })
+    };
+    sampled(effort, run)
+}
+
 /// The mean cost of `call` over `effort.syscalls` calls, sampled.
 fn per_call_ns(effort: Effort, mut call: impl FnMut()) -> Sampled {
     sampled(effort, || {
@@ -418,6 +488,7 @@ pub fn measure(effort: Effort) -> HostFigures {
         None => Vec::new(),
     };
     let mut lock_add = Vec::new();
+    let mut ticket = Vec::new();
     if let Some(w) = writer {
         let mut socket: Vec<HostCpu> = usable
             .iter()
@@ -440,6 +511,10 @@ pub fn measure(effort: Effort) -> HostFigures {
                 ops_per_sec: rate.median,
                 spread: rate.spread,
             });
+        }
+        for k in 2..=socket.len().min(effort.max_cpus) {
+            let ids: Vec<usize> = socket[..k].iter().map(|c| c.id).collect();
+            ticket.push((k, ticket_handoff_ns(&ids, effort)));
         }
         let other: Vec<usize> = usable
             .iter()
@@ -471,6 +546,7 @@ pub fn measure(effort: Effort) -> HostFigures {
         transfers,
         fan_out,
         lock_add,
+        ticket,
         syscall_ns: per_call_ns(effort, || {
             bare_syscall();
         }),
@@ -551,6 +627,7 @@ impl HostFigures {
             spreads.push(0.0);
         }
         spreads.extend(self.lock_add.iter().map(|l| l.spread));
+        spreads.extend(self.ticket.iter().map(|(_, t)| t.spread));
         spreads.push(self.syscall_ns.spread);
         spreads.push(
             self.failed_wait_private_ns
@@ -601,6 +678,13 @@ impl HostFigures {
                 l.ops_per_sec / 1e6,
                 1e9 / l.ops_per_sec,
                 spread(l.spread)
+            )
+        }));
+        out.extend(self.ticket.iter().map(|(k, t)| {
+            format!(
+                "ticket lock hand-off, {k} CPUs of one socket: {:.1} ns {}",
+                t.median,
+                spread(t.spread)
             )
         }));
         out.push(format!(
@@ -671,10 +755,26 @@ mod tests {
             transfers: vec![transfer(Distance::Smt, 15.0), transfer(Distance::Llc, 60.0)],
             fan_out: vec![(1, exact(120.0)), (2, exact(150.0))],
             lock_add: vec![lock_add(1, 180e6), lock_add(2, 25e6), lock_add(4, 20e6)],
+            ticket: vec![(2, exact(120.0)), (4, exact(160.0))],
             syscall_ns: exact(50.0),
             failed_wait_private_ns: exact(120.0),
             failed_wait_shared_ns: exact(180.0),
         }
+    }
+
+    /// Two threads taking one ticket lock in turn stop at the trial's
+    /// budget (each one's last ticket served) and count their hand-offs,
+    /// even on one CPU, where a waiter spins until the holder runs again.
+    #[test]
+    fn the_ticket_lock_measurement_ends_and_times_its_hand_offs() {
+        let allowed = allowed_cpus();
+        let first = allowed[0];
+        let second = allowed.get(1).copied().unwrap_or(first);
+        let t = ticket_handoff_ns(&[first, second], Effort::QUICK);
+        assert!(t.median.is_finite() && t.median > 0.0, "{t:?}");
+        // A trial of the budget's length holds at least one hand-off.
+        let budget_ns = Effort::QUICK.trial_budget.as_nanos() as f64;
+        assert!(t.median <= 2.0 * budget_ns, "{t:?}");
     }
 
     #[test]
