@@ -155,9 +155,33 @@ impl serde::Serialize for Expr {
     }
 }
 
+/// An expression is written as text; a whole number may be written as a
+/// number too (`slots = 16`), the expression of that constant: a user who
+/// writes a count of slots as a number means it.
 impl<'de> serde::Deserialize<'de> for Expr {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let src = String::deserialize(deserializer)?;
+        struct Written;
+        impl serde::de::Visitor<'_> for Written {
+            type Value = String;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an expression (a string) or a whole number")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+                Ok(v.to_string())
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+                Ok(v.to_string())
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+                u64::try_from(v).map(|v| v.to_string()).map_err(|_| {
+                    E::invalid_value(
+                        serde::de::Unexpected::Signed(v),
+                        &"a whole number, 0 or more",
+                    )
+                })
+            }
+        }
+        let src = deserializer.deserialize_any(Written)?;
         // The prefix tells the reader that the column is within the
         // expression, not within the surrounding config file.
         Expr::parse(&src).map_err(|e| serde::de::Error::custom(format!("invalid expression: {e}")))
@@ -704,6 +728,25 @@ mod tests {
         }
     }
 
+    #[derive(serde::Deserialize, Debug)]
+    struct Slots {
+        slots: Expr,
+    }
+
+    #[test]
+    fn a_whole_number_reads_as_the_expression_of_that_constant() {
+        let read = |text: &str| toml::from_str::<Slots>(text).map(|s| s.slots.to_string());
+        assert_eq!(read("slots = 16").unwrap(), "16");
+        assert_eq!(read("slots = \"16 * cpus\"").unwrap(), "16 * cpus");
+        let negative = read("slots = -1").unwrap_err().to_string();
+        assert!(negative.contains("a whole number, 0 or more"), "{negative}");
+        let boolean = read("slots = true").unwrap_err().to_string();
+        assert!(
+            boolean.contains("an expression (a string) or a whole number"),
+            "{boolean}"
+        );
+    }
+
     #[test]
     fn precedence_follows_c() {
         assert_eq!(value("2 + 3 * 4"), 14);
@@ -824,7 +867,12 @@ mod tests {
             "{err}"
         );
         assert!(serde_json::from_str::<Expr>("\"min(1)\"").is_err());
-        assert!(serde_json::from_str::<Expr>("42").is_err());
+        // A whole number is the constant's expression; other values are refused.
+        assert_eq!(
+            serde_json::from_str::<Expr>("42").unwrap().to_string(),
+            "42"
+        );
+        assert!(serde_json::from_str::<Expr>("true").is_err());
     }
 
     #[test]

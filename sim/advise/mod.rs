@@ -7,6 +7,7 @@
 pub mod answer;
 pub mod evaluate;
 pub mod question;
+pub mod quick;
 pub mod search;
 
 use answer::{Advice, PointAdvice};

@@ -368,3 +368,89 @@ fn a_question_with_a_mistake_is_refused_at_its_line_and_column_with_exit_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// The flags of a small question, each a question file's key.
+const QUICK_FLAGS: [&str; 20] = [
+    "advise",
+    "--machine",
+    "icx-2s",
+    "--workload",
+    "perf-hash,futexes=16",
+    "--at",
+    "cpus=4,threads=4",
+    "--baseline",
+    "private-6.17",
+    "--vary",
+    "private.slots",
+    "--value",
+    "16",
+    "--value",
+    "K=4:clamp(roundup_pow_of_two(4 * min(threads, cpus)), 16, node_slots)",
+    "--within-best",
+    "5",
+    "--duration-us",
+    "20",
+    "--warmup-us",
+];
+
+#[test]
+fn a_question_asked_with_flags_answers_as_the_question_file_it_prints() {
+    let s = Scratch::new("advise-flags");
+    let flags: Vec<&str> = QUICK_FLAGS.iter().copied().chain(["5"]).collect();
+    let printed = futexsim(&[flags.as_slice(), &["--print-question"]].concat());
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let question = s.0.join("printed.toml");
+    std::fs::write(&question, &printed.stdout).unwrap();
+    let from_file = advise_json(&question, &s.0.join("file-store"));
+    let store = s.0.join("flags-store");
+    let asked = futexsim(
+        &[
+            flags.as_slice(),
+            &["--store", store.to_str().unwrap(), "--json"],
+        ]
+        .concat(),
+    );
+    assert!(
+        asked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&asked.stderr)
+    );
+    let from_flags: serde_json::Value = serde_json::from_slice(&asked.stdout).unwrap();
+    assert_eq!(from_flags["points"], from_file["points"]);
+    assert_eq!(
+        from_flags["points"][0]["point"],
+        "icx-2s, perf-hash, cpus=4, threads=4"
+    );
+    let recommended = from_flags["points"][0]["recommended"].as_str().unwrap();
+    assert!(["slots=16", "K=4"].contains(&recommended), "{from_flags}");
+}
+
+#[test]
+fn a_mistake_in_the_flags_is_located_in_the_question_they_make_with_exit_2() {
+    let flags: Vec<&str> = QUICK_FLAGS
+        .iter()
+        .copied()
+        .chain(["5"])
+        .map(|f| if f == "icx-2s" { "no-such-machine" } else { f })
+        .collect();
+    let out = futexsim(&flags);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The question is shown numbered, and the error names a line of it.
+    assert!(
+        err.contains("   2 | machines = [\"no-such-machine\"]"),
+        "{err}"
+    );
+    assert!(err.contains("(the question the flags ask):2:"), "{err}");
+    let with_file = futexsim(&[
+        "advise",
+        "configs/advise/private-slots-k.toml",
+        "--machine",
+        "icx-2s",
+    ]);
+    assert_eq!(with_file.status.code(), Some(2));
+}
