@@ -314,9 +314,16 @@ impl Sched {
 
     /// select_task_rq_fair for a wake-up (docs/scheduler.md): the CPU for a
     /// wakee whose last CPU is `prev`, woken from `this`, and the
-    /// runqueues the decision read, in order. `first` is the first CPU its
-    /// affinity allows.
-    fn select_wake_cpu(&self, m: &Machine, this: u32, prev: u32, first: u32) -> (u32, Vec<u32>) {
+    /// runqueues the decision read, in order, with how many of them
+    /// wake_affine read (the rest select_idle_sibling read from the target
+    /// those chose). `first` is the first CPU its affinity allows.
+    fn select_wake_cpu(
+        &self,
+        m: &Machine,
+        this: u32,
+        prev: u32,
+        first: u32,
+    ) -> (u32, Vec<u32>, usize) {
         let mut read = Vec::new();
         let mut target = prev;
         // wake_affine: the previous CPU if idle, else the waker's if its
@@ -328,24 +335,25 @@ impl Sched {
                 target = this;
             }
         }
+        let affine = read.len();
         // select_idle_sibling: the target if idle, the previous CPU if it
         // shares the target's LLC and is idle, else the first idle CPU of
         // the target's LLC after it, else the target.
         if self.idle(target, &mut read) {
-            return (target, read);
+            return (target, read, affine);
         }
         if prev != target && m.llc_of(prev) == m.llc_of(target) && self.idle(prev, &mut read) {
-            return (prev, read);
+            return (prev, read, affine);
         }
         let llc = &self.llc_cpus[m.llc_of(target) as usize];
         let at = llc.iter().position(|&c| c == target).unwrap_or(0);
         let scan = llc[at + 1..].iter().chain(&llc[..at]);
         for &c in scan.filter(|&&c| c >= first) {
             if self.idle(c, &mut read) {
-                return (c, read);
+                return (c, read, affine);
             }
         }
-        (target, read)
+        (target, read, affine)
     }
 
     /// ttwu_queue_cond (v6.6): with TTWU_QUEUE, a wake-up onto another CPU
@@ -412,11 +420,11 @@ impl Engine<'_> {
         };
         let o = &self.tasks[wakee as usize];
         let prev = o.cpu;
-        let (target, read) = match o.on_cpu.free_from {
+        let (target, read, affine) = match o.on_cpu.free_from {
             Some(first) if o.wait == Wait::Blocked => {
                 s.select_wake_cpu(self.m, self.tasks[waker as usize].cpu, prev, first)
             }
-            _ => (prev, Vec::new()),
+            _ => (prev, Vec::new(), 0),
         };
         let waker_cpu = self.tasks[waker as usize].cpu;
         let queue = if s.queues_on_wake_list(self.m, waker_cpu, target) {
@@ -424,8 +432,10 @@ impl Engine<'_> {
         } else {
             RunqueueAccess::Lock(s.rq_lock(target))
         };
-        let runqueues = read.into_iter().map(|c| s.layout.runqueues[c as usize]);
-        let steps = ttwu::try_to_wake_up(wakee, lines, runqueues, queue);
+        let (affine_reads, scan_reads) = read.split_at(affine);
+        let groups = [affine_reads, scan_reads]
+            .map(|group| group.iter().map(|&c| s.layout.runqueues[c as usize]));
+        let steps = ttwu::try_to_wake_up(wakee, lines, groups, queue);
         let t = &mut self.tasks[waker as usize];
         let at = t.pc as usize;
         t.script.splice(at..at, steps);

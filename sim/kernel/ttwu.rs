@@ -33,41 +33,54 @@ pub enum RunqueueAccess {
 
 /// The steps of waking `wakee` onto the target CPU reached by `queue`,
 /// after reading `placement_reads` (the runqueues the CPU's choice looked
-/// at, `select_task_rq`): raw_spin_lock_irqsave of `pi_lock`, the read of
-/// `__state`, the runqueue's way in, the activation the engine prices
-/// (with the IPI, if one is due), and the release of `pi_lock`.
-pub fn try_to_wake_up(
+/// at, `select_task_rq`, in groups): raw_spin_lock_irqsave of `pi_lock`,
+/// the read of `__state`, the runqueue's way in, the activation the engine
+/// prices (with the IPI, if one is due), and the release of `pi_lock`.
+///
+/// The runqueue reads of one group are independent loads: each one's
+/// address comes from a CPU number, not from what another load returns, and
+/// the branches between them (is this CPU idle? is it lighter?) are
+/// predicted, so a core issues them together, up to its outstanding misses.
+/// A group starts once the one before it is in: select_idle_sibling scans
+/// from the target wake_affine's values chose. The first group waits for
+/// `__state` (on a weakly ordered core, `on_cpu`'s load-acquire after it
+/// orders them; and the wakee's `wake_cpu`, beside it, names the previous
+/// CPU), and the way into the target runqueue waits for the last.
+pub fn try_to_wake_up<G: IntoIterator<Item = Mem>>(
     wakee: u32,
     lines: WakeeLines,
-    placement_reads: impl IntoIterator<Item = Mem>,
+    placement_reads: impl IntoIterator<Item = G>,
     queue: RunqueueAccess,
 ) -> impl Iterator<Item = Step> {
     let WakeeLines { state, pi_lock } = lines;
-    let enqueue = match queue {
-        RunqueueAccess::Lock(rq_lock) => vec![
+    // The most a wake-up takes without placement reads: one allocation.
+    let mut steps = Vec::with_capacity(8);
+    steps.extend([
+        Step::access(pi_lock, AccessKind::Rmw),
+        Step::access(state, AccessKind::Read),
+    ]);
+    for group in placement_reads {
+        let before = steps.len();
+        steps.extend(group.into_iter().map(Step::Load));
+        if steps.len() > before {
+            steps.push(Step::Join);
+        }
+    }
+    match queue {
+        RunqueueAccess::Lock(rq_lock) => steps.extend([
             Step::Lock(rq_lock),
             Step::access(rq_lock.word(), AccessKind::Write),
             Step::access(state, AccessKind::Write),
             Step::Activate(wakee),
             Step::Unlock(rq_lock),
-        ],
-        RunqueueAccess::WakeList(runqueue) => vec![
+        ]),
+        RunqueueAccess::WakeList(runqueue) => steps.extend([
             Step::access(runqueue, AccessKind::Rmw),
             Step::Activate(wakee),
-        ],
-    };
-    [
-        Step::access(pi_lock, AccessKind::Rmw),
-        Step::access(state, AccessKind::Read),
-    ]
-    .into_iter()
-    .chain(
-        placement_reads
-            .into_iter()
-            .map(|runqueue| Step::access(runqueue, AccessKind::Read)),
-    )
-    .chain(enqueue)
-    .chain([Step::access(pi_lock, AccessKind::Write)])
+        ]),
+    }
+    steps.push(Step::access(pi_lock, AccessKind::Write));
+    steps.into_iter()
 }
 
 #[cfg(test)]
@@ -82,21 +95,33 @@ mod tests {
     }
 
     #[test]
-    fn the_wakee_is_activated_under_its_pi_lock_and_the_target_runqueue_lock() {
+    fn the_wakee_is_activated_under_its_locks_after_its_placement_reads_overlap_group_by_group() {
         let lines = WakeeLines {
             state: mem(1),
             pi_lock: mem(2),
         };
         let rq_lock = LockRef::new(7, mem(3));
-        let steps: Vec<Step> =
-            try_to_wake_up(5, lines, [mem(10), mem(11)], RunqueueAccess::Lock(rq_lock)).collect();
+        let steps: Vec<Step> = try_to_wake_up(
+            5,
+            lines,
+            [vec![mem(10), mem(11)], vec![mem(12), mem(13), mem(14)]],
+            RunqueueAccess::Lock(rq_lock),
+        )
+        .collect();
+        // wake_affine's two runqueues load together, then the scan's
+        // three from the target they chose, then the target's lock.
         assert_eq!(
             steps,
             [
                 Step::access(mem(2), AccessKind::Rmw),
                 Step::access(mem(1), AccessKind::Read),
-                Step::access(mem(10), AccessKind::Read),
-                Step::access(mem(11), AccessKind::Read),
+                Step::Load(mem(10)),
+                Step::Load(mem(11)),
+                Step::Join,
+                Step::Load(mem(12)),
+                Step::Load(mem(13)),
+                Step::Load(mem(14)),
+                Step::Join,
                 Step::Lock(rq_lock),
                 Step::access(mem(3), AccessKind::Write),
                 Step::access(mem(1), AccessKind::Write),
@@ -115,8 +140,13 @@ mod tests {
             state: mem(1),
             pi_lock: mem(2),
         };
-        let steps: Vec<Step> =
-            try_to_wake_up(5, lines, [], RunqueueAccess::WakeList(mem(3))).collect();
+        let steps: Vec<Step> = try_to_wake_up(
+            5,
+            lines,
+            [Vec::new(), Vec::new()],
+            RunqueueAccess::WakeList(mem(3)),
+        )
+        .collect();
         assert_eq!(
             steps,
             [

@@ -1369,12 +1369,20 @@ impl Program for Ops {
 }
 
 /// A wakee that is free to move sleeps on CPU 1, where a hog then computes
-/// in 1 ms steps; a waker on CPU 0, busy too, wakes it 50 us in. The time
-/// from the waker's clock read before FUTEX_WAKE until the wakee's after
-/// it returns, in ps.
-fn wake_latency_beside_a_hog(placement: TaskPlacement) -> u64 {
+/// in 1 ms steps, as do `more_hogs` more on CPUs 2 on; a waker on CPU 0,
+/// busy too, wakes it 50 us in. The time from the waker's clock read
+/// before FUTEX_WAKE until the wakee's after it returns, in ps, on icx-2s
+/// with `outstanding_misses` (its own 12 when None).
+fn wake_latency_beside_hogs(
+    placement: TaskPlacement,
+    more_hogs: u32,
+    outstanding_misses: Option<u32>,
+) -> u64 {
     let mut spec = machine("icx-2s").unwrap();
     spec.scheduler.placement = placement;
+    if let Some(misses) = outstanding_misses {
+        spec.core.outstanding_misses = misses;
+    }
     let m = Machine::new(spec).unwrap();
     let programs = |word: &dyn Fn(u64) -> Mem| {
         let (wait, wake) = (
@@ -1396,7 +1404,8 @@ fn wake_latency_beside_a_hog(placement: TaskPlacement) -> u64 {
                 affinity,
             }) as Box<dyn Program>
         };
-        vec![
+        let hogs = (0..=more_hogs).map(|_| task(Vec::new(), Affinity::Pinned));
+        [
             task(
                 vec![Op::Compute(MS / 20), Op::Clock, Op::Futex(wake)],
                 Affinity::Pinned,
@@ -1405,16 +1414,23 @@ fn wake_latency_beside_a_hog(placement: TaskPlacement) -> u64 {
                 vec![Op::Futex(wait), Op::Clock, Op::Exit],
                 Affinity::CpusFrom(0),
             ),
-            task(Vec::new(), Affinity::Pinned),
         ]
+        .into_iter()
+        .chain(hogs)
+        .collect()
     };
     let window = RunWindow {
         warmup: 0,
         duration: 5 * MS,
     };
-    let o = run_on_plain_table(&m, &[0, 1, 1], programs, window);
+    let cpus: Vec<u32> = [0, 1].into_iter().chain(1..=1 + more_hogs).collect();
+    let o = run_on_plain_table(&m, &cpus, programs, window);
     let reads = &o.timeline.clock_reads;
     reads[1][0] - reads[0][0]
+}
+
+fn wake_latency_beside_a_hog(placement: TaskPlacement) -> u64 {
+    wake_latency_beside_hogs(placement, 0, None)
 }
 
 #[test]
@@ -1446,6 +1462,45 @@ fn a_pinned_workload_runs_the_same_placed_or_not() {
         serde_json::to_string(&pinned).unwrap(),
         serde_json::to_string(&placed).unwrap(),
         "perf bench futex hash pins every thread"
+    );
+}
+
+#[test]
+fn outstanding_misses_change_a_wake_up_whose_placement_reads_busy_runqueues_at_once() {
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    assert_eq!(
+        m.llc_of(1),
+        m.llc_of(9),
+        "the scan from CPU 1 passes CPUs 2 to 8 first"
+    );
+    // wake_affine reads CPU 1's and CPU 0's runqueues; select_idle_sibling
+    // then scans from its target past the 8 busy CPUs to the first idle
+    // one. Each group's reads overlap up to the core's misses in flight.
+    let latency = |misses| wake_latency_beside_hogs(TaskPlacement::Placed, 7, Some(misses));
+    let (one, two, twelve) = (latency(1), latency(2), latency(12));
+    assert!(one > two && two > twelve, "{one} {two} {twelve} ps");
+    // Eight runqueue misses one after another, against about one.
+    assert!(one - twelve > 4 * m.llc_ps, "{one} against {twelve} ps");
+}
+
+#[test]
+fn outstanding_misses_change_nothing_where_every_load_waits_for_the_one_before() {
+    // perf bench futex hash: its only load that nothing waits for at once
+    // is futex_wait's read of the user word, one an op; every other read
+    // follows a locked RMW or gives the next access its address.
+    let record = |misses| {
+        let mut spec = machine("milan-2s").unwrap();
+        spec.core.outstanding_misses = misses;
+        perf_hash_64_futexes(spec, "private-6.17", 48)
+            .simulate()
+            .unwrap()
+            .0
+    };
+    let (one, many) = (record(1), record(24));
+    assert!(one.ops > 0);
+    assert_eq!(
+        serde_json::to_string(&one).unwrap(),
+        serde_json::to_string(&many).unwrap()
     );
 }
 
