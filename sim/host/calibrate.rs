@@ -409,10 +409,14 @@ pub fn this_kernels_table() -> Table {
 /// every section a profile has reaches the config.
 pub fn simulated_on(
     spec: &MachineSpec,
-    run: Table,
+    mut run: Table,
     workload: Table,
     table: Table,
 ) -> Result<f64, ModelError> {
+    let at_least = long_enough_us(spec)?;
+    if let Some(Value::Integer(us)) = run.get_mut("duration_us") {
+        *us = (*us).max(at_least);
+    }
     let doc = Table::from_iter([
         ("run".to_string(), Value::Table(run)),
         ("machine".to_string(), Value::try_from(spec)?),
@@ -424,6 +428,27 @@ pub fn simulated_on(
     let run = config.runs().into_iter().next().ok_or(ModelError::NoRun)?;
     let (record, _) = run.scenario.simulate()?;
     Ok(record.mean_thread_ops_per_sec)
+}
+
+/// Line transfers between the profile's farthest CPUs a simulated run
+/// must have time for, so that its figures count many ops, not a few.
+const TRANSFERS_A_RUN: i64 = 200;
+
+/// The least run, in us, that holds [`TRANSFERS_A_RUN`] transfers between
+/// the profile's CPU 0 and its farthest CPU: a profile calibrated on a
+/// busy machine can take tens of microseconds a transfer (a partner
+/// preempted mid ping-pong), and a run of the usual hundred microseconds
+/// would then count no op at all.
+fn long_enough_us(spec: &MachineSpec) -> Result<i64, ModelError> {
+    let m = Machine::new(spec.clone())?;
+    let farthest_ps = (0..m.cpus())
+        .map(|c| m.transfer_ps(0, c))
+        .max()
+        .unwrap_or(0);
+    Ok(i64::try_from(farthest_ps / 1_000_000)
+        .unwrap_or(i64::MAX)
+        .saturating_add(1)
+        .saturating_mul(TRANSFERS_A_RUN))
 }
 
 /// The host's ticket-lock hand-off at one count of CPUs beside the fitted
@@ -660,6 +685,31 @@ mod tests {
         assert!((checks[0].factor() - 1.0).abs() < 1e-9 && !checks[0].off());
         assert!(checks[1].off(), "{}", checks[1]);
         assert!(checks[1].to_string().contains("4 CPUs"), "{}", checks[1]);
+    }
+
+    /// A profile whose transfers take 80-90 us (a busy machine's
+    /// calibration) is simulated for at least 200 of its farthest
+    /// transfers, not the usual 100 us that would hold one, and its figures
+    /// count ops.
+    #[test]
+    fn a_profile_with_very_slow_transfers_is_simulated_for_many_of_them() {
+        let mut spec = crate::machine::presets::preset("icx-2s").unwrap();
+        for ns in [
+            &mut spec.latency.smt,
+            &mut spec.latency.llc,
+            &mut spec.latency.node,
+        ] {
+            *ns = 80_000.0;
+        }
+        spec.latency.remote = RemoteSpec::Matrix(vec![vec![0.0, 90_000.0], vec![90_000.0, 0.0]]);
+        spec.latency.dram_remote = None;
+        spec.coherence.transfer_occupancy = Some(80_000.0);
+        assert!(long_enough_us(&spec).unwrap() >= 200 * 90);
+        let handoff = simulated_ticket_handoff_ns(&spec, 2).unwrap();
+        assert!(
+            handoff.is_finite() && handoff > 0.0,
+            "{handoff} ns a hand-off"
+        );
     }
 
     #[test]
