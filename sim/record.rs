@@ -305,32 +305,100 @@ pub struct ThreadFutexes {
 /// how a record read back knows it as that benchmark's.
 pub const PERF_HASH_LABEL: &str = "perf bench futex hash";
 
-/// What a report tells apart among workloads: perf bench futex hash, whose
-/// output it prints again as perf does, and every other benchmark.
+/// What a report tells apart among workloads: the benchmarks whose output
+/// it prints again as they do, or whose own figure it leads with
+/// (workload::lead), and every other benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkloadKind {
     PerfHash {
         /// `-S`: the futexes are shared, not process-private.
         shared: bool,
     },
+    /// The options its output line shows: `-w` and `-S`.
+    PerfWake {
+        nwakes: u32,
+        shared: bool,
+    },
+    /// `-w` (absent: a waker per thread) and `-S`.
+    PerfWakeParallel {
+        wakers: Option<u32>,
+        shared: bool,
+    },
+    /// `-q` (None: `-B`, all at once) and `-S`.
+    PerfRequeue {
+        nrequeue: Option<u32>,
+        shared: bool,
+    },
+    PerfLockPi {
+        shared: bool,
+    },
+    Schbench,
+    FeaSolver,
+    TimeExit,
     Other,
 }
 
 impl WorkloadKind {
-    /// The kind a label names, as the workloads write their labels: perf
-    /// bench futex hash's command then its options, `-S` among them when
-    /// shared, before any note in parentheses.
+    /// The kind a label names, as the workloads write their labels: the
+    /// benchmark's name then its options, `-S` among perf bench futex
+    /// hash's when shared, before any note in parentheses.
     fn of_label(label: &str) -> WorkloadKind {
-        match label.strip_prefix(PERF_HASH_LABEL) {
-            Some(options) if options.is_empty() || options.starts_with(' ') => {
-                let flags = options.split(" (").next().unwrap_or_default();
-                WorkloadKind::PerfHash {
-                    shared: flags.split(' ').any(|word| word == "-S"),
-                }
-            }
+        let benchmark = benchmark_of(label);
+        let flags: Vec<&str> = label[benchmark.len()..]
+            .split(" (")
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        let shared = flags.contains(&"-S");
+        let value = |flag: &str| {
+            let at = flags.iter().position(|word| *word == flag)?;
+            flags.get(at + 1)?.parse::<u32>().ok()
+        };
+        match benchmark {
+            PERF_HASH_LABEL => WorkloadKind::PerfHash { shared },
+            "perf bench futex wake" => WorkloadKind::PerfWake {
+                nwakes: value("-w").unwrap_or(1),
+                shared,
+            },
+            "perf bench futex wake-parallel" => WorkloadKind::PerfWakeParallel {
+                wakers: value("-w"),
+                shared,
+            },
+            "perf bench futex requeue" => WorkloadKind::PerfRequeue {
+                nrequeue: value("-q"),
+                shared,
+            },
+            "perf bench futex lock-pi" => WorkloadKind::PerfLockPi { shared },
+            "schbench" => WorkloadKind::Schbench,
+            "FEA-style solver" => WorkloadKind::FeaSolver,
+            "time_exit" => WorkloadKind::TimeExit,
             _ => WorkloadKind::Other,
         }
     }
+}
+
+/// The benchmark a label names, without its options: the words before the
+/// first option (`-f`), parenthesis, `key=value`, number or colon ("perf
+/// bench futex hash", "will-it-scale futex4", "schbench").
+fn benchmark_of(label: &str) -> &str {
+    let mut end = 0;
+    for word in label.split_whitespace() {
+        let is_option = word.starts_with(['-', '('])
+            || word.contains('=')
+            || word.starts_with(|c: char| c.is_ascii_digit());
+        if is_option {
+            break;
+        }
+        // The word's place in the label: split_whitespace yields slices of it.
+        let at = word.as_ptr() as usize - label.as_ptr() as usize;
+        if let Some(last) = word.strip_suffix(':') {
+            end = at + last.len();
+            break;
+        }
+        end = at + word.len();
+    }
+    &label[..end]
 }
 
 /// How a record names its workload: its label, as a reader sees it
@@ -352,27 +420,9 @@ impl WorkloadName {
         }
     }
 
-    /// The benchmark the label names, without its options: the words
-    /// before the first option (`-f`), parenthesis, `key=value`, number or
-    /// colon ("perf bench futex hash", "will-it-scale futex4", "schbench").
+    /// The benchmark the label names, without its options.
     pub fn benchmark(&self) -> &str {
-        let mut end = 0;
-        for word in self.label.split_whitespace() {
-            let is_option = word.starts_with(['-', '('])
-                || word.contains('=')
-                || word.starts_with(|c: char| c.is_ascii_digit());
-            if is_option {
-                break;
-            }
-            // The word's place in the label: split_whitespace yields slices of it.
-            let at = word.as_ptr() as usize - self.label.as_ptr() as usize;
-            if let Some(last) = word.strip_suffix(':') {
-                end = at + last.len();
-                break;
-            }
-            end = at + word.len();
-        }
-        &self.label[..end]
+        benchmark_of(&self.label)
     }
 }
 
