@@ -116,7 +116,10 @@ pub fn wake_summary_line(pid: u32, threads: u32, shared: bool, futex: u64, nwake
 
 /// perf bench futex wake's line for run `run` (from 1), its time in us.
 pub fn wake_run_line(run: usize, woken: u64, threads: u32, us: f64) -> String {
-    format!("[Run {run}]: Wokeup {woken} of {threads} threads in {} ms", ms(us))
+    format!(
+        "[Run {run}]: Wokeup {woken} of {threads} threads in {} ms",
+        ms(us)
+    )
 }
 
 /// perf bench futex wake's last line: the mean time over the runs and
@@ -210,13 +213,18 @@ pub fn requeue_average_line(requeued: u64, threads: u32, mean_us: f64, pct: f64)
 
 /// perf bench futex lock-pi's first line (a blank line follows it).
 pub fn lock_pi_summary_line(pid: u32, threads: u32, secs: u64) -> String {
-    format!("Run summary [PID {pid}]: {threads} threads doing pi lock/unlock pairing for {secs} secs.")
+    format!(
+        "Run summary [PID {pid}]: {threads} threads doing pi lock/unlock pairing for {secs} secs."
+    )
 }
 
 /// perf's mean of samples and its `(+- x%)`: the relative standard error.
 pub fn mean_and_spread(samples: impl IntoIterator<Item = f64>) -> (f64, f64) {
     let stats = Stats::of(samples);
-    (stats.mean(), rel_stddev_pct(stats.stddev_of_mean(), stats.mean()))
+    (
+        stats.mean(),
+        rel_stddev_pct(stats.stddev_of_mean(), stats.mean()),
+    )
 }
 
 #[cfg(test)]
@@ -243,7 +251,10 @@ mod tests {
             wake_summary_line(7, 4, false, 0x55d2_8fb4_6b58, 1),
             "Run summary [PID 7]: blocking on 4 threads (at [private] futex 0x55d28fb46b58), waking up 1 at a time."
         );
-        assert_eq!(wake_run_line(1, 4, 4, 264.0), "[Run 1]: Wokeup 4 of 4 threads in 0.2640 ms");
+        assert_eq!(
+            wake_run_line(1, 4, 4, 264.0),
+            "[Run 1]: Wokeup 4 of 4 threads in 0.2640 ms"
+        );
         assert_eq!(
             wake_average_line(4, 4, 146.4, 11.28),
             "Wokeup 4 of 4 threads in 0.1464 ms (+-11.28%)"

@@ -115,17 +115,7 @@ fn futex(
     // SAFETY: both addresses are live, aligned u32s (or null where the op
     // takes no second word) for the whole call; `val2` is a count or null
     // timeout, never a pointer the kernel writes through.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op,
-            val,
-            val2,
-            word2,
-            val3,
-        )
-    };
+    let ret = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, val2, word2, val3) };
     if ret < 0 {
         Err(std::io::Error::last_os_error())
     } else {

@@ -231,8 +231,8 @@ fn the_summary_shows_the_records() {
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 1 + THREADS.len() * DESIGNS.len());
     assert!(summary.starts_with(
-        "point,axis.threads,design,repetitions,thread_ops_per_sec_mean,\
-         thread_ops_per_sec_ci_low,thread_ops_per_sec_ci_high,thread_ops_per_sec_bimodal,\
+        "point,axis.threads,design,repetitions,thread_ops_per_sec_better,\
+         thread_ops_per_sec_mean,thread_ops_per_sec_ci_low,thread_ops_per_sec_ci_high,thread_ops_per_sec_bimodal,\
          thread_ops_per_sec_ratio_mean,"
     ));
 }

@@ -209,7 +209,11 @@ impl RoundBench {
         let (from, to) = (&self.words.futex1, &self.words.futex2);
         let threads = u64::from(self.threads);
         let private = self.private();
-        let block = if pi { Block::WaitRequeuePi } else { Block::Wait };
+        let block = if pi {
+            Block::WaitRequeuePi
+        } else {
+            Block::Wait
+        };
         self.repeat(&mut each, block, |state| {
             let start = Instant::now();
             let (mut requeued, mut calls) = (0, 0);
