@@ -1080,11 +1080,11 @@ mod tests {
         assert_eq!(Occupant::PrivateHashHeader.bucket_lock(), None);
     }
 
-    /// Only perf bench futex hash's own labels read as its kind, `-S` a
-    /// word of its options and not of a note, and a name read back writes
-    /// the label it was read from.
+    /// Only a benchmark's own labels read as its kind, `-S` a word of its
+    /// options and not of a note, its other options read as numbers, and a
+    /// name read back writes the label it was read from.
     #[test]
-    fn only_perf_bench_futex_hash_labels_read_as_its_kind() {
+    fn only_each_benchmark_s_own_labels_read_as_its_kind() {
         let private = WorkloadKind::PerfHash { shared: false };
         let shared = WorkloadKind::PerfHash { shared: true };
         for (label, kind) in [
@@ -1097,7 +1097,35 @@ mod tests {
                 private,
             ),
             ("perf bench futex hashes -f 8 -S", WorkloadKind::Other),
-            ("perf bench futex wake -w 1", WorkloadKind::Other),
+            (
+                "perf bench futex wake -w 3 -t 8 -S",
+                WorkloadKind::PerfWake {
+                    nwakes: 3,
+                    shared: true,
+                },
+            ),
+            (
+                "perf bench futex wake-parallel -t 8",
+                WorkloadKind::PerfWakeParallel {
+                    wakers: None,
+                    shared: false,
+                },
+            ),
+            (
+                "perf bench futex requeue -B -S",
+                WorkloadKind::PerfRequeue {
+                    nrequeue: None,
+                    shared: true,
+                },
+            ),
+            (
+                "perf bench futex requeue -q 4",
+                WorkloadKind::PerfRequeue {
+                    nrequeue: Some(4),
+                    shared: false,
+                },
+            ),
+            ("perf bench futex wakes -w 1", WorkloadKind::Other),
             ("will-it-scale futex1 mode=thread", WorkloadKind::Other),
             ("", WorkloadKind::Other),
         ] {

@@ -180,7 +180,7 @@ impl WorkloadKind {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Workload, WorkloadSpec};
+    use super::super::WorkloadSpec;
     use super::*;
     use crate::record::WorkloadName;
 
@@ -212,7 +212,10 @@ mod tests {
             ),
             ("name = \"schbench\"", LeadFigure::RequestsPerSec),
             ("name = \"time-exit\"", LeadFigure::TimeUntilAllExited),
-            ("name = \"will-it-scale\"", LeadFigure::ThreadOpsPerSec),
+            (
+                "name = \"will-it-scale\"\ntest = 2\nmode = \"thread\"",
+                LeadFigure::ThreadOpsPerSec,
+            ),
         ];
         for (toml_text, primary) in specs {
             let spec: WorkloadSpec = toml::from_str(toml_text).unwrap();

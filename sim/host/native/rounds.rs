@@ -16,8 +16,7 @@ use super::super::sys::{
     futex_wake, online_cpus, pin_to,
 };
 use super::NativeError;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::Barrier;
+use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// perf's runs of each benchmark (bench_repeat).
@@ -93,6 +92,21 @@ impl RunState {
     }
 }
 
+/// The wakers' start: waiting, released, or called off.
+const WAITING: u8 = 0;
+const GO: u8 = 1;
+const CALLED_OFF: u8 = 2;
+
+/// Spins until the wakers are released (true) or called off (false).
+fn wait_for_go(start: &AtomicU8) -> bool {
+    loop {
+        match start.load(Ordering::Acquire) {
+            WAITING => std::thread::yield_now(),
+            state => return state == GO,
+        }
+    }
+}
+
 fn whole_us(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
@@ -154,42 +168,57 @@ impl RoundBench {
         let share = u64::from(self.threads / wakers.max(1));
         let private = self.private();
         self.repeat(&mut each, Block::Wait, |state| {
-            let start = Barrier::new(wakers as usize);
-            let each_waker: Vec<Result<WakeRun, NativeError>> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..wakers)
-                    .map(|i| {
-                        let start = &start;
-                        std::thread::Builder::new()
-                            .name(format!("futexsim-waker-{i}"))
-                            .stack_size(STACK)
-                            .spawn_scoped(s, move || {
-                                start.wait();
-                                let began = Instant::now();
-                                let mut woken = 0;
-                                while woken < share && !state.all_exited() {
-                                    woken += futex_wake(futex, share as u32, private)
-                                        .map_err(NativeError::Futex)?;
-                                }
-                                Ok(WakeRun {
-                                    woken,
-                                    us: whole_us(began),
-                                })
+            // perf's barrier: the wakers go at once, after the last has
+            // started; here none goes where one could not start.
+            let start = AtomicU8::new(WAITING);
+            let (each_waker, failed) = std::thread::scope(|s| {
+                let mut handles = Vec::with_capacity(wakers as usize);
+                let mut failed = None;
+                for i in 0..wakers {
+                    let start = &start;
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("futexsim-waker-{i}"))
+                        .stack_size(STACK)
+                        .spawn_scoped(s, move || {
+                            if !wait_for_go(start) {
+                                return Err(NativeError::NoFigures);
+                            }
+                            let began = Instant::now();
+                            let mut woken = 0;
+                            while woken < share && !state.all_exited() {
+                                woken += futex_wake(futex, share as u32, private)
+                                    .map_err(NativeError::Futex)?;
+                            }
+                            Ok(WakeRun {
+                                woken,
+                                us: whole_us(began),
                             })
-                    })
-                    .collect();
-                handles
+                        });
+                    match spawned {
+                        Ok(handle) => handles.push(handle),
+                        Err(error) => {
+                            failed = Some(NativeError::Spawn {
+                                thread: i as usize,
+                                threads: wakers as usize,
+                                error,
+                            });
+                            break;
+                        }
+                    }
+                }
+                start.store(
+                    if failed.is_none() { GO } else { CALLED_OFF },
+                    Ordering::Release,
+                );
+                let each: Vec<Result<WakeRun, NativeError>> = handles
                     .into_iter()
-                    .enumerate()
-                    .map(|(i, spawned)| match spawned {
-                        Ok(handle) => handle.join().unwrap_or(Err(NativeError::NoFigures)),
-                        Err(error) => Err(NativeError::Spawn {
-                            thread: i,
-                            threads: wakers as usize,
-                            error,
-                        }),
-                    })
-                    .collect()
+                    .map(|handle| handle.join().unwrap_or(Err(NativeError::NoFigures)))
+                    .collect();
+                (each, failed)
             });
+            if let Some(why) = failed {
+                return Err(why);
+            }
             Ok(ParallelRun {
                 wakers: each_waker.into_iter().collect::<Result<_, _>>()?,
             })
