@@ -157,11 +157,7 @@ fn the_summary_shows_the_records() {
                 cells[2]
             );
             let ops = |r: &RunRecord| r.ops_per_sec;
-            assert!(
-                cells[3].starts_with(&shown(&ops, &whole)),
-                "{}",
-                cells[3]
-            );
+            assert!(cells[3].starts_with(&shown(&ops, &whole)), "{}", cells[3]);
             // The spread over threads is a column of its own, no interval.
             let rsd = mean(&rs, |r| r.thread_rsd_pct);
             assert_eq!(cells[4], format!("{rsd:.1}%"));
