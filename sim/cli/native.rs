@@ -336,7 +336,7 @@ fn wake_parallel(options: &WakeParallelOptions, out: &mut impl Write) -> Result<
         0 => threads,
         n => n.min(threads),
     };
-    if threads % wakers != 0 {
+    if !threads.is_multiple_of(wakers) {
         return Err(CliError::Input(format!(
             "--nwakers {wakers}: {threads} threads do not divide evenly among {wakers} wakers \
              (perf: \"Must be perfectly divisible\")"

@@ -615,7 +615,7 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         return;
     }
     let lead = primary(set);
-    if lead.throughput(&cells[0].runs[0]).is_none() {
+    if lead.throughput(cells[0].runs[0]).is_none() {
         let _ = writeln!(
             md,
             "The Universal Scalability Law describes a throughput against threads; this benchmark's figure, {}, is a time, to which the fit does not apply: none is fitted.\n",
