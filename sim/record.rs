@@ -305,32 +305,100 @@ pub struct ThreadFutexes {
 /// how a record read back knows it as that benchmark's.
 pub const PERF_HASH_LABEL: &str = "perf bench futex hash";
 
-/// What a report tells apart among workloads: perf bench futex hash, whose
-/// output it prints again as perf does, and every other benchmark.
+/// What a report tells apart among workloads: the benchmarks whose output
+/// it prints again as they do, or whose own figure it leads with
+/// (workload::lead), and every other benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkloadKind {
     PerfHash {
         /// `-S`: the futexes are shared, not process-private.
         shared: bool,
     },
+    /// The options its output line shows: `-w` and `-S`.
+    PerfWake {
+        nwakes: u32,
+        shared: bool,
+    },
+    /// `-w` (absent: a waker per thread) and `-S`.
+    PerfWakeParallel {
+        wakers: Option<u32>,
+        shared: bool,
+    },
+    /// `-q` (None: `-B`, all at once) and `-S`.
+    PerfRequeue {
+        nrequeue: Option<u32>,
+        shared: bool,
+    },
+    PerfLockPi {
+        shared: bool,
+    },
+    Schbench,
+    FeaSolver,
+    TimeExit,
     Other,
 }
 
 impl WorkloadKind {
-    /// The kind a label names, as the workloads write their labels: perf
-    /// bench futex hash's command then its options, `-S` among them when
-    /// shared, before any note in parentheses.
+    /// The kind a label names, as the workloads write their labels: the
+    /// benchmark's name then its options, `-S` among perf bench futex
+    /// hash's when shared, before any note in parentheses.
     fn of_label(label: &str) -> WorkloadKind {
-        match label.strip_prefix(PERF_HASH_LABEL) {
-            Some(options) if options.is_empty() || options.starts_with(' ') => {
-                let flags = options.split(" (").next().unwrap_or_default();
-                WorkloadKind::PerfHash {
-                    shared: flags.split(' ').any(|word| word == "-S"),
-                }
-            }
+        let benchmark = benchmark_of(label);
+        let flags: Vec<&str> = label[benchmark.len()..]
+            .split(" (")
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        let shared = flags.contains(&"-S");
+        let value = |flag: &str| {
+            let at = flags.iter().position(|word| *word == flag)?;
+            flags.get(at + 1)?.parse::<u32>().ok()
+        };
+        match benchmark {
+            PERF_HASH_LABEL => WorkloadKind::PerfHash { shared },
+            "perf bench futex wake" => WorkloadKind::PerfWake {
+                nwakes: value("-w").unwrap_or(1),
+                shared,
+            },
+            "perf bench futex wake-parallel" => WorkloadKind::PerfWakeParallel {
+                wakers: value("-w"),
+                shared,
+            },
+            "perf bench futex requeue" => WorkloadKind::PerfRequeue {
+                nrequeue: value("-q"),
+                shared,
+            },
+            "perf bench futex lock-pi" => WorkloadKind::PerfLockPi { shared },
+            "schbench" => WorkloadKind::Schbench,
+            "FEA-style solver" => WorkloadKind::FeaSolver,
+            "time_exit" => WorkloadKind::TimeExit,
             _ => WorkloadKind::Other,
         }
     }
+}
+
+/// The benchmark a label names, without its options: the words before the
+/// first option (`-f`), parenthesis, `key=value`, number or colon ("perf
+/// bench futex hash", "will-it-scale futex4", "schbench").
+fn benchmark_of(label: &str) -> &str {
+    let mut end = 0;
+    for word in label.split_whitespace() {
+        let is_option = word.starts_with(['-', '('])
+            || word.contains('=')
+            || word.starts_with(|c: char| c.is_ascii_digit());
+        if is_option {
+            break;
+        }
+        // The word's place in the label: split_whitespace yields slices of it.
+        let at = word.as_ptr() as usize - label.as_ptr() as usize;
+        if let Some(last) = word.strip_suffix(':') {
+            end = at + last.len();
+            break;
+        }
+        end = at + word.len();
+    }
+    &label[..end]
 }
 
 /// How a record names its workload: its label, as a reader sees it
@@ -352,27 +420,9 @@ impl WorkloadName {
         }
     }
 
-    /// The benchmark the label names, without its options: the words
-    /// before the first option (`-f`), parenthesis, `key=value`, number or
-    /// colon ("perf bench futex hash", "will-it-scale futex4", "schbench").
+    /// The benchmark the label names, without its options.
     pub fn benchmark(&self) -> &str {
-        let mut end = 0;
-        for word in self.label.split_whitespace() {
-            let is_option = word.starts_with(['-', '('])
-                || word.contains('=')
-                || word.starts_with(|c: char| c.is_ascii_digit());
-            if is_option {
-                break;
-            }
-            // The word's place in the label: split_whitespace yields slices of it.
-            let at = word.as_ptr() as usize - self.label.as_ptr() as usize;
-            if let Some(last) = word.strip_suffix(':') {
-                end = at + last.len();
-                break;
-            }
-            end = at + word.len();
-        }
-        &self.label[..end]
+        benchmark_of(&self.label)
     }
 }
 
@@ -1030,11 +1080,11 @@ mod tests {
         assert_eq!(Occupant::PrivateHashHeader.bucket_lock(), None);
     }
 
-    /// Only perf bench futex hash's own labels read as its kind, `-S` a
-    /// word of its options and not of a note, and a name read back writes
-    /// the label it was read from.
+    /// Only a benchmark's own labels read as its kind, `-S` a word of its
+    /// options and not of a note, its other options read as numbers, and a
+    /// name read back writes the label it was read from.
     #[test]
-    fn only_perf_bench_futex_hash_labels_read_as_its_kind() {
+    fn only_each_benchmark_s_own_labels_read_as_its_kind() {
         let private = WorkloadKind::PerfHash { shared: false };
         let shared = WorkloadKind::PerfHash { shared: true };
         for (label, kind) in [
@@ -1047,7 +1097,35 @@ mod tests {
                 private,
             ),
             ("perf bench futex hashes -f 8 -S", WorkloadKind::Other),
-            ("perf bench futex wake -w 1", WorkloadKind::Other),
+            (
+                "perf bench futex wake -w 3 -t 8 -S",
+                WorkloadKind::PerfWake {
+                    nwakes: 3,
+                    shared: true,
+                },
+            ),
+            (
+                "perf bench futex wake-parallel -t 8",
+                WorkloadKind::PerfWakeParallel {
+                    wakers: None,
+                    shared: false,
+                },
+            ),
+            (
+                "perf bench futex requeue -B -S",
+                WorkloadKind::PerfRequeue {
+                    nrequeue: None,
+                    shared: true,
+                },
+            ),
+            (
+                "perf bench futex requeue -q 4",
+                WorkloadKind::PerfRequeue {
+                    nrequeue: Some(4),
+                    shared: false,
+                },
+            ),
+            ("perf bench futex wakes -w 1", WorkloadKind::Other),
             ("will-it-scale futex1 mode=thread", WorkloadKind::Other),
             ("", WorkloadKind::Other),
         ] {

@@ -16,9 +16,9 @@ use crate::cli::CliError;
 use clap::Args;
 use futexsim::echo::echo;
 use futexsim::report;
-use futexsim::report::compare::{Better, Change, Test, Verdict};
+use futexsim::report::compare::{Change, Test, Verdict};
 use futexsim::report::interval::{SeedInterval, BIMODAL_RULE};
-use futexsim::report::summary::{self, figure, Cell, BUCKETED_QUANTILES, HEADLINE};
+use futexsim::report::summary::{self, figure, Cell, BUCKETED_QUANTILES};
 use futexsim::results::ResultSet;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -67,12 +67,22 @@ struct Document<'a> {
     a: Side,
     b: Side,
     test: TestStated<'a>,
+    /// The figure A's benchmark exists for: each pair's first figure.
+    primary: Primary,
     /// The designs compared with each other, by `--pair`; empty when
     /// designs were matched by name.
     pairs: Vec<Pair<'a>>,
     cells: Vec<Compared<'a>>,
     one_side_only: Vec<String>,
     summary: Counts,
+}
+
+/// A figure and which way it is better.
+#[derive(Serialize)]
+struct Primary {
+    figure: &'static str,
+    column: &'static str,
+    better: &'static str,
 }
 
 #[derive(Serialize)]
@@ -228,10 +238,12 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
             }
         }
     }
+    // The figures of A's benchmark, the one it exists for first.
+    let headline = summary::headline(&a);
     for (old, new) in matched {
         counts.pairs += 1;
-        for h in &HEADLINE {
-            let (old_each, new_each) = (old.each(h.read), new.each(h.read));
+        for h in &headline {
+            let (old_each, new_each) = (old.each(|r| h.read(r)), new.each(|r| h.read(r)));
             let sides = (
                 SeedInterval::of(&old_each, test.confidence()),
                 SeedInterval::of(&new_each, test.confidence()),
@@ -249,10 +261,7 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
                 design: old.design,
                 b_design: new.design,
                 figure: h.name,
-                better: match h.better {
-                    Better::Higher => "higher",
-                    Better::Lower => "lower",
-                },
+                better: h.better.word(),
                 a: a_side,
                 b: b_side,
                 ratio: change.ratio,
@@ -291,6 +300,11 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> Result<(), CliError> {
             parameters: &test,
             bimodal_rule: BIMODAL_RULE,
         },
+        primary: Primary {
+            figure: headline[0].name,
+            column: headline[0].column,
+            better: headline[0].better.word(),
+        },
         pairs,
         cells: compared,
         one_side_only: one_sided,
@@ -324,13 +338,16 @@ fn print_table(
         out,
         "A: {} ({})\nB: {} ({})\nA and B: means over repetitions ± half their {}% seed interval \
          (Student-t); B/A: the paired ratio, the mean of per-seed ratios B/A, with its interval \
-         (low..high).\ntest: {}.\n{BIMODAL_RULE}.\np99 ns: {BUCKETED_QUANTILES}.\n",
+         (low..high).\ntest: {}.\n{BIMODAL_RULE}.\np99 ns: {BUCKETED_QUANTILES}.\nfirst figure of \
+         each pair: {} ({} is better), the figure A's benchmark exists for.\n",
         doc.a.dir,
         doc.a.git_commit,
         doc.b.dir,
         doc.b.git_commit,
         test.confidence() * 100.0,
         test.describe(),
+        doc.primary.figure,
+        doc.primary.better,
     )?;
     let rows: Vec<&Compared> = doc
         .cells

@@ -458,21 +458,16 @@ fn publish(
     )
 }
 
-/// One row per point, one column per design: the workload's headline figure
-/// (its first own figure, else averaged ops/s per thread as perf bench prints
-/// it), mean over repetitions ± half its seed interval, and the paired ratio
-/// to the baseline (the mean of per-seed ratios) with its interval.
+/// One row per point, one column per design: the figure the workload's
+/// benchmark exists for, with which way is better (workload::lead), mean
+/// over repetitions ± half its seed interval, and the paired ratio to the
+/// baseline (the mean of per-seed ratios) with its interval.
 fn print_summary(set: &ResultSet, dir: &Path, out: &mut impl Write) -> Result<(), CliError> {
     let first = &set.runs[0].record;
-    // A run file edited with its checksum made anew may lack the figure.
-    let own = |r: &RunRecord| r.extra.first().map_or(f64::NAN, |m| m.value);
-    let (what, headline): (String, fn(&RunRecord) -> f64) = match first.extra.first() {
-        Some(m) if m.unit.is_empty() => (m.name.clone(), own),
-        Some(m) => (format!("{} ({})", m.name, m.unit), own),
-        None => ("averaged ops/s per thread".into(), |r| {
-            r.mean_thread_ops_per_sec
-        }),
-    };
+    let lead = summary::kind(set).primary();
+    let what = lead.heading();
+    // A run file edited with its checksum made anew may lack the figure: NaN.
+    let headline = |r: &RunRecord| lead.read(r);
     writeln!(
         out,
         "{}: {} on {}; {what}, and the paired ratio to {} (mean of per-seed ratios)",

@@ -551,10 +551,10 @@ pub fn measure(effort: Effort) -> HostFigures {
             bare_syscall();
         }),
         failed_wait_private_ns: per_call_ns(effort, || {
-            futex_wait(&word, 1, true);
+            let _ = futex_wait(&word, 1, true);
         }),
         failed_wait_shared_ns: per_call_ns(effort, || {
-            futex_wait(&word, 1, false);
+            let _ = futex_wait(&word, 1, false);
         }),
     }
 }

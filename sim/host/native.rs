@@ -6,6 +6,9 @@
 //! over the array after the stop, and a thread's rate is its ops over the
 //! whole seconds elapsed.
 
+pub mod lock_pi;
+pub mod rounds;
+
 use super::sys::{futex_hash_slots, futex_wait, online_cpus, pin_to, set_futex_hash_slots};
 use crate::footprint::{MemoryLimit, ThreadLimit};
 use crate::perf_stat::{rel_stddev_pct, Stats};
@@ -21,7 +24,8 @@ pub struct HashBench {
     pub duration: Duration,
 }
 
-/// One thread's count and the addresses of its first and last futex.
+/// One thread's count and the addresses of its first and last futex (the
+/// same address for a thread of one futex).
 #[derive(Clone, Debug)]
 pub struct ThreadFigures {
     pub ops: u64,
@@ -29,14 +33,15 @@ pub struct ThreadFigures {
     pub last_futex: usize,
 }
 
+/// What the benchmarks that count per thread (hash, lock-pi) print from.
 #[derive(Clone, Debug)]
-pub struct HashFigures {
+pub struct PerThreadFigures {
     pub threads: Vec<ThreadFigures>,
     /// From before the threads were created until the stop.
     pub runtime: Duration,
 }
 
-impl HashFigures {
+impl PerThreadFigures {
     /// The mean of the per-thread rates over the exact runtime, for runs
     /// shorter than perf's whole seconds.
     pub fn mean(&self) -> f64 {
@@ -164,14 +169,7 @@ impl HashBench {
         if self.threads == 0 || self.futexes == 0 {
             return Err(NativeError::NoWork);
         }
-        // The bench threads and this one.
-        let started = u64::from(self.threads) + 1;
-        if let Some(limit) = threads.filter(|l| started > l.count) {
-            return Err(NativeError::TooManyThreads {
-                threads: self.threads,
-                limit: limit.clone(),
-            });
-        }
+        check_threads(self.threads, threads)?;
         let per_thread = (u64::from(self.futexes) * 4).saturating_add(THREAD_STACK);
         let need = per_thread.saturating_mul(self.threads.into());
         if let Some(limit) = memory.filter(|l| need > l.bytes) {
@@ -187,12 +185,12 @@ impl HashBench {
 
     /// Runs the bench. Threads that start before one fails to (or fails to
     /// get its futexes) are called off and joined: the error says which.
-    pub fn run(&self) -> Result<HashFigures, NativeError> {
+    pub fn run(&self) -> Result<PerThreadFigures, NativeError> {
         self.run_failing_at(None)
     }
 
     /// `run`, where `fail_at` (for tests) is a thread whose start fails.
-    fn run_failing_at(&self, fail_at: Option<usize>) -> Result<HashFigures, NativeError> {
+    fn run_failing_at(&self, fail_at: Option<usize>) -> Result<PerThreadFigures, NativeError> {
         if self.threads == 0 || self.futexes == 0 {
             return Err(NativeError::NoWork);
         }
@@ -235,7 +233,7 @@ impl HashBench {
                     // As perf: a whole pass, then a look at the flag.
                     loop {
                         for word in &words {
-                            futex_wait(word, NEVER, !self.shared);
+                            let _ = futex_wait(word, NEVER, !self.shared);
                         }
                         ops += words.len() as u64;
                         if stop.load(Ordering::Relaxed) {
@@ -285,9 +283,22 @@ impl HashBench {
         }
         let threads: Option<Vec<ThreadFigures>> = figures.into_iter().collect();
         match threads {
-            Some(threads) => Ok(HashFigures { threads, runtime }),
+            Some(threads) => Ok(PerThreadFigures { threads, runtime }),
             None => Err(NativeError::NoFigures),
         }
+    }
+}
+
+/// Why `threads` bench threads and the main one cannot start here: more
+/// than the process may start (`limit`). Checked before any starts.
+pub fn check_threads(threads: u32, limit: Option<&ThreadLimit>) -> Result<(), NativeError> {
+    let started = u64::from(threads) + 1;
+    match limit.filter(|l| started > l.count) {
+        Some(limit) => Err(NativeError::TooManyThreads {
+            threads,
+            limit: limit.clone(),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -376,6 +387,15 @@ pub enum NativeError {
     HashNotKept { asked: u32, in_use: Option<u32> },
     #[error("mlockall: {0}")]
     LockMemory(std::io::Error),
+    #[error("a futex call failed: {0}")]
+    Futex(std::io::Error),
+    /// perf's "couldn't requeue from %p to %p".
+    #[error("couldn't requeue from {from:#x} to {to:#x}: {error}")]
+    Requeue {
+        from: u64,
+        to: u64,
+        error: std::io::Error,
+    },
 }
 
 /// Per-thread atomic adds per second of two threads pinned to CPUs 0 and 1,
@@ -522,7 +542,7 @@ mod tests {
             first_futex: 0x1000,
             last_futex: 0x1ffc,
         };
-        let figures = HashFigures {
+        let figures = PerThreadFigures {
             threads: vec![thread(2_000), thread(4_001), thread(6_000)],
             runtime: Duration::from_millis(2_900),
         };

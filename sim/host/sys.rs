@@ -16,22 +16,6 @@ pub fn pin_to(cpu: usize) -> bool {
     }
 }
 
-/// FUTEX_WAIT on `word` expecting `expected`, no timeout; the return value
-/// of the syscall (-1 with EAGAIN when the word holds another value).
-pub fn futex_wait(word: &AtomicU32, expected: u32, private: bool) -> libc::c_long {
-    let op = libc::FUTEX_WAIT | if private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
-    // SAFETY: the address is a live, aligned u32 for the whole call.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        )
-    }
-}
-
 pub fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -113,4 +97,114 @@ pub fn kernel_release() -> Option<String> {
             .ok()
             .map(str::to_string)
     }
+}
+
+/// The futex syscall with FUTEX_PRIVATE_FLAG where `private`; the errno
+/// is read right after it, where the return value is -1.
+fn futex(
+    word: &AtomicU32,
+    op: libc::c_int,
+    private: bool,
+    val: u32,
+    val2: usize,
+    word2: Option<&AtomicU32>,
+    val3: u32,
+) -> FutexResult {
+    let op = op | if private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
+    let word2 = word2.map_or(std::ptr::null_mut(), |w| w.as_ptr());
+    // SAFETY: both addresses are live, aligned u32s (or null where the op
+    // takes no second word) for the whole call; `val2` is a count or null
+    // timeout, never a pointer the kernel writes through.
+    let ret = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, val2, word2, val3) };
+    if ret < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(ret as u64)
+    }
+}
+
+/// What a futex call returned: its count, or the errno it failed with.
+pub type FutexResult = std::io::Result<u64>;
+
+/// FUTEX_WAKE of up to `nr` waiters on `word`: how many it woke.
+pub fn futex_wake(word: &AtomicU32, nr: u32, private: bool) -> FutexResult {
+    futex(word, libc::FUTEX_WAKE, private, nr, 0, None, 0)
+}
+
+/// FUTEX_CMP_REQUEUE: wakes `nr_wake` waiters of `from` and moves up to
+/// `nr_requeue` more to `to`, if `from` still holds `expected`; how many it
+/// woke and moved.
+pub fn futex_cmp_requeue(
+    from: &AtomicU32,
+    expected: u32,
+    to: &AtomicU32,
+    nr_wake: u32,
+    nr_requeue: u32,
+    private: bool,
+) -> FutexResult {
+    futex(
+        from,
+        libc::FUTEX_CMP_REQUEUE,
+        private,
+        nr_wake,
+        nr_requeue as usize,
+        Some(to),
+        expected,
+    )
+}
+
+/// FUTEX_CMP_REQUEUE_PI: the top waiter of `from` takes the PI futex `to`
+/// if it is free (the kernel wakes at most one), the next `nr_requeue`
+/// wait on it; how many were woken and moved.
+pub fn futex_cmp_requeue_pi(
+    from: &AtomicU32,
+    expected: u32,
+    to: &AtomicU32,
+    nr_requeue: u32,
+    private: bool,
+) -> FutexResult {
+    futex(
+        from,
+        libc::FUTEX_CMP_REQUEUE_PI,
+        private,
+        1,
+        nr_requeue as usize,
+        Some(to),
+        expected,
+    )
+}
+
+/// FUTEX_WAIT_REQUEUE_PI: waits on `from` (holding `expected`) until
+/// requeued to the PI futex `to` and given it; Ok means `to` is now held.
+pub fn futex_wait_requeue_pi(
+    from: &AtomicU32,
+    expected: u32,
+    to: &AtomicU32,
+    private: bool,
+) -> FutexResult {
+    futex(
+        from,
+        libc::FUTEX_WAIT_REQUEUE_PI,
+        private,
+        expected,
+        0,
+        Some(to),
+        0,
+    )
+}
+
+/// FUTEX_LOCK_PI on `word`, no timeout: Ok once this thread holds it.
+pub fn futex_lock_pi(word: &AtomicU32, private: bool) -> FutexResult {
+    futex(word, libc::FUTEX_LOCK_PI, private, 0, 0, None, 0)
+}
+
+/// FUTEX_UNLOCK_PI on `word`, which this thread holds.
+pub fn futex_unlock_pi(word: &AtomicU32, private: bool) -> FutexResult {
+    futex(word, libc::FUTEX_UNLOCK_PI, private, 0, 0, None, 0)
+}
+
+/// FUTEX_WAIT on `word` expecting `expected`, no timeout: Ok once woken,
+/// EAGAIN at once when the word holds another value.
+pub fn futex_wait(word: &AtomicU32, expected: u32, private: bool) -> FutexResult {
+    futex(word, libc::FUTEX_WAIT, private, expected, 0, None, 0)
 }

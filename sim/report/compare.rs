@@ -67,12 +67,7 @@ fn percent(share: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Which way a figure is better.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-}
+pub use crate::workload::lead::Better;
 
 /// What a change means for a figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

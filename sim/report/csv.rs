@@ -4,12 +4,22 @@
 //!
 //! - `point`, then one `axis.NAME` column per sweep axis, `design`,
 //!   `repetition`, `id` (the run's stable hash), `machine`, `workload`,
-//!   `seed`, `cpus`, `nodes`, `threads`, `processes`, `line_size` (bytes);
+//!   `seed`: the run's identity;
+//! - the figures the benchmark is read by (workload::lead), the one it
+//!   exists for first, each followed by `F_better` (`higher` or `lower`):
+//!   `thread_ops_per_sec` for perf bench futex hash and will-it-scale,
+//!   `wake_time_ms` (perf bench futex wake), `per_thread_latency_ms`
+//!   (wake-parallel), `requeue_time_ms` (requeue), `lock_pi_ops_per_sec`
+//!   (lock-pi), `requests_per_sec` and `wakeup_p99_us` (schbench),
+//!   `solve_time_ms` (the FEA-style solver), `all_exited_s` (time_exit);
+//!   empty where a run lacks one;
+//! - `cpus`, `nodes`, `threads`, `processes`, `line_size` (bytes);
 //! - the table: `table_slots` (one global instance), `table_instances`,
 //!   `private_slots` (all private hashes together), `table_bytes`;
 //! - throughput: `sim_ns` (simulated time counted), `ops`, `ops_per_sec`,
 //!   `thread_ops_per_sec` (mean of per-thread rates, as perf bench prints
-//!   it), `thread_rsd_pct`, `min_thread_ops`, `max_thread_ops`;
+//!   it; among the leading figures where the benchmark is read by it),
+//!   `thread_rsd_pct`, `min_thread_ops`, `max_thread_ops`;
 //! - latency of one op in ns: `lat_mean_ns`, `lat_p50_ns`, `lat_p90_ns`,
 //!   `lat_p99_ns`, `lat_max_ns`;
 //! - bucket locks: `lock_acquisitions`, `lock_contended`, `lock_wait_ns`,
@@ -31,9 +41,11 @@
 //! A run is one seed's sample and has no interval; summary.csv gives each
 //! cell's. One row per (sweep point, design), in the result set's order:
 //! `point`, one `axis.NAME` column per axis, `design`, `repetitions`, then
-//! for each headline figure F (`thread_ops_per_sec`, `ops_per_sec`,
+//! for each headline figure F (the benchmark's own first, then
+//! `thread_ops_per_sec` where that is not among them, `ops_per_sec`,
 //! `lat_p99_ns`, `hitm_per_op`, `max_load`, named as results.csv names
-//! them): `F_mean` (over repetitions), `F_ci_low`, `F_ci_high` (the 95 %
+//! them): `F_better` (`higher` or `lower`), `F_mean` (over repetitions),
+//! `F_ci_low`, `F_ci_high` (the 95 %
 //! t-interval over the repetitions; empty with one), `F_bimodal` (the
 //! seeds split into two groups: report::interval's rule), and the paired
 //! ratio to the baseline at the same point, `F_ratio_mean` (the mean of the
@@ -42,26 +54,28 @@
 //! A figure a workload lacks is empty.
 
 use super::interval::SeedInterval;
-use super::summary::{self, HEADLINE};
+use super::summary;
 use super::File;
 use crate::record::LoadRecord;
 use crate::results::{ResultSet, RunResult, SpeedLog};
+use crate::workload::lead::LeadFigure;
 
 pub const PATH: &str = "results.csv";
 pub const SUMMARY_PATH: &str = "summary.csv";
 
 pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
     let mut out = ::csv::Writer::from_writer(Vec::new());
+    let lead = summary::kind(set).lead_figures();
     let mut header = vec!["point".to_string()];
     header.extend(set.axes.iter().map(|a| format!("axis.{a}")));
     if let Some(first) = set.runs.first() {
-        header.extend(columns(first).into_iter().map(|(name, _)| name.to_string()));
+        header.extend(columns(first, lead).into_iter().map(|(name, _)| name));
     }
     out.write_record(&header)?;
     for run in &set.runs {
         let mut row = vec![run.point.to_string()];
         row.extend(run.axis_values.iter().cloned());
-        row.extend(columns(run).into_iter().map(|(_, value)| value));
+        row.extend(columns(run, lead).into_iter().map(|(_, value)| value));
         out.write_record(&row)?;
     }
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
@@ -71,9 +85,41 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
     }])
 }
 
-/// The columns after the axes, each with its value for one run. Floats are
+/// The columns after the axes, each with its value for one run: the
+/// run's identity, then the `lead` figures with their directions (moved
+/// from their place among the record's columns where they are one), then
+/// the record's columns.
+fn columns(run: &RunResult, lead: &[LeadFigure]) -> Vec<(String, String)> {
+    let mut record = record_columns(run);
+    let mut leading = Vec::new();
+    for figure in lead {
+        let value = match record.iter().position(|(name, _)| *name == figure.column()) {
+            Some(at) => record.remove(at).1,
+            None => Some(figure.read(&run.record))
+                .filter(|v| v.is_finite())
+                .map_or(String::new(), |v| v.to_string()),
+        };
+        leading.push((figure.column().to_string(), value));
+        leading.push((
+            format!("{}_better", figure.column()),
+            figure.better().word().to_string(),
+        ));
+    }
+    let identity = record
+        .iter()
+        .position(|(name, _)| *name == "seed")
+        .map_or(0, |seed| seed + 1);
+    let mut all: Vec<(String, String)> = record
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
+    all.splice(identity..identity, leading);
+    all
+}
+
+/// The record's columns, each with its value for one run. Floats are
 /// written in their shortest exact form.
-fn columns(run: &RunResult) -> Vec<(&'static str, String)> {
+fn record_columns(run: &RunResult) -> Vec<(&'static str, String)> {
     let r = &run.record;
     let c = &r.coherence;
     // Empty for a workload without a static key population.
@@ -164,8 +210,10 @@ pub fn summary_files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>
     let mut header = vec!["point".to_string()];
     header.extend(set.axes.iter().map(|a| format!("axis.{a}")));
     header.extend(["design".to_string(), "repetitions".to_string()]);
-    for h in &HEADLINE {
+    let headline = summary::headline(set);
+    for h in &headline {
         for part in [
+            "better",
             "mean",
             "ci_low",
             "ci_high",
@@ -193,11 +241,12 @@ pub fn summary_files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>
             .iter()
             .find(|b| b.point == cell.point && b.design == set.baseline)
             .filter(|_| cell.design != set.baseline);
-        for h in &HEADLINE {
-            let own = cell.interval(h.read).filter(|i| i.mean.is_finite());
+        for h in &headline {
+            row.push(h.better.word().to_string());
+            let own = cell.interval(|r| h.read(r)).filter(|i| i.mean.is_finite());
             row.extend(interval_columns(own.as_ref()));
             let ratio = baseline
-                .and_then(|b| cell.against(b, h.read))
+                .and_then(|b| cell.against(b, |r| h.read(r)))
                 .map(|c| c.ratio)
                 .filter(|i| i.mean.is_finite());
             row.extend(interval_columns(ratio.as_ref()));

@@ -7,14 +7,18 @@ use super::c2c;
 use super::charts;
 use super::compare::{Change, Direction, Test};
 use super::interval::{SeedInterval, BIMODAL_RULE, CONFIDENCE};
-use super::summary::{
-    self, bytes, duration_ns, figure, of_keys, per_op, Cell, BUCKETED_QUANTILES, HEADLINE,
-};
+use super::summary::{self, bytes, duration_ns, figure, of_keys, per_op, Cell, BUCKETED_QUANTILES};
 use super::usl;
 use super::{File, REPORT_MD};
-use crate::perf_stat::{hash_thread_line, rel_stderr_from_population_rsd};
+use crate::perf_stat::{
+    averaged_line, hash_thread_line, lock_pi_summary_line, rel_stderr_from_population_rsd,
+    requeue_average_line, requeue_summary_line, wake_average_line, wake_parallel_line,
+    wake_parallel_summary_line, wake_summary_line,
+};
 use crate::record::{LoadRecord, RunRecord, WorkloadKind};
 use crate::results::{ResultSet, SpeedLog};
+use crate::workload::lead::{Better, LeadFigure};
+use crate::workload::{perf_lock_pi, perf_requeue, perf_wake, perf_wake_parallel};
 use std::fmt::Write;
 
 pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
@@ -43,20 +47,41 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     Ok(files)
 }
 
-/// The headline every summary and comparison uses: what `perf bench futex
-/// hash` prints as "Averaged".
-fn per_thread(r: &RunRecord) -> f64 {
-    r.mean_thread_ops_per_sec
+/// The figure every summary, comparison and verdict uses: the one the
+/// set's benchmark exists for.
+fn primary(set: &ResultSet) -> LeadFigure {
+    summary::kind(set).primary()
 }
 
-/// The cell's per-thread rates against the baseline's at the same point:
+/// A value of `figure` as tables show it: rates whole, times and
+/// latencies to four significant digits.
+fn show(figure_shown: LeadFigure, v: f64) -> String {
+    match figure_shown {
+        LeadFigure::ThreadOpsPerSec | LeadFigure::LockPiPairs | LeadFigure::RequestsPerSec => {
+            figure(v.round())
+        }
+        _ => figure(v),
+    }
+}
+
+/// Whether a real change in `figure` that way is for the better: up for
+/// a rate, down for a time.
+fn for_the_better(figure: LeadFigure, direction: Direction) -> bool {
+    matches!(
+        (figure.better(), direction),
+        (Better::Higher, Direction::Up) | (Better::Lower, Direction::Down)
+    )
+}
+
+/// The cell's primary figure against the baseline's at the same point:
 /// the paired ratio, judged by the default test; None without a baseline
 /// cell or pairs.
 fn against_baseline(set: &ResultSet, cells: &[Cell], c: &Cell) -> Option<Change> {
     let base = cells
         .iter()
         .find(|b| b.point == c.point && b.design == set.baseline)?;
-    c.against(base, per_thread)
+    let lead = primary(set);
+    c.against(base, |r| lead.read(r))
 }
 
 /// What "±" means in this report, with the number of repetitions: the
@@ -95,34 +120,38 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         (true, label) => format!(" at {label}"),
         (false, _) => format!(" at {} points ({} to {})", points.len(), first.1, last.1),
     };
-    let headline = if is_perf_hash(&cells[0]) {
-        "Averaged ops/s per thread (what `perf bench futex hash` prints as \"Averaged\")"
-    } else {
-        "Ops/s per thread (the mean of the per-thread rates)"
+    let lead = primary(set);
+    let read = |r: &RunRecord| lead.read(r);
+    let headline = match (is_perf_hash(&cells[0]), lead) {
+        (true, _) => "Averaged ops/s per thread (what `perf bench futex hash` prints as \"Averaged\"; higher is better)".to_string(),
+        (false, LeadFigure::ThreadOpsPerSec) => {
+            "Ops/s per thread (the mean of the per-thread rates; higher is better)".to_string()
+        }
+        (false, _) => format!("The benchmark's own figure, {}", lead.heading()),
+    };
+    let shown = |c: &Cell| {
+        c.interval(read)
+            .map_or(String::new(), |i| i.show(|v| show(lead, v)))
     };
     if set.designs.len() == 1 {
-        let value = |c: &&Cell| c.mean(per_thread);
+        let value = |c: &&Cell| c.mean(read);
         let high = cells.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
         let low = cells.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
         if let (true, Some(only)) = (single, high) {
-            let shown = only
-                .interval(per_thread)
-                .map_or(String::new(), |i| i.show(|v| figure(v.round())));
             let _ = writeln!(
                 md,
-                "One design, {}{span}: ops/s per thread {shown}. {}.\n",
+                "One design, {}{span}: {} {}. {}.\n",
                 set.designs[0],
+                lead.heading(),
+                shown(only),
                 interval_words(set)
             );
         } else if let (Some(high), Some(low)) = (high, low) {
-            let shown = |c: &Cell| {
-                c.interval(per_thread)
-                    .map_or(String::new(), |i| i.show(|v| figure(v.round())))
-            };
             let _ = writeln!(
                 md,
-                "One design, {}{span}: ops/s per thread highest at {} ({}), lowest at {} ({}, {:.2}x the highest mean). {}.\n",
+                "One design, {}{span}: {} highest at {} ({}), lowest at {} ({}, {:.2}x the highest mean). {}.\n",
                 set.designs[0],
+                lead.heading(),
                 high.label,
                 shown(high),
                 low.label,
@@ -139,13 +168,18 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         set.baseline,
         Test::DEFAULT.describe()
     );
-    // The fastest design at each point, consecutive points with the same one grouped.
+    // The fastest design at each point (the best by the primary figure's
+    // direction), consecutive points with the same one grouped.
+    let goodness = |c: &Cell| match lead.better() {
+        Better::Higher => c.mean(read),
+        Better::Lower => -c.mean(read),
+    };
     let mut fastest: Vec<(&str, Vec<&str>)> = Vec::new();
     for &(point, label) in &points {
         let best = cells
             .iter()
             .filter(|c| c.point == point)
-            .max_by(|a, b| a.mean(per_thread).total_cmp(&b.mean(per_thread)));
+            .max_by(|a, b| goodness(a).total_cmp(&goodness(b)));
         let Some(best) = best else { continue };
         match fastest.last_mut() {
             Some((design, labels)) if *design == best.design => labels.push(label),
@@ -176,8 +210,10 @@ fn what_this_shows(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             };
             match change.direction {
                 Direction::WithinNoise => noise.push(&c.label),
-                Direction::Up => faster.push((change.ratio.mean, &c.label)),
-                Direction::Down => slower.push((change.ratio.mean, &c.label)),
+                Direction::Up | Direction::Down if for_the_better(lead, change.direction) => {
+                    faster.push((change.ratio.mean, &c.label))
+                }
+                Direction::Up | Direction::Down => slower.push((change.ratio.mean, &c.label)),
                 Direction::NoInterval => unjudged.push(&c.label),
                 Direction::Bimodal => bimodal.push(&c.label),
             }
@@ -317,30 +353,47 @@ fn with_interval(
 }
 
 fn summary_table(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    let lead = summary::kind(set).lead_figures();
     let _ = writeln!(md, "## Summary\n");
     let _ = writeln!(
         md,
-        "{}; \"bimodal\" marks a figure whose seeds split into two groups ({BIMODAL_RULE}), listed seed by seed under \"Bimodal cells\". ops/s/thread is the mean of the per-thread rates, which `perf bench futex hash` prints as \"Averaged\"; thread rsd is the relative standard deviation of those rates over the threads of a run (a spread over threads, not over seeds, and not perf's `(+- x%)`, which is the standard error of the mean), averaged over repetitions. p50 and p99 are op latencies: {BUCKETED_QUANTILES}. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word. Per-cell means, intervals and paired ratios are in [summary.csv](summary.csv).\n",
+        "The first {} the benchmark exists for, with which way is better. {}; \"bimodal\" marks a figure whose seeds split into two groups ({BIMODAL_RULE}), listed seed by seed under \"Bimodal cells\". ops/s/thread is the mean of the per-thread rates, which `perf bench futex hash` prints as \"Averaged\"; thread rsd is the relative standard deviation of those rates over the threads of a run (a spread over threads, not over seeds, and not perf's `(+- x%)`, which is the standard error of the mean), averaged over repetitions. p50 and p99 are op latencies: {BUCKETED_QUANTILES}. HITM, false and true sharing are cache-line transfers per op; bucket load is over the keys the workload hashes (static layout); a key shares a line when its bucket touches a line holding another occupied bucket's lock word. Per-cell means, intervals and paired ratios are in [summary.csv](summary.csv).\n",
+        if lead.len() == 1 { "column is the figure" } else { "columns are the figures" },
         interval_words(set)
     );
+    // ops/s per thread keeps its column where the benchmark is not read by it.
+    let per_thread_column = !lead.contains(&LeadFigure::ThreadOpsPerSec);
+    let headings: Vec<String> = lead.iter().map(|f| f.heading()).collect();
     let _ = writeln!(
         md,
-        "| point | design | ops/s | ops/s/thread | thread rsd (over threads) | p50 | p99 | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |"
+        "| point | design | {} | ops/s |{} thread rsd (over threads) | p50 | p99 | HITM Lcl/op | HITM Rmt/op | false sharing/op | true sharing/op | bucket max load | mean load | keys sharing a bucket | keys sharing a line | table memory |",
+        headings.join(" | "),
+        if per_thread_column { " ops/s/thread |" } else { "" }
     );
-    let _ = writeln!(
-        md,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let columns = 15 + lead.len() + usize::from(per_thread_column);
+    let _ = writeln!(md, "|---|---|{}", "---:|".repeat(columns - 2));
     let whole = |v: f64| figure(v.round());
     let per_op_3 = |v: f64| format!("{v:.3}");
     for c in cells {
+        let own: Vec<String> = lead
+            .iter()
+            .map(|&f| with_interval(c, |r| f.read(r), |v| show(f, v)))
+            .collect();
+        let per_thread = if per_thread_column {
+            format!(
+                " {} |",
+                with_interval(c, |r| r.mean_thread_ops_per_sec, whole)
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} |{per_thread} {:.1}% | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.label,
             c.design,
+            own.join(" | "),
             with_interval(c, |r| r.ops_per_sec, whole),
-            with_interval(c, per_thread, whole),
             c.mean(|r| r.thread_rsd_pct),
             with_interval(c, |r| r.latency_ns.p50 as f64, duration_ns),
             with_interval(c, |r| r.latency_ns.p99 as f64, duration_ns),
@@ -439,15 +492,18 @@ fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         return;
     }
     let _ = writeln!(md, "## Comparison against {}\n", set.baseline);
+    let lead = primary(set);
     let _ = writeln!(
         md,
-        "Per-thread ops/s, design over baseline, as the paired ratio: the mean of the per-seed ratios (repetition r of the design over repetition r of the baseline, the same seed), then in brackets its {}% Student-t interval over those ratios (none with one repetition). The verdict: {}.\n",
+        "{}, design over baseline, as the paired ratio: the mean of the per-seed ratios (repetition r of the design over repetition r of the baseline, the same seed), then in brackets its {}% Student-t interval over those ratios (none with one repetition). The verdict: {}.\n",
+        capitalised(&lead.heading()),
         CONFIDENCE * 100.0,
         Test::DEFAULT.describe()
     );
     let _ = writeln!(
         md,
-        "| point | design | ops/s/thread paired ratio (95% interval) | verdict |"
+        "| point | design | {} paired ratio (95% interval) | verdict |",
+        lead.name()
     );
     let _ = writeln!(md, "|---|---|---:|---|");
     for c in cells.iter().filter(|c| c.design != set.baseline) {
@@ -455,8 +511,8 @@ fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             continue;
         };
         let verdict = match change.direction {
-            Direction::Up => "faster",
-            Direction::Down => "slower",
+            Direction::Up | Direction::Down if for_the_better(lead, change.direction) => "faster",
+            Direction::Up | Direction::Down => "slower",
             Direction::WithinNoise => "within noise",
             Direction::NoInterval => "not judged: one repetition",
             Direction::Bimodal => "not judged: bimodal",
@@ -473,32 +529,32 @@ fn comparison(md: &mut String, set: &ResultSet, cells: &[Cell]) {
 }
 
 /// Every cell whose headline figure (or, for a design, its paired ratio of
-/// per-thread ops/s) split into two groups of seeds, with each seed's
+/// the primary figure) split into two groups of seeds, with each seed's
 /// value: a flagged mean is shown beside what it averages.
 fn bimodal_cells(md: &mut String, set: &ResultSet, cells: &[Cell]) {
+    let lead = primary(set);
+    let read = |r: &RunRecord| lead.read(r);
     let mut rows = Vec::new();
     for c in cells {
-        for h in &HEADLINE {
-            if c.interval(h.read).is_some_and(|i| i.bimodal) {
-                let values: Vec<String> = c.each(h.read).into_iter().map(figure).collect();
+        for h in summary::headline(set) {
+            if c.interval(|r| h.read(r)).is_some_and(|i| i.bimodal) {
+                let values: Vec<String> = c.each(|r| h.read(r)).into_iter().map(figure).collect();
                 rows.push((c, h.name.to_string(), values));
             }
         }
         let base = cells
             .iter()
             .find(|b| b.point == c.point && b.design == set.baseline && c.design != set.baseline);
-        if let Some(base) =
-            base.filter(|b| c.against(b, per_thread).is_some_and(|ch| ch.ratio.bimodal))
-        {
+        if let Some(base) = base.filter(|b| c.against(b, read).is_some_and(|ch| ch.ratio.bimodal)) {
             let ratios: Vec<String> = c
-                .each(per_thread)
+                .each(read)
                 .iter()
-                .zip(base.each(per_thread))
+                .zip(base.each(read))
                 .map(|(d, b)| format!("{:.3}", d / b))
                 .collect();
             rows.push((
                 c,
-                format!("ops/s/thread paired ratio to {}", set.baseline),
+                format!("{} paired ratio to {}", lead.name(), set.baseline),
                 ratios,
             ));
         }
@@ -553,12 +609,32 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
         charts::HITM_PER_OP,
         charts::RFO_PER_OP
     );
+    // A sweep drawn as bars has no curve to fit: no table rather than a
+    // table of curves that each state they are not fitted.
+    if !curves {
+        return;
+    }
+    let lead = primary(set);
+    if lead.throughput(cells[0].runs[0]).is_none() {
+        let _ = writeln!(
+            md,
+            "The Universal Scalability Law describes a throughput against threads; this benchmark's figure, {}, is a time, to which the fit does not apply: none is fitted.\n",
+            lead.name()
+        );
+        return;
+    }
     let mut rows = Vec::new();
     for s in &series {
         let samples: Vec<(f64, f64)> = s
             .cells
             .iter()
-            .flat_map(|c| c.runs.iter().map(|r| (f64::from(r.threads), r.ops_per_sec)))
+            .flat_map(|c| {
+                c.runs.iter().filter_map(|r| {
+                    lead.throughput(r)
+                        .filter(|x| x.is_finite())
+                        .map(|x| (f64::from(r.threads), x))
+                })
+            })
             .collect();
         let mut threads: Vec<String> = s.cells.iter().map(|c| c.threads().to_string()).collect();
         threads.dedup();
@@ -589,25 +665,39 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             f.r_squared
         ));
     }
-    // A sweep drawn as bars has no curve to fit: no table rather than a
-    // table of curves that each state they are not fitted.
-    if !curves {
-        return;
-    }
     let _ = writeln!(
         md,
-        "Universal Scalability Law fitted by least squares to total ops/s over every run of each curve with {} or more thread counts: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the threads (one per CPU). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) threads. A fit with a negative coefficient does not have the law's shape: it is flagged, and not drawn in the chart; a curve without a fit says why.\n",
+        "Universal Scalability Law fitted by least squares to the total {} over every run of each curve with {} or more thread counts: X(N) = lambda N / (1 + alpha (N-1) + beta N (N-1)), N the threads (one per CPU). alpha is contention, beta coherency (lines bouncing between caches); the peak is at sqrt((1 - alpha) / beta) threads. A fit with a negative coefficient does not have the law's shape: it is flagged, and not drawn in the chart; a curve without a fit says why.\n",
+        throughput_words(lead),
         usl::MIN_POINTS
     );
     let _ = writeln!(
         md,
-        "| curve | threads | lambda (ops/s per thread) | alpha | beta | peak threads | R² | note |"
+        "| curve | threads | lambda ({} per thread) | alpha | beta | peak threads | R² | note |",
+        lead.unit()
     );
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---|");
     for row in rows {
         let _ = writeln!(md, "{row}");
     }
     md.push('\n');
+}
+
+/// What the USL is fitted to for a figure that is a throughput.
+fn throughput_words(lead: LeadFigure) -> &'static str {
+    match lead {
+        LeadFigure::LockPiPairs => "lock/unlock pairs per second of all threads",
+        LeadFigure::RequestsPerSec => "requests per second",
+        _ => "ops/s",
+    }
+}
+
+/// "Wake time (ms, lower is better)": a heading that opens a sentence.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 fn bucket_load(md: &mut String, cells: &[Cell]) {
@@ -698,47 +788,114 @@ fn lock_and_nodes(md: &mut String, cells: &[Cell]) {
     }
 }
 
-/// perf bench futex hash's output for one simulated run of it (first
-/// repetition), with perf's definitions: "Averaged" the truncated mean of
-/// the per-thread rates, `(+- x%)` their relative standard error; with
-/// `threads`, one `[thread N]` line per thread between them.
-fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
-    let r = c.runs[0];
-    let futexes = r
-        .load
-        .as_ref()
-        .map_or(0, |l| l.keys / u64::from(r.threads.max(1)));
-    let kind = match r.workload.kind {
-        WorkloadKind::PerfHash { shared: true } => "shared",
-        _ => "private",
-    };
+/// A simulated run's output as its perf bench benchmark prints it (first
+/// repetition), as it would be printed in a code block: perf's lines with
+/// perf's definitions; None for a workload perf bench does not run, or a
+/// record without the figures the lines need. With `threads`, perf bench
+/// futex hash's `[thread N]` line for every thread.
+fn perf_output(r: &RunRecord, threads: bool) -> Option<Vec<String>> {
+    let extra = |name: &str| r.extra.iter().find(|m| m.name == name).map(|m| m.value);
     let secs = r.sim_ns / 1_000_000_000;
-    let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, r.threads.into());
+    let t = r.threads;
+    let lines = match r.workload.kind {
+        WorkloadKind::PerfHash { shared } => {
+            let futexes = r.load.as_ref().map_or(0, |l| l.keys / u64::from(t.max(1)));
+            let mut lines = vec![
+                format!(
+                    "Run summary [PID 0]: {t} threads, each operating on {futexes} [{}] futexes for {secs} secs.",
+                    if shared { "shared" } else { "private" }
+                ),
+                String::new(),
+            ];
+            if threads && !r.perf_threads.is_empty() {
+                let window_s = r.sim_ns as f64 / 1e9;
+                lines.extend(r.perf_threads.iter().enumerate().map(|(i, thread)| {
+                    let rate = (thread.ops as f64 / window_s) as u64;
+                    hash_thread_line(i, thread.first_futex, thread.last_futex, rate)
+                }));
+                lines.push(String::new());
+            }
+            let pct = rel_stderr_from_population_rsd(r.thread_rsd_pct, t.into());
+            lines.push(averaged_line(
+                r.mean_thread_ops_per_sec as u64,
+                pct,
+                secs,
+                true,
+            ));
+            lines
+        }
+        WorkloadKind::PerfWake { nwakes, shared } => vec![
+            wake_summary_line(0, t, shared, 0, nwakes),
+            String::new(),
+            wake_average_line(
+                extra(perf_wake::WOKEN_PER_ROUND)? as u64,
+                t,
+                extra(perf_wake::WAKE_TIME)? * 1000.0,
+                extra(perf_wake::WAKE_TIME_SPREAD)?,
+            ),
+        ],
+        WorkloadKind::PerfWakeParallel { wakers, shared } => {
+            let wakers = perf_wake_parallel::wakers_of(wakers, t);
+            vec![
+                wake_parallel_summary_line(0, t, shared, 0, wakers, t / wakers.max(1)),
+                String::new(),
+                wake_parallel_line(
+                    None,
+                    extra(perf_wake_parallel::WOKEN_PER_WAKER)? as u64,
+                    t,
+                    extra(perf_wake_parallel::WAKER_LATENCY)? * 1000.0,
+                    extra(perf_wake_parallel::WAKER_LATENCY_SPREAD)?,
+                ),
+            ]
+        }
+        WorkloadKind::PerfRequeue { nrequeue, shared } => vec![
+            requeue_summary_line(
+                0,
+                t,
+                shared,
+                0,
+                0,
+                false,
+                perf_requeue::requeued_per_call(nrequeue, t),
+            ),
+            String::new(),
+            requeue_average_line(
+                extra(perf_requeue::REQUEUED_PER_ROUND)? as u64,
+                t,
+                extra(perf_requeue::REQUEUE_TIME)? * 1000.0,
+                extra(perf_requeue::REQUEUE_TIME_SPREAD)?,
+            ),
+        ],
+        WorkloadKind::PerfLockPi { .. } => vec![
+            lock_pi_summary_line(0, t, secs),
+            String::new(),
+            averaged_line(
+                extra(perf_lock_pi::AVERAGED_PAIRS)? as u64,
+                extra(perf_lock_pi::AVERAGED_PAIRS_SPREAD)?,
+                secs,
+                true,
+            ),
+        ],
+        WorkloadKind::Schbench
+        | WorkloadKind::FeaSolver
+        | WorkloadKind::TimeExit
+        | WorkloadKind::Other => return None,
+    };
+    Some(lines)
+}
+
+/// One cell's perf output (first repetition) in a code block under its
+/// design and point; nothing where perf bench does not run its workload.
+fn perf_bench_block(md: &mut String, c: &Cell, threads: bool) {
+    let Some(lines) = perf_output(c.runs[0], threads) else {
+        return;
+    };
     let _ = writeln!(
         md,
-        "{}{}:\n\n```text\nRun summary [PID 0]: {} threads, each operating on {futexes} [{kind}] futexes for {secs} secs.\n",
+        "{}{}:\n\n```text\n{}\n```\n",
         c.design,
         summary::at_point(&c.label),
-        r.threads,
-    );
-    if threads {
-        let window_s = r.sim_ns as f64 / 1e9;
-        for (i, t) in r.perf_threads.iter().enumerate() {
-            let rate = (t.ops as f64 / window_s) as u64;
-            let _ = writeln!(
-                md,
-                "{}",
-                hash_thread_line(i, t.first_futex, t.last_futex, rate)
-            );
-        }
-        if !r.perf_threads.is_empty() {
-            md.push('\n');
-        }
-    }
-    let _ = writeln!(
-        md,
-        "Averaged {} operations/sec (+- {pct:.2}%), total secs = {secs}\n```\n",
-        r.mean_thread_ops_per_sec as u64,
+        lines.join("\n")
     );
 }
 
@@ -746,25 +903,33 @@ fn is_perf_hash(c: &Cell) -> bool {
     matches!(c.runs[0].workload.kind, WorkloadKind::PerfHash { .. })
 }
 
-/// perf bench futex hash's summary and Averaged lines for each simulated
-/// run of it; the thread lines, one per thread, are in the point's file.
+/// Whether perf bench runs the cell's workload: its output is printed again.
+fn is_perf_bench(c: &Cell) -> bool {
+    perf_output(c.runs[0], false).is_some()
+}
+
+/// perf bench's lines for each simulated run of one of its benchmarks:
+/// the summary and the closing line; for perf bench futex hash, the thread
+/// lines, one per thread, are in the point's file.
 fn perf_bench_lines(md: &mut String, cells: &[Cell]) {
-    let perf: Vec<&Cell> = cells.iter().filter(|c| is_perf_hash(c)).collect();
+    let perf: Vec<&Cell> = cells.iter().filter(|c| is_perf_bench(c)).collect();
     if perf.is_empty() {
         return;
     }
     let _ = writeln!(md, "## As perf bench prints it\n");
     let _ = writeln!(md, "{PERF_INTRO}");
-    let _ = writeln!(
-        md,
-        "Here the `Run summary` and `Averaged` lines; each point's file (linked under \"perf c2c tables\") adds perf's `[thread N]` line for every thread.\n"
-    );
+    if is_perf_hash(perf[0]) {
+        let _ = writeln!(
+            md,
+            "Here the `Run summary` and `Averaged` lines; each point's file (linked under \"perf c2c tables\") adds perf's `[thread N]` line for every thread.\n"
+        );
+    }
     for c in perf {
         perf_bench_block(md, c, false);
     }
 }
 
-const PERF_INTRO: &str = "Each run's output as `perf bench futex hash` prints it (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of the per-thread rates over sqrt(threads), over their mean. A simulation has no process id (0 here) and runs for a window of simulated time, well under perf's whole seconds, so both seconds fields read its whole seconds (usually 0) while the rates are per simulated second (perf divides by its whole seconds).\n";
+const PERF_INTRO: &str = "Each run's output as `perf bench futex` prints it (first repetition), for scripts that read perf's output. `(+- x%)` is perf's: the sample standard deviation of what perf averages (the per-thread rates for hash and lock-pi, the rounds' times for wake and requeue, the wakers' times for wake-parallel) over the square root of their number, over their mean. wake, wake-parallel and requeue print as with perf's `-s`, without a `[Run N]` line per round. A simulation has no process id (0 here) and keeps no futex address for wake, wake-parallel and requeue (0x0 there); it runs for a window of simulated time, well under perf's whole seconds, so the seconds fields read its whole seconds (usually 0) while the rates are per simulated second (perf divides by its whole seconds).\n";
 
 /// Where a point's perf output goes: perf bench's thread lines and perf
 /// c2c's tables.
@@ -846,7 +1011,7 @@ fn point_files(cells: &[Cell]) -> Vec<File> {
         let at_point: Vec<&Cell> = cells.iter().filter(|o| o.point == c.point).collect();
         let mut page = String::new();
         let _ = writeln!(page, "# perf output{}\n", summary::at_point(&c.label));
-        if is_perf_hash(c) {
+        if is_perf_bench(c) {
             let _ = writeln!(page, "## As perf bench prints it\n");
             let _ = writeln!(page, "{PERF_INTRO}");
             for cell in &at_point {

@@ -3,8 +3,9 @@
 
 use super::compare::{Better, Change, Test};
 use super::interval::{SeedInterval, CONFIDENCE};
-use crate::record::{LoadRecord, RunRecord};
+use crate::record::{LoadRecord, RunRecord, WorkloadKind};
 use crate::results::ResultSet;
+use crate::workload::lead::LeadFigure;
 
 /// The runs of one design at one sweep point.
 pub struct Cell<'a> {
@@ -46,6 +47,7 @@ impl Cell<'_> {
 }
 
 /// A figure `diff` and summary.csv give for every cell.
+#[derive(Clone, Copy, Debug)]
 pub struct Headline {
     /// As `diff` prints it.
     pub name: &'static str,
@@ -53,43 +55,84 @@ pub struct Headline {
     /// column of the same figure).
     pub column: &'static str,
     pub better: Better,
-    /// The figure of one run; NaN where a record lacks it.
-    pub read: fn(&RunRecord) -> f64,
+    source: Source,
 }
 
-/// The headline figures, the per-thread rate first.
-pub const HEADLINE: [Headline; 5] = [
-    Headline {
-        name: "ops/s/thread",
-        column: "thread_ops_per_sec",
-        better: Better::Higher,
-        read: |r| r.mean_thread_ops_per_sec,
-    },
+/// Where a headline figure is read from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// One of the figures a benchmark is read by (workload::lead).
+    Lead(LeadFigure),
+    /// A field of every record; NaN where a record lacks it.
+    Record(fn(&RunRecord) -> f64),
+}
+
+impl Headline {
+    /// The figure of one run; NaN where a record lacks it.
+    pub fn read(&self, r: &RunRecord) -> f64 {
+        match self.source {
+            Source::Lead(figure) => figure.read(r),
+            Source::Record(read) => read(r),
+        }
+    }
+
+    fn lead(figure: LeadFigure) -> Headline {
+        Headline {
+            name: figure.name(),
+            column: figure.column(),
+            better: figure.better(),
+            source: Source::Lead(figure),
+        }
+    }
+}
+
+/// The figures every workload has, after its own.
+const EVERY_WORKLOAD: [Headline; 4] = [
     Headline {
         name: "ops/s",
         column: "ops_per_sec",
         better: Better::Higher,
-        read: |r| r.ops_per_sec,
+        source: Source::Record(|r| r.ops_per_sec),
     },
     Headline {
         name: "p99 ns",
         column: "lat_p99_ns",
         better: Better::Lower,
-        read: |r| r.latency_ns.p99 as f64,
+        source: Source::Record(|r| r.latency_ns.p99 as f64),
     },
     Headline {
         name: "HITM/op",
         column: "hitm_per_op",
         better: Better::Lower,
-        read: |r| r.coherence.hitm_per_op,
+        source: Source::Record(|r| r.coherence.hitm_per_op),
     },
     Headline {
         name: "max load",
         column: "max_load",
         better: Better::Lower,
-        read: |r| r.load.as_ref().map_or(f64::NAN, |l| l.max_load as f64),
+        source: Source::Record(|r| r.load.as_ref().map_or(f64::NAN, |l| l.max_load as f64)),
     },
 ];
+
+/// The kind of benchmark a result set ran (its first run's).
+pub fn kind(set: &ResultSet) -> WorkloadKind {
+    set.runs
+        .first()
+        .map_or(WorkloadKind::Other, |r| r.record.workload.kind)
+}
+
+/// The headline figures of a result set: the figures its benchmark is read
+/// by, the one it exists for first; then ops/s per thread where that is
+/// not among them, and the figures every workload has.
+pub fn headline(set: &ResultSet) -> Vec<Headline> {
+    let lead = kind(set).lead_figures();
+    let mut figures: Vec<Headline> = lead.iter().map(|&f| Headline::lead(f)).collect();
+    if !lead.contains(&LeadFigure::ThreadOpsPerSec) {
+        figures.push(Headline::lead(LeadFigure::ThreadOpsPerSec));
+    }
+    figures.extend(EVERY_WORKLOAD);
+    figures
+}
 
 /// Why p99 (and p50) can show an interval of no width, said wherever they
 /// are printed with one.

@@ -18,7 +18,7 @@ use super::task_loop::{Action, Body, TaskLoop};
 use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
-use crate::record::Metric;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{KeyKind, Mem, Op, RunWindow, TaskSpec, Timeline, UserWord};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -108,9 +108,14 @@ impl FeaSolver {
 }
 
 /// The solver's one figure: the time its slowest process took.
-const SOLVE_TIME: &str = "solve time";
+/// The time until the last process finished its steps.
+pub const SOLVE_TIME: &str = "solve time";
 
 impl Workload for FeaSolver {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::FeaSolver
+    }
+
     fn figures(&self) -> Vec<String> {
         vec![SOLVE_TIME.to_string()]
     }

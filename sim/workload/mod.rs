@@ -7,6 +7,7 @@
 pub mod creation;
 mod error;
 pub mod futex_words;
+pub mod lead;
 pub mod objects;
 pub mod perf;
 pub mod primitives;

@@ -19,7 +19,8 @@ use super::perf::{
 use super::{lines_of, user_memory, user_words, within_a_second, Setup, Size, Workload};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
-use crate::record::Metric;
+use crate::perf_stat::mean_and_spread;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -111,9 +112,23 @@ impl Program for Worker {
 const MULTI_STRIDE: u64 = 384;
 
 /// What perf bench futex lock-pi prints, in the readout's order.
-const FIGURES: [&str; 2] = ["averaged lock/unlock pairs per thread", "slowest thread"];
+/// The mean of the threads' lock/unlock pairs per second: what perf prints
+/// as "Averaged".
+pub const AVERAGED_PAIRS: &str = "averaged lock/unlock pairs per thread";
+
+/// perf's `(+- x%)` after "Averaged": the relative standard error of the
+/// threads' rates.
+pub const AVERAGED_PAIRS_SPREAD: &str = "lock/unlock pairs spread";
+
+const FIGURES: [&str; 3] = [AVERAGED_PAIRS, "slowest thread", AVERAGED_PAIRS_SPREAD];
 
 impl Workload for PerfLockPi {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::PerfLockPi {
+            shared: self.shared,
+        }
+    }
+
     fn figures(&self) -> Vec<String> {
         FIGURES.iter().map(|f| f.to_string()).collect()
     }
@@ -194,6 +209,7 @@ impl Workload for PerfLockPi {
                 vec![
                     Metric::new(FIGURES[0], mean, "ops/s"),
                     Metric::new(FIGURES[1], min, "ops/s"),
+                    Metric::new(FIGURES[2], mean_and_spread(rates).1, "%"),
                 ]
             }),
         )

@@ -17,12 +17,12 @@
 use super::perf::{
     key_kind, one_per_call, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
 };
-use super::rounds::{blocked_threads, default_settle_us, mean, ms, Rounds, Samples};
+use super::rounds::{blocked_threads, default_settle_us, mean, ms, spread, Rounds, Samples};
 use super::WorkloadError;
 use super::{rounds, user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
-use crate::record::Metric;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -146,26 +146,49 @@ impl Program for Main {
     }
 }
 
+/// The threads requeued per call for `-q` (None: `-B`, all of them),
+/// capped at the thread count as perf does.
+pub fn requeued_per_call(nrequeue: Option<u32>, threads: u32) -> u32 {
+    match nrequeue {
+        None => threads,
+        Some(q) => q.clamp(1, threads.max(1)),
+    }
+}
+
 impl PerfRequeue {
-    /// -q, capped at the thread count as perf does; -B takes them all.
     fn nrequeue(&self, threads: u32) -> u32 {
-        if self.all {
-            threads
-        } else {
-            self.nrequeue.clamp(1, threads.max(1))
-        }
+        requeued_per_call((!self.all).then_some(self.nrequeue), threads)
     }
 }
 
 /// What perf bench futex requeue prints, in the readout's order.
-const FIGURES: [&str; 4] = [
+/// The mean time of a round's requeues: what perf prints as "Requeued N
+/// of M threads in X ms".
+pub const REQUEUE_TIME: &str = "requeue time";
+
+/// perf's `(+-x%)` after the requeue time: the relative standard error
+/// of the rounds' times.
+pub const REQUEUE_TIME_SPREAD: &str = "requeue time spread";
+
+/// The mean number of threads a round requeued.
+pub const REQUEUED_PER_ROUND: &str = "requeued per round";
+
+const FIGURES: [&str; 5] = [
     "rounds",
-    "requeue time",
-    "requeued per round",
+    REQUEUE_TIME,
+    REQUEUED_PER_ROUND,
     "woken on futex2 per round",
+    REQUEUE_TIME_SPREAD,
 ];
 
 impl Workload for PerfRequeue {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::PerfRequeue {
+            nrequeue: (!self.all).then_some(self.nrequeue),
+            shared: self.shared,
+        }
+    }
+
     fn figures(&self) -> Vec<String> {
         FIGURES.iter().map(|f| f.to_string()).collect()
     }
@@ -246,6 +269,7 @@ impl Workload for PerfRequeue {
                         mean(counted, |r| r.woken as f64),
                         "threads",
                     ),
+                    Metric::new(FIGURES[4], spread(counted, |r| ms(r.time)), "%"),
                 ]
             }),
         )

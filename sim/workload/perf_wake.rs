@@ -19,12 +19,12 @@
 use super::perf::{
     key_kind, one_per_call, one_process, one_process_size, perf_threads, shared_flag, threads_flag,
 };
-use super::rounds::{blocked_threads, default_settle_us, mean, ms, Rounds, Samples};
+use super::rounds::{blocked_threads, default_settle_us, mean, ms, spread, Rounds, Samples};
 use super::WorkloadError;
 use super::{rounds, user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
-use crate::record::Metric;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -112,14 +112,33 @@ impl Program for Main {
 }
 
 /// What perf bench futex wake prints, in the readout's order.
-const FIGURES: [&str; 4] = [
+/// The mean time of a round's wake-ups: what perf prints as "Wokeup N of
+/// M threads in X ms".
+pub const WAKE_TIME: &str = "wake time";
+
+/// perf's `(+-x%)` after the wake time: the relative standard error of
+/// the rounds' times.
+pub const WAKE_TIME_SPREAD: &str = "wake time spread";
+
+/// The mean number of threads a round woke.
+pub const WOKEN_PER_ROUND: &str = "woken per round";
+
+const FIGURES: [&str; 5] = [
     "rounds",
-    "wake time",
+    WAKE_TIME,
     "wake time per thread",
-    "woken per round",
+    WOKEN_PER_ROUND,
+    WAKE_TIME_SPREAD,
 ];
 
 impl Workload for PerfWake {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::PerfWake {
+            nwakes: self.nwakes,
+            shared: self.shared,
+        }
+    }
+
     fn figures(&self) -> Vec<String> {
         FIGURES.iter().map(|f| f.to_string()).collect()
     }
@@ -197,6 +216,7 @@ impl Workload for PerfWake {
                         mean(counted, |r| r.woken as f64),
                         "threads",
                     ),
+                    Metric::new(FIGURES[4], spread(counted, |r| ms(r.time)), "%"),
                 ]
             }),
         )

@@ -33,13 +33,13 @@ use super::perf::{
 };
 use super::primitives::{Barrier, BarrierWait, Primitive};
 use super::rounds::{
-    blocked_threads, default_settle_us, mean, ms, validate_settle, Rounds, Samples,
+    blocked_threads, default_settle_us, mean, ms, spread, validate_settle, Rounds, Samples,
 };
 use super::WorkloadError;
 use super::{lines_of, user_memory, user_words, Setup, Size, Workload};
 use crate::machine::{Machine, Ps};
 use crate::memory::MemoryMap;
-use crate::record::Metric;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -219,22 +219,50 @@ impl Program for MainThread {
     }
 }
 
+/// The wakers of `threads` blocked threads for `-w`: none, or more than
+/// the threads, is one per thread, as perf takes it.
+pub fn wakers_of(wakers: Option<u32>, threads: u32) -> u32 {
+    match wakers {
+        Some(w) if w > 0 && w <= threads => w,
+        _ => threads,
+    }
+}
+
 impl PerfWakeParallel {
     /// perf's sanity rule: none, zero or more wakers than threads means one
     /// waker per thread.
     pub fn wakers(&self, machine: &Machine) -> u32 {
-        let threads = self.threads(machine);
-        match self.wakers {
-            Some(w) if w > 0 && w <= threads => w,
-            _ => threads,
-        }
+        wakers_of(self.wakers, self.threads(machine))
     }
 }
 
 /// What perf bench futex wake-parallel prints, in the readout's order.
-const FIGURES: [&str; 3] = ["waker calls", "per-waker latency", "woken per waker"];
+/// A waker's mean time to wake its share: what perf prints as "Avg
+/// per-thread latency".
+pub const WAKER_LATENCY: &str = "per-waker latency";
+
+/// perf's `(+-x%)` after the latency: the relative standard error of the
+/// wakers' times.
+pub const WAKER_LATENCY_SPREAD: &str = "per-waker latency spread";
+
+/// The mean number of threads a waker woke.
+pub const WOKEN_PER_WAKER: &str = "woken per waker";
+
+const FIGURES: [&str; 4] = [
+    "waker calls",
+    WAKER_LATENCY,
+    WOKEN_PER_WAKER,
+    WAKER_LATENCY_SPREAD,
+];
 
 impl Workload for PerfWakeParallel {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::PerfWakeParallel {
+            wakers: self.wakers,
+            shared: self.shared,
+        }
+    }
+
     fn figures(&self) -> Vec<String> {
         FIGURES.iter().map(|f| f.to_string()).collect()
     }
@@ -351,6 +379,7 @@ impl Workload for PerfWakeParallel {
                         mean(counted, |c| c.woken as f64),
                         "threads",
                     ),
+                    Metric::new(FIGURES[3], spread(counted, |c| ms(c.time)), "%"),
                 ]
             }),
         )

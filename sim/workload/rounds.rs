@@ -11,6 +11,7 @@
 
 use super::{Readout, WorkloadError};
 use crate::machine::{Machine, Ps};
+use crate::perf_stat::mean_and_spread;
 use crate::record::Metric;
 use crate::task::{Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec};
 use std::sync::{Arc, Mutex};
@@ -178,6 +179,12 @@ impl<T: 'static> Samples<T> {
 /// The mean of one figure over the samples a run counted (0 without any).
 pub fn mean<T>(samples: &[T], figure: impl Fn(&T) -> f64) -> f64 {
     samples.iter().map(figure).sum::<f64>() / samples.len().max(1) as f64
+}
+
+/// perf's `(+-x%)` of one figure over the samples a run counted: its
+/// relative standard error (perf_stat).
+pub fn spread<T>(samples: &[T], figure: impl Fn(&T) -> f64) -> f64 {
+    mean_and_spread(samples.iter().map(figure)).1
 }
 
 /// Simulated picoseconds in milliseconds, as perf prints its times.

@@ -31,7 +31,7 @@ use super::{user_memory, within_a_second, Setup, Size, Workload};
 use crate::engine::metrics::Histogram;
 use crate::machine::{Machine, Ps, TaskPlacement};
 use crate::memory::{Home, MemoryMap};
-use crate::record::Metric;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{
     AccessKind, Affinity, AtomicOp, Done, FutexOp, KeyKind, Mem, Op, Program, TaskSpec, UserWord,
 };
@@ -266,16 +266,25 @@ impl Schbench {
 }
 
 /// What schbench prints, in the readout's order.
+/// What schbench exists for: requests served per second...
+pub const REQUESTS_PER_SEC: &str = "requests per second";
+/// ...and how late its workers wake (the 99th percentile it prints).
+pub const WAKEUP_P99: &str = "wakeup latency p99";
+
 const FIGURES: [&str; 6] = [
-    "requests per second",
+    REQUESTS_PER_SEC,
     "wakeup latency p50",
     "wakeup latency p90",
-    "wakeup latency p99",
+    WAKEUP_P99,
     "wakeup latency p99.9",
     "wakeup latency max",
 ];
 
 impl Workload for Schbench {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::Schbench
+    }
+
     fn figures(&self) -> Vec<String> {
         FIGURES.iter().map(|f| f.to_string()).collect()
     }

@@ -30,6 +30,7 @@ mod layouts;
 mod limits;
 mod machine_import;
 mod native_perf_format;
+mod perf_family_format;
 mod prechecks;
 mod private_hash_growth;
 mod report;

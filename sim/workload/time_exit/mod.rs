@@ -72,7 +72,7 @@ use super::{lines_of, user_memory, Setup, Size, Workload};
 use crate::kernel::page_wait::{self, PageWaitEra};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
-use crate::record::Metric;
+use crate::record::{Metric, WorkloadKind};
 use crate::task::{KeyKind, LockRef, Mem, RunWindow, TaskSpec, Timeline, UserWord};
 use child::Child;
 use parent::Parent;
@@ -273,11 +273,17 @@ fn stage_figures(reports_exit_faults: bool) -> impl Iterator<Item = (Stage, Stri
         })
 }
 
-/// The figures of the interval the real test prints, before the stages'.
-const ALL_EXITED: &str = "time until all exited";
+/// The figures of the interval the real test prints, before the stages':
+/// the time from the release until the last child was reaped, what the
+/// test exists for, and how many exited.
+pub const ALL_EXITED: &str = "time until all exited";
 const CHILDREN_EXITED: &str = "children exited";
 
 impl Workload for TimeExit {
+    fn kind(&self) -> WorkloadKind {
+        WorkloadKind::TimeExit
+    }
+
     fn figures(&self) -> Vec<String> {
         [ALL_EXITED, CHILDREN_EXITED]
             .into_iter()
