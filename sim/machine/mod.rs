@@ -4,17 +4,19 @@
 //! (configs/machines/); everything here is resolved to integer picoseconds.
 
 pub mod import;
+mod mitigations;
 mod platform;
 pub mod plausible;
 pub mod presets;
 mod profile;
 pub mod tlb;
 
+pub use mitigations::{CpuFacts, KernelVersion, MeasuredCore, Mitigation};
 pub use platform::{Platform, PlatformError};
 
 pub use profile::{
     CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
-    MemoryModel, Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
+    MemoryModel, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
 use crate::limits::{MAX_CPUS, MAX_IN_FLIGHT, MAX_LOCAL_BATCH, MAX_NODES, MAX_PAGE, MIN_PAGE};

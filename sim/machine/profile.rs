@@ -1,6 +1,7 @@
 //! The TOML form of a machine profile. Latencies are written in nanoseconds
 //! as measured by the tools users run (core-to-core-latency, Intel MLC).
 
+use super::mitigations::{CpuFacts, KernelVersion, Mitigation};
 use super::plausible::Plausible;
 use super::tlb::{BackgroundSpec, TlbSpec};
 use super::{ns_to_ps, LockKind, Ps};
@@ -198,6 +199,13 @@ pub enum ProfileError {
         floor: f64,
         why: &'static str,
     },
+    /// A kernel field that cannot be priced or chosen without another.
+    #[error("kernel.{what} needs kernel.{needs}: {why}")]
+    Needs {
+        what: &'static str,
+        needs: &'static str,
+        why: &'static str,
+    },
     /// Below another figure of the profile that it includes.
     #[error("{what} = {ns} ns is below {other} = {floor} ns: {why}")]
     BelowOther {
@@ -288,6 +296,25 @@ impl MachineSpec {
         }
         if !(k.clock_ghz.is_finite() && (MIN_GHZ..=MAX_GHZ).contains(&k.clock_ghz)) {
             return Err(ProfileError::Clock { ghz: k.clock_ghz });
+        }
+        if let Some(ns) = k.fitted_ibrs {
+            check_ns("kernel.fitted_ibrs", ns)?;
+        }
+        let stated = k.kpti || k.mitigations.as_ref().is_some_and(|m| !m.is_empty());
+        if stated && k.cpu.is_none() && k.syscall.is_none() {
+            return Err(ProfileError::Needs {
+                what: "mitigations",
+                needs: "cpu",
+                why:
+                    "each defence is priced in the cycles of the measured core the CPU's facts name",
+            });
+        }
+        if k.cpu.is_some() && k.version.is_none() && k.mitigations.is_none() {
+            return Err(ProfileError::Needs {
+                what: "cpu",
+                needs: "version",
+                why: "the kernel release decides which defences run on the part",
+            });
         }
         self.scheduler.check()?;
         self.check_floors()
@@ -687,10 +714,24 @@ pub struct KernelCosts {
     /// The kernel isolates its page tables on every entry and exit: the
     /// same as listing `pti` in `mitigations`, kept for profiles that say so.
     pub kpti: bool,
-    /// What the kernel does on every syscall entry and exit to defend this
-    /// CPU against its speculative-execution flaws, each priced apart.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mitigations: Vec<Mitigation>,
+    /// The kernel release the profile's cases ran: with `cpu`, it decides
+    /// which defences run on every syscall. A config of another era sets
+    /// its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<KernelVersion>,
+    /// The CPU's facts as the kernel's speculation code reads them, and the
+    /// measured core that prices its defences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuFacts>,
+    /// The defences run on every syscall entry and exit, when stated
+    /// outright: this list replaces what `version` selects on `cpu`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mitigations: Option<Vec<Mitigation>>,
+    /// IBRS toggled on entry and exit, in ns, where fitted to this
+    /// machine's own uncontended figure (docs/machines.md §2.2): the one
+    /// defence whose measurement names no clock to scale it by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fitted_ibrs: Option<f64>,
     /// Entry and exit of one syscall, mitigations included, in ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall: Option<f64>,
@@ -716,64 +757,6 @@ const FUTEX_KEY_PRIVATE_CYCLES: f64 = 8.0 * CALIBRATION_GHZ;
 const FUTEX_KEY_SHARED_CYCLES: f64 = 60.0 * CALIBRATION_GHZ;
 const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
 
-/// A defence the kernel runs on every syscall entry and exit, named as its
-/// command line names it (`pti=`, `spectre_v2=ibrs`, `mds=`, `spectre_bhi=`).
-/// Only those a published measurement prices are here; see docs/machines.md
-/// for the ones that are not (retpolines, AMD's return untraining).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mitigation {
-    /// Page-table isolation (Meltdown): two CR3 switches a syscall.
-    Pti,
-    /// IBRS toggled in IA32_SPEC_CTRL on every entry and exit (spectre_v2
-    /// = ibrs): Linux's default from 5.19 on Intel cores open to Retbleed
-    /// that lack enhanced IBRS, Skylake-SP among them.
-    Ibrs,
-    /// The MDS buffer clear: VERW on every return to user space (`mds=full`,
-    /// from 5.1 on Intel cores without MDS_NO, Skylake-SP and Sandy Bridge
-    /// among them).
-    Mds,
-    /// The branch history clear: clear_bhb_loop on every entry
-    /// (`spectre_bhi=on`, from 6.9 on cores with enhanced IBRS that lack
-    /// the BHI_DIS_S control: Cascade Lake, Cooper Lake, Ice Lake-SP).
-    Bhi,
-}
-
-impl Mitigation {
-    /// What the mitigation adds to one syscall's entry and exit, in ns.
-    /// Each is what its source measured on the part it names, used as
-    /// measured, not scaled to the profile's clock: whole null-syscall
-    /// round trips with the mitigation off and on, or (MDS) the clearing
-    /// instruction alone, timed in timestamp-counter ticks.
-    fn syscall_ns(self) -> f64 {
-        match self {
-            // Haswell with PCID, getppid 339 ns without and 478 ns with
-            // it (FreeBSD review D13985, 2018).
-            Mitigation::Pti => 139.0,
-            // Skylake, page tables isolated in both runs: 360 ns a system
-            // call without IBRS and 848 ns with it set on entry and cleared
-            // on exit (DragonFly BSD commit 8ed0657196, "kernel - Implement
-            // spectre mitigations part 1", 2018), the same two
-            // IA32_SPEC_CTRL writes Linux's spectre_v2=ibrs makes.
-            Mitigation::Ibrs => 488.0,
-            // Skylake client (i7-6600U): VERW with the MD_CLEAR microcode
-            // takes 518 timestamp-counter ticks, at its 2.6 GHz nominal
-            // clock 199 ns (Behrens, Belay, Kaashoek, "Performance
-            // Evolution of Mitigating Transient Execution Attacks",
-            // EuroSys 2022, the VERW table; Broadwell 610 ticks, Cascade
-            // Lake 458). It runs once a syscall, on the way out.
-            Mitigation::Mds => 518.0 / 2.6,
-            // Ice Lake-SP (Xeon Gold 6346): will-it-scale futex4 falls from
-            // 7,763,496 to 6,686,457 calls a second per process when
-            // clear_bhb_loop comes in, 128.8 to 149.6 ns a call (kernel
-            // test robot, reply of 2024-04-22 to "x86/syscall: Don't force
-            // use of indirect calls for system calls", Message-ID
-            // ZiYUpxCTyh1uEgeO@yujie-X299; Cascade Lake 8260L: +34 ns).
-            Mitigation::Bhi => 1e9 / 6_686_457.0 - 1e9 / 7_763_496.0,
-        }
-    }
-}
-
 /// The kernel's own costs of one machine, in ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelNs {
@@ -784,10 +767,15 @@ pub struct KernelNs {
 }
 
 impl KernelCosts {
-    /// The mitigations the kernel applies, each once however often it is
-    /// listed (`kpti = true` applies `pti`).
-    fn applied(&self) -> Vec<Mitigation> {
-        let mut applied = self.mitigations.clone();
+    /// The defences the kernel runs on every syscall, each once however
+    /// often it is listed: the stated list, or what the version selects on
+    /// the CPU (`kpti = true` adds `pti` to either).
+    pub fn applied(&self) -> Vec<Mitigation> {
+        let mut applied = match (&self.mitigations, self.cpu, self.version) {
+            (Some(stated), _, _) => stated.clone(),
+            (None, Some(cpu), Some(version)) => cpu.selected(version),
+            (None, _, _) => Vec::new(),
+        };
         if self.kpti {
             applied.push(Mitigation::Pti);
         }
@@ -796,9 +784,17 @@ impl KernelCosts {
         applied
     }
 
-    /// What the applied mitigations add to one syscall.
+    /// What the applied defences add to one syscall. `check_times` refuses
+    /// defences on a profile without CPU facts, which price them.
     fn mitigations_ns(&self) -> f64 {
-        self.applied().iter().map(|m| m.syscall_ns()).sum()
+        let Some(cpu) = self.cpu else {
+            return 0.0;
+        };
+        let price = |m: Mitigation| match (m, self.fitted_ibrs) {
+            (Mitigation::Ibrs, Some(fitted)) => fitted,
+            _ => cpu.syscall_ns(m, self.clock_ghz),
+        };
+        self.applied().into_iter().map(price).sum()
     }
 
     /// The syscall, key and hash costs at this machine's clock, or as measured.
@@ -824,7 +820,10 @@ impl Default for KernelCosts {
         KernelCosts {
             clock_ghz: CALIBRATION_GHZ,
             kpti: false,
-            mitigations: Vec::new(),
+            version: None,
+            cpu: None,
+            mitigations: None,
+            fitted_ibrs: None,
             syscall: None,
             futex_key_private: None,
             futex_key_shared: None,
@@ -1040,57 +1039,94 @@ mod tests {
         assert_eq!(spec.check_times(), Ok(()));
     }
 
-    #[test]
-    fn each_mitigation_adds_its_measured_cost_to_the_syscall_and_no_more() {
-        let bare = KernelCosts::default();
-        let with = |mitigations: Vec<Mitigation>| KernelCosts {
-            mitigations,
-            ..KernelCosts::default()
-        };
-        let syscall = |k: &KernelCosts| k.ns().syscall;
-        let pti = with(vec![Mitigation::Pti]);
-        let both = with(vec![Mitigation::Ibrs, Mitigation::Pti]);
-        assert!((syscall(&pti) - syscall(&bare) - 139.0).abs() < 1e-9);
-        assert!((syscall(&both) - syscall(&bare) - (139.0 + 488.0)).abs() < 1e-9);
-        // The buffer clear: 518 ticks of a 2.6 GHz counter; the branch
-        // history clear: what it took off a futex call a second.
-        let mds = with(vec![Mitigation::Mds]);
-        assert!((syscall(&mds) - syscall(&bare) - 199.2).abs() < 0.1);
-        let bhi = with(vec![Mitigation::Bhi]);
-        assert!((syscall(&bhi) - syscall(&bare) - 20.75).abs() < 0.1);
-        // Listing one twice, or kpti beside pti, prices it once.
-        let twice = with(vec![Mitigation::Pti, Mitigation::Pti]);
-        assert_eq!(syscall(&twice), syscall(&pti));
-        let alias = KernelCosts {
-            kpti: true,
-            ..pti.clone()
-        };
-        assert_eq!(syscall(&alias), syscall(&pti));
-        // Only the syscall pays: the key and hash costs do not move.
-        assert_eq!(both.ns().futex_key_private, bare.ns().futex_key_private);
-        // A measured syscall already holds the machine's mitigations.
-        let measured = KernelCosts {
-            syscall: Some(300.0),
-            ..both
-        };
-        assert_eq!(syscall(&measured), 300.0);
+    /// Sandy Bridge-EP's facts, priced as the measured Broadwell.
+    fn sandy_bridge_ep() -> KernelCosts {
+        toml::from_str(
+            "clock_ghz = 2.0\nversion = \"6.15\"\n[cpu]\npriced_as = \"broadwell\"\n\
+             pcid = true\nmeltdown = true\nmds = true\neibrs = false\nretbleed = false\n\
+             bhi_ctrl = false",
+        )
+        .unwrap()
     }
 
     #[test]
-    fn kpti_alone_is_an_alias_of_pti() {
-        let kpti: KernelCosts = toml::from_str("kpti = true").unwrap();
-        let pti: KernelCosts = toml::from_str("mitigations = [\"pti\"]").unwrap();
-        assert_eq!(kpti.applied(), vec![Mitigation::Pti]);
-        assert_eq!(kpti.ns(), pti.ns());
+    fn the_kernel_version_selects_the_defences_and_the_measured_core_prices_them() {
+        let k = sandy_bridge_ep();
+        assert_eq!(k.applied(), vec![Mitigation::Pti, Mitigation::Mds]);
+        let bare = KernelCosts {
+            mitigations: Some(Vec::new()),
+            ..k.clone()
+        };
+        // Two CR3 writes of 206 cycles and a VERW of 610, at 2 GHz.
+        assert_eq!(k.ns().syscall - bare.ns().syscall, 206.0 + 305.0);
+        // A config of a kernel before the MDS clear (5.1) pays no VERW,
+        // and the syscall table's retpoline instead.
+        let v5_0 = KernelCosts {
+            version: Some(KernelVersion::new(5, 0)),
+            ..k.clone()
+        };
+        assert_eq!(v5_0.applied(), vec![Mitigation::Pti, Mitigation::Retpoline]);
+        assert_eq!(v5_0.ns().syscall - bare.ns().syscall, 206.0 + 14.0);
+        // Only the syscall pays: the key and hash costs do not move.
+        assert_eq!(k.ns().futex_key_private, bare.ns().futex_key_private);
+    }
+
+    #[test]
+    fn a_stated_list_replaces_the_selection_and_a_measured_syscall_holds_everything() {
+        let k = sandy_bridge_ep();
+        let pti_only = KernelCosts {
+            mitigations: Some(vec![Mitigation::Pti, Mitigation::Pti]),
+            ..k.clone()
+        };
+        assert_eq!(pti_only.applied(), vec![Mitigation::Pti]);
+        let alias = KernelCosts {
+            kpti: true,
+            mitigations: Some(Vec::new()),
+            ..k.clone()
+        };
+        assert_eq!(alias.ns(), pti_only.ns());
+        let measured = KernelCosts {
+            syscall: Some(300.0),
+            ..k.clone()
+        };
+        assert_eq!(measured.ns().syscall, 300.0);
+        // A fitted IBRS replaces the measured 488 ns where IBRS runs, and
+        // moves nothing where it does not.
+        let skylake = KernelCosts {
+            cpu: k.cpu.map(|c| CpuFacts {
+                retbleed: true,
+                ..c
+            }),
+            ..k.clone()
+        };
+        assert!(skylake.applied().contains(&Mitigation::Ibrs));
+        let fitted = |k: &KernelCosts| KernelCosts {
+            fitted_ibrs: Some(100.0),
+            ..k.clone()
+        };
+        assert_eq!(skylake.ns().syscall - fitted(&skylake).ns().syscall, 388.0);
+        assert_eq!(fitted(&k).ns(), k.ns());
+    }
+
+    #[test]
+    fn defences_need_the_cpus_facts_and_the_facts_need_a_kernel_version() {
+        let mut spec = crate::machine::presets::preset("icx-2s").unwrap();
+        spec.kernel.mitigations = Some(vec![Mitigation::Pti]);
+        let e = spec.check_times().unwrap_err().to_string();
+        assert!(e.contains("kernel.mitigations needs kernel.cpu"), "{e}");
+        let mut spec = crate::machine::presets::preset("icx-2s").unwrap();
+        spec.kernel.cpu = sandy_bridge_ep().cpu;
+        let e = spec.check_times().unwrap_err().to_string();
+        assert!(e.contains("kernel.cpu needs kernel.version"), "{e}");
     }
 
     #[test]
     fn an_unknown_mitigation_is_refused_with_the_known_ones() {
-        let e = toml::from_str::<KernelCosts>("mitigations = [\"pti\", \"retpoline\"]")
+        let e = toml::from_str::<KernelCosts>("mitigations = [\"pti\", \"srso\"]")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("unknown variant `retpoline`"), "{e}");
-        for known in ["`pti`", "`ibrs`", "`mds`", "`bhi`"] {
+        assert!(e.contains("unknown variant `srso`"), "{e}");
+        for known in ["`pti`", "`ibrs`", "`retpoline`", "`mds`", "`bhi`"] {
             assert!(e.contains(known), "{e}");
         }
     }

@@ -21,7 +21,10 @@
 //! ```
 //!
 //! A case is a model case (the default) or, with `kind = "closed-form"`, a
-//! check against a closed form of the model's own inputs, counted apart. A
+//! check against a closed form of the model's own inputs, counted apart; or,
+//! with `kind = "calibration"` and `calibrates = "what was fitted to it"`, a
+//! published figure a profile's parameter was fitted to: reported apart, as
+//! used to calibrate, not a test, and counted in nothing. A
 //! model case with a denominator is a ratio; without one, an absolute figure
 //! in `unit`, predicted on the case's machine profile. A model case says
 //! which kernel state (a commit or a release) each design it reads stands
@@ -69,6 +72,8 @@ pub enum CaseKind {
     #[default]
     Model,
     ClosedForm,
+    /// A figure a profile's parameter was fitted to: not a test.
+    Calibration,
 }
 
 /// The published figures behind a published ratio.
@@ -124,6 +129,9 @@ pub struct CaseSpec {
     pub source: String,
     #[serde(default)]
     pub lacks: Option<String>,
+    /// What a calibration input's figure was used to fit.
+    #[serde(default)]
+    pub calibrates: Option<String>,
 }
 
 /// The model's figure, and the figures it is formed from.
@@ -174,6 +182,7 @@ impl CaseSpec {
     pub fn judged(&self) -> Judged {
         match (self.kind, &self.denominator) {
             (CaseKind::ClosedForm, _) => Judged::ClosedForm,
+            (CaseKind::Calibration, _) => Judged::Calibration,
             (CaseKind::Model, Some(_)) => Judged::Ratio,
             (CaseKind::Model, None) => Judged::Absolute,
         }
@@ -210,14 +219,22 @@ impl CaseSpec {
             Judged::Ratio if self.unit.is_some() => {
                 return fail("unit", CaseProblem::RatioWithUnit)
             }
-            Judged::Absolute if self.unit.is_none() => {
+            Judged::Absolute | Judged::Calibration if self.unit.is_none() => {
                 return fail("unit", CaseProblem::AbsoluteWithoutUnit)
             }
-            Judged::Absolute | Judged::ClosedForm if self.absolute.is_some() => {
+            Judged::Absolute | Judged::ClosedForm | Judged::Calibration
+                if self.absolute.is_some() =>
+            {
                 return fail("absolute", CaseProblem::AbsoluteWithoutDenominator)
             }
-            Judged::Absolute | Judged::ClosedForm if self.noise.is_some() => {
+            Judged::Absolute | Judged::ClosedForm | Judged::Calibration if self.noise.is_some() => {
                 return fail("noise", CaseProblem::NoiseWithoutChange)
+            }
+            Judged::Calibration if self.calibrates.is_none() => {
+                return fail("calibrates", CaseProblem::CalibrationWithoutFit)
+            }
+            Judged::Ratio | Judged::Absolute | Judged::ClosedForm if self.calibrates.is_some() => {
+                return fail("calibrates", CaseProblem::FitOfATest)
             }
             _ => {}
         }
@@ -226,7 +243,7 @@ impl CaseSpec {
                 return fail("noise", CaseProblem::NoiseOutOfRange { noise });
             }
         }
-        if self.kind == CaseKind::Model {
+        if self.kind != CaseKind::ClosedForm {
             let Some(machine) = &self.machine else {
                 return fail("machine", CaseProblem::NoMachine);
             };
@@ -605,6 +622,10 @@ pub enum CaseProblem {
     AbsoluteWithoutDenominator,
     #[error("`noise` is the published noise of a change; this case has no denominator")]
     NoiseWithoutChange,
+    #[error("a calibration input says what was fitted to it (calibrates = \"...\")")]
+    CalibrationWithoutFit,
+    #[error("only a calibration input (kind = \"calibration\") names what was fitted to it")]
+    FitOfATest,
     #[error(
         "noise = {noise} is not a share of a figure: give it above 0 and below 1 (0.02 for 2 %)"
     )]

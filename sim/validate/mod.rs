@@ -193,7 +193,7 @@ pub fn run(
                 _ => None,
             };
             let interval = match (intervals, judged) {
-                (Intervals::Seed, _) | (_, Judged::ClosedForm) => None,
+                (Intervals::Seed, _) | (_, Judged::ClosedForm | Judged::Calibration) => None,
                 (Intervals::SeedAndModel, _) => {
                     let sampled = samples.get(&case.config).map_or(&[][..], Vec::as_slice);
                     let seeds = sampled

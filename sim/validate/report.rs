@@ -52,11 +52,12 @@ fn of_kind<'a>(outcomes: &'a [Outcome], kinds: &[Judged]) -> Vec<&'a Outcome> {
 pub fn headline(outcomes: &[Outcome]) -> String {
     let model = tally(of_kind(outcomes, &[Judged::Ratio, Judged::Absolute]));
     let closed = tally(of_kind(outcomes, &[Judged::ClosedForm]));
+    let calibrations = of_kind(outcomes, &[Judged::Calibration]).len();
     let coverage =
         Coverage::of(outcomes).map_or_else(|| not_covered(model.total), |c| c.headline());
     format!(
         "model cases: {} of {} pass, median error {}x, {coverage}; closed forms (counted \
-         apart): {} of {} pass",
+         apart): {} of {} pass; calibration inputs (used to calibrate, not tests): {calibrations}",
         model.passed,
         model.total,
         short(model.median_error),
@@ -101,6 +102,7 @@ fn interval_cell(o: &Outcome) -> String {
 fn kind_label(judged: Judged) -> &'static str {
     match judged {
         Judged::ClosedForm => "closed form",
+        Judged::Calibration => "calibration",
         Judged::Ratio => "ratio",
         Judged::Absolute => "absolute",
     }
@@ -108,9 +110,14 @@ fn kind_label(judged: Judged) -> &'static str {
 
 /// One line per case, for the terminal.
 pub fn summary_line(o: &Outcome) -> String {
+    let verdict = match (o.judged, o.verdict.passed()) {
+        (Judged::Calibration, _) => "FIT",
+        (_, true) => "PASS",
+        (_, false) => "FAIL",
+    };
     format!(
         "{:4}  {:11}  published {:>12}  predicted {:>12}  error {:>7}x  ({})  {}",
-        if o.verdict.passed() { "PASS" } else { "FAIL" },
+        verdict,
         kind_label(o.judged),
         o.published.to_string(),
         short(o.predicted.figure),
@@ -192,6 +199,7 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
     let ratios = of_kind(outcomes, &[Judged::Ratio]);
     let absolutes = of_kind(outcomes, &[Judged::Absolute]);
     let closed = of_kind(outcomes, &[Judged::ClosedForm]);
+    let calibrations = of_kind(outcomes, &[Judged::Calibration]);
     let model = tally(ratios.iter().chain(&absolutes).copied());
     let mut md = String::new();
     let _ = writeln!(md, "# Validation against published results\n");
@@ -296,8 +304,35 @@ pub fn markdown(outcomes: &[Outcome]) -> String {
             verdict_cell(&o.verdict)
         );
     }
+    let _ = writeln!(
+        md,
+        "\n## Calibration inputs (used to calibrate, not tests)\n\nA published figure a \
+         profile's parameter was fitted to: the model meets it by construction, so it is shown \
+         here and counted in no tally.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| calibration input | machine | published | predicted | calibrates |\n|---|---|---:|---:|---|"
+    );
+    for o in &calibrations {
+        let unit = o.case.unit.as_deref().unwrap_or("");
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} {unit} | {} {unit} | {} |",
+            o.case.name,
+            machine_cell(o),
+            o.published,
+            short(o.predicted.figure),
+            o.case.calibrates.as_deref().unwrap_or("")
+        );
+    }
     let _ = writeln!(md, "\n## Cases\n");
-    for o in ratios.iter().chain(&absolutes).chain(&closed) {
+    for o in ratios
+        .iter()
+        .chain(&absolutes)
+        .chain(&closed)
+        .chain(&calibrations)
+    {
         let _ = writeln!(
             md,
             "- **{}** ({}, {}, {}): {}",
@@ -348,10 +383,10 @@ mod tests {
         } else {
             ""
         };
-        let closed = if kind == "closed" {
-            "kind = \"closed-form\"\n"
-        } else {
-            ""
+        let closed = match kind {
+            "closed" => "kind = \"closed-form\"\n",
+            "calibration" => "kind = \"calibration\"\ncalibrates = \"kernel.fitted_ibrs\"\n",
+            _ => "",
         };
         let case: CaseSpec = toml::from_str(&format!(
             "name = \"{kind} {published}\"\n{closed}config = \"c.toml\"\nmetric = \"ops_per_sec\"\n\
@@ -396,7 +431,7 @@ mod tests {
             headline(&outcomes),
             "model cases: 2 of 3 pass, median error 1.5x, coverage not computed: the suite ran \
              without its profiles' plausible ranges (--no-coverage); closed forms (counted \
-             apart): 0 of 1 pass"
+             apart): 0 of 1 pass; calibration inputs (used to calibrate, not tests): 0"
         );
         // With stated intervals: two of the three model figures inside.
         let mut stated = outcomes.clone();
@@ -424,6 +459,31 @@ mod tests {
         );
         assert!(tables[3].starts_with("Closed forms") && tables[3].contains("closed 10"));
         assert!(md.contains("The model lacks: not yet explained"));
+    }
+
+    #[test]
+    fn a_calibration_input_is_reported_apart_and_counted_in_no_tally() {
+        let model = [
+            outcome("ratio", 0.5, 0.6),
+            outcome("absolute", 100.0, 150.0),
+        ];
+        let mut with = model.to_vec();
+        // Far from its figure, to show it would fail if it were judged.
+        with.push(outcome("calibration", 100.0, 900.0));
+        let counted = |line: &str| line.split("; calibration").next().unwrap().to_string();
+        assert_eq!(counted(&headline(&with)), counted(&headline(&model)));
+        assert!(headline(&with).ends_with("calibration inputs (used to calibrate, not tests): 1"));
+        let md = markdown(&with);
+        assert!(
+            md.contains("**Model cases: 2 of 2 pass; median error 1.35x**"),
+            "{md}"
+        );
+        let apart = md
+            .split("\n## ")
+            .find(|t| t.starts_with("Calibration inputs (used to calibrate, not tests)"))
+            .unwrap();
+        assert!(apart.contains("| calibration 100 |") && apart.contains("kernel.fitted_ibrs"));
+        assert!(summary_line(&with[2]).starts_with("FIT "));
     }
 
     #[test]
