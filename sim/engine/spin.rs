@@ -280,10 +280,8 @@ impl Engine<'_> {
                         self.queue.push(at, Event::Task(task));
                         None
                     }
-                    After::Released => {
-                        self.released(task, now, lock.id);
-                        self.go_on(task, at, own_cache)
-                    }
+                    // The hold is counted when the release commits.
+                    After::Released => self.go_on(task, at, own_cache),
                     // A load within the task's own cache needs no event of
                     // its own; the protocol's atomics and stores keep theirs.
                     After::Move(wait) if order == Order::Load && own_cache => {

@@ -4,6 +4,7 @@
 use super::plausible::Plausible;
 use super::tlb::{BackgroundSpec, TlbSpec};
 use super::{ns_to_ps, LockKind, Ps};
+use crate::coherence::AccessKind;
 use crate::limits::{MAX_GHZ, MAX_NS, MIN_GHZ};
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +57,40 @@ pub struct CoreSpec {
     pub smt_throughput: f64,
     /// How a read-modify-write orders the core's own earlier stores.
     pub memory_model: MemoryModel,
+    /// How the core makes a compare-and-exchange, and so what one whose
+    /// compare fails does to its line.
+    pub compare_exchange: CompareExchange,
+}
+
+/// A compare-and-exchange as the core's instructions make it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompareExchange {
+    /// One locked instruction (x86's `lock cmpxchg`, Armv8.1 LSE's CAS):
+    /// it takes the line for ownership whether the compare succeeds or
+    /// not. x86 writes the old value back on a failed compare, so that a
+    /// locked read never comes without a locked write (Intel SDM vol. 2A,
+    /// CMPXCHG).
+    #[default]
+    Locked,
+    /// A load-reserved / store-conditional loop (RISC-V's lr/sc without
+    /// Zacas, POWER's lwarx/stwcx., Armv8.0's ldxr/stxr): a compare that
+    /// fails branches out before the store-conditional, so the line is
+    /// read and not taken for ownership (arch/riscv/include/asm/cmpxchg.h,
+    /// arch/powerpc/include/asm/cmpxchg.h: `bne` past the conditional
+    /// store).
+    LoadReserved,
+}
+
+impl CompareExchange {
+    /// How the line sees a compare-and-exchange, from whether its compare
+    /// succeeded.
+    pub fn access(self, compared: bool) -> AccessKind {
+        match self {
+            CompareExchange::LoadReserved if !compared => AccessKind::Read,
+            _ => AccessKind::Rmw,
+        }
+    }
 }
 
 /// Whether every locked read-modify-write waits for the store buffer to
@@ -85,6 +120,7 @@ impl Default for CoreSpec {
             outstanding_misses: 10,
             smt_throughput: 2.0,
             memory_model: MemoryModel::Tso,
+            compare_exchange: CompareExchange::Locked,
         }
     }
 }
