@@ -119,7 +119,7 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|t| futex.mcs_node(memory, t.cpu))
             .collect();
-        let locks = Locks::new(lock, kernel_locks, mcs_nodes);
+        let locks = Locks::new(lock, m.compare_exchange, kernel_locks, mcs_nodes);
         let record = Recorder::new(window, tasks.len());
         let tasks = tasks
             .into_iter()

@@ -388,8 +388,9 @@ impl Engine<'_> {
                 }
                 // Drained: no store of the task's own is left to forward.
                 let old = op.perform(&mut self.futex, task, word);
-                let Some(out) = self.request(task, now, word.mem, AccessKind::Rmw) else {
-                    unreachable!("an RMW whose line is free or granted is served")
+                let kind = op.access_as_performed(old, self.m.compare_exchange);
+                let Some(out) = self.request(task, now, word.mem, kind) else {
+                    unreachable!("an access whose line is free or granted is served")
                 };
                 (old, out.done, self.in_own_cache(now, out))
             }

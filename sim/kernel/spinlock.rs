@@ -23,7 +23,7 @@
 
 use super::script::LockRef;
 use crate::coherence::AccessKind;
-use crate::machine::LockKind;
+use crate::machine::{CompareExchange, LockKind};
 use crate::memory::Mem;
 
 const NONE: u32 = u32::MAX;
@@ -193,6 +193,8 @@ pub enum Order {
 
 pub struct Locks {
     kind: LockKind,
+    /// How the core's compare-and-exchange treats a line when it fails.
+    compare_exchange: CompareExchange,
     slots: Vec<Slot>,
     /// Per task, its MCS node (its CPU's) and the node's two fields: the
     /// successor that linked itself behind it, and whether its predecessor
@@ -207,10 +209,16 @@ pub struct Locks {
 impl Locks {
     /// `count` locks of `kind`, for tasks whose CPUs' MCS nodes are
     /// `mcs_nodes`; a workload's locks are numbered after them.
-    pub fn new(kind: LockKind, count: u32, mcs_nodes: Vec<Mem>) -> Locks {
+    pub fn new(
+        kind: LockKind,
+        compare_exchange: CompareExchange,
+        count: u32,
+        mcs_nodes: Vec<Mem>,
+    ) -> Locks {
         let tasks = mcs_nodes.len();
         Locks {
             kind,
+            compare_exchange,
             slots: crate::huge_pages::vec_filled(Slot::FREE, count as usize),
             mcs_nodes,
             node_next: vec![NONE; tasks],
@@ -299,9 +307,11 @@ impl Locks {
     }
 
     /// spin_lock: the atomic on the lock word (a ticket xadd, or the
-    /// qspinlock fast path's cmpxchg), done as it is asked for.
+    /// qspinlock fast path's cmpxchg), done as it is asked for. A cmpxchg
+    /// that finds the lock taken writes nothing on a load-reserved core.
     pub fn arrive(&mut self, lock: LockRef, task: u32) -> Next {
         let s = &mut self.slots[lock.id as usize];
+        let mut kind = AccessKind::Rmw;
         let after = match self.kind {
             LockKind::Ticket => {
                 let ticket = s.next_ticket;
@@ -314,7 +324,9 @@ impl Locks {
                 }
             }
             LockKind::Queued => {
-                if s.holder == NONE && s.pending == NONE && s.tail == NONE {
+                let free = s.holder == NONE && s.pending == NONE && s.tail == NONE;
+                kind = self.compare_exchange.access(free);
+                if free {
                     s.holder = task;
                     After::Acquired
                 } else {
@@ -324,7 +336,7 @@ impl Locks {
         };
         Next::Do {
             mem: lock.word(),
-            kind: AccessKind::Rmw,
+            kind,
             order: self.first_atomic_order(),
             publishes: Publishes::Nothing,
             after,
@@ -534,7 +546,12 @@ mod tests {
 
     /// Tasks 0..8, task n's MCS node at 64 * (n + 1).
     fn locks(kind: LockKind) -> Locks {
-        Locks::new(kind, 1, (1..=8).map(|n| word(64 * n)).collect())
+        Locks::new(
+            kind,
+            CompareExchange::Locked,
+            1,
+            (1..=8).map(|n| word(64 * n)).collect(),
+        )
     }
 
     fn on_word(kind: AccessKind, order: Order, after: After) -> Next {
@@ -571,6 +588,29 @@ mod tests {
         );
         assert_eq!(ticket.next(releasing, 3), release);
         assert_eq!(locks(LockKind::Queued).unlock(LOCK, 3), release);
+    }
+
+    #[test]
+    fn a_fast_path_cmpxchg_that_finds_the_lock_taken_only_reads_the_word_on_a_load_reserved_core() {
+        for (compare_exchange, failed) in [
+            (CompareExchange::Locked, AccessKind::Rmw),
+            (CompareExchange::LoadReserved, AccessKind::Read),
+        ] {
+            let mut l = Locks::new(LockKind::Queued, compare_exchange, 1, vec![word(64); 2]);
+            let taken = l.arrive(LOCK, 0);
+            assert!(matches!(
+                taken,
+                Next::Do {
+                    kind: AccessKind::Rmw,
+                    ..
+                }
+            ));
+            let Next::Do { kind, after, .. } = l.arrive(LOCK, 1) else {
+                panic!("the fast path's cmpxchg is an access");
+            };
+            assert_eq!(kind, failed, "{compare_exchange:?}");
+            assert_eq!(after, After::Move(LockWait::Slow { lock: LOCK }));
+        }
     }
 
     #[test]

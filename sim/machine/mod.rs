@@ -13,8 +13,9 @@ pub mod tlb;
 pub use platform::{Platform, PlatformError};
 
 pub use profile::{
-    CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
-    CompareExchange, MemoryModel, Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
+    CoherenceSpec, CompareExchange, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec,
+    MachineSpec, MemoryModel, Mitigation, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement,
+    TopologySpec,
 };
 
 use crate::limits::{MAX_CPUS, MAX_IN_FLIGHT, MAX_LOCAL_BATCH, MAX_NODES, MAX_PAGE, MIN_PAGE};
