@@ -4,7 +4,6 @@
 use super::plausible::Plausible;
 use super::tlb::{BackgroundSpec, TlbSpec};
 use super::{ns_to_ps, LockKind, Ps};
-use crate::coherence::AccessKind;
 use crate::limits::{MAX_GHZ, MAX_NS, MIN_GHZ};
 use serde::{Deserialize, Serialize};
 
@@ -83,13 +82,9 @@ pub enum CompareExchange {
 }
 
 impl CompareExchange {
-    /// How the line sees a compare-and-exchange, from whether its compare
-    /// succeeded.
-    pub fn access(self, compared: bool) -> AccessKind {
-        match self {
-            CompareExchange::LoadReserved if !compared => AccessKind::Read,
-            _ => AccessKind::Rmw,
-        }
+    /// Whether one whose compare fails still takes its line for ownership.
+    pub fn failed_compare_writes(self) -> bool {
+        self == CompareExchange::Locked
     }
 }
 

@@ -11,6 +11,7 @@
 use crate::coherence::AccessKind;
 use crate::kernel::core::FutexSystem;
 use crate::kernel::key::KeyKind;
+use crate::kernel::spinlock::compare_exchange_access;
 use crate::machine::CompareExchange;
 use crate::memory::Mem;
 
@@ -74,7 +75,9 @@ impl AtomicOp {
     /// only reads it where the core makes it with a load-reserved loop.
     pub fn access_as_performed(self, old: u32, compare_exchange: CompareExchange) -> AccessKind {
         match self {
-            AtomicOp::CompareExchange { expected, .. } => compare_exchange.access(old == expected),
+            AtomicOp::CompareExchange { expected, .. } => {
+                compare_exchange_access(compare_exchange, old == expected)
+            }
             _ => self.access(),
         }
     }
