@@ -57,7 +57,10 @@ pub struct CoreSpec {
     /// How a read-modify-write orders the core's own earlier stores.
     pub memory_model: MemoryModel,
     /// How the core makes a compare-and-exchange, and so what one whose
-    /// compare fails does to its line.
+    /// compare fails does to its line. Left out of a profile's serialized
+    /// form when locked, so a profile that does not set it reads as it did
+    /// before the option.
+    #[serde(skip_serializing_if = "CompareExchange::is_locked")]
     pub compare_exchange: CompareExchange,
 }
 
@@ -84,7 +87,11 @@ pub enum CompareExchange {
 impl CompareExchange {
     /// Whether one whose compare fails still takes its line for ownership.
     pub fn failed_compare_writes(self) -> bool {
-        self == CompareExchange::Locked
+        self.is_locked()
+    }
+
+    fn is_locked(&self) -> bool {
+        *self == CompareExchange::Locked
     }
 }
 
