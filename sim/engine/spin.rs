@@ -171,8 +171,9 @@ impl Engine<'_> {
         match spin {
             Spin::Lock(wait) => {
                 let lock = wait.lock();
-                // A read of the lock word that showed it free follows its release.
-                if self.locks.watched(wait, task) == lock.word() {
+                // A read of the lock word that showed it free follows its
+                // release (a settled pending hand-over frees nothing).
+                if wait.free_on_turn() {
                     self.count_stale_read(task, lock);
                 }
                 self.tasks[task as usize].wait = Wait::Running;

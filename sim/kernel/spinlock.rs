@@ -105,6 +105,16 @@ pub enum LockWait {
 }
 
 impl LockWait {
+    /// Whether a read that shows the waiter its turn showed the lock word
+    /// free: the ticket served, the locked byte clear for the pending
+    /// waiter and the queue's head.
+    pub fn free_on_turn(&self) -> bool {
+        matches!(
+            self,
+            LockWait::Ticket { .. } | LockWait::Pending { .. } | LockWait::Head { .. }
+        )
+    }
+
     pub fn lock(&self) -> LockRef {
         match *self {
             LockWait::Ticket { lock, .. }

@@ -733,8 +733,12 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     };
     let ratio = |threads| rate(LockKind::Queued, threads) / rate(LockKind::Ticket, threads);
     let ratios = [2, 3, 8, 32].map(ratio);
+    // At three threads the third arrival that finds the pending waiter's
+    // hand-over to locked in progress waits for it and takes the pending
+    // bit rather than queue (queued_spin_lock_slowpath's _Q_PENDING_VAL
+    // wait): the queued lock is no slower there, and may be faster.
     assert!(
-        (0.8..1.25).contains(&ratios[0]) && (0.8..1.25).contains(&ratios[1]),
+        (0.8..1.25).contains(&ratios[0]) && (0.8..1.5).contains(&ratios[1]),
         "qspinlock/ticket at 2, 3, 8, 32 threads: {ratios:?}"
     );
     assert!(ratios[2] > 1.5, "{ratios:?}");
