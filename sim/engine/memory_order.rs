@@ -479,6 +479,12 @@ impl Engine<'_> {
         }
         self.publish(store.mem, store.carries);
         self.wake_spinners(store.mem.line, commit);
+        // A lock is held until its release is the line's value: a release
+        // that retired behind a load still in flight (futex_wait's read of
+        // the word on the path that fails) holds the lock until it commits.
+        if let Carries::Lock(Publishes::Release { id, task }) = store.carries {
+            self.released(task, commit, id);
+        }
     }
 
     /// What a store carries is there for every CPU once it commits.

@@ -39,7 +39,7 @@ mod task;
 use crate::coherence::Directory;
 use crate::kernel::core::FutexSystem;
 use crate::kernel::futex_hash::ResizesInRun;
-use crate::kernel::spinlock::Locks;
+use crate::kernel::spinlock::{Locks, PendingWait};
 use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::{prefetch, prefetch_whole};
@@ -119,7 +119,14 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|t| futex.mcs_node(memory, t.cpu))
             .collect();
-        let locks = Locks::new(lock, kernel_locks, mcs_nodes);
+        let pending_wait = PendingWait::of(m.memory_model);
+        let locks = Locks::new(
+            lock,
+            m.compare_exchange,
+            pending_wait,
+            kernel_locks,
+            mcs_nodes,
+        );
         let record = Recorder::new(window, tasks.len());
         let tasks = tasks
             .into_iter()

@@ -171,8 +171,9 @@ impl Engine<'_> {
         match spin {
             Spin::Lock(wait) => {
                 let lock = wait.lock();
-                // A read of the lock word that showed it free follows its release.
-                if self.locks.watched(wait, task) == lock.word() {
+                // A read of the lock word that showed it free follows its
+                // release (a settled pending hand-over frees nothing).
+                if wait.free_on_turn() {
                     self.count_stale_read(task, lock);
                 }
                 self.tasks[task as usize].wait = Wait::Running;
@@ -280,10 +281,8 @@ impl Engine<'_> {
                         self.queue.push(at, Event::Task(task));
                         None
                     }
-                    After::Released => {
-                        self.released(task, now, lock.id);
-                        self.go_on(task, at, own_cache)
-                    }
+                    // The hold is counted when the release commits.
+                    After::Released => self.go_on(task, at, own_cache),
                     // A load within the task's own cache needs no event of
                     // its own; the protocol's atomics and stores keep theirs.
                     After::Move(wait) if order == Order::Load && own_cache => {

@@ -7,7 +7,7 @@ use super::event::{Event, Waiter};
 use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, UserAtomic, Wait};
 use crate::coherence::{self, AccessKind, Class, Directory, LineTurn, Request};
-use crate::kernel::script::{Cost, LockRef, Step};
+use crate::kernel::script::{Cost, Decision, LockRef, Step};
 use crate::kernel::spinlock::{Locks, Order, Publishes};
 use crate::machine::{MemoryModel, Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
@@ -148,6 +148,20 @@ impl Engine<'_> {
                 self.go_on(task, stored.at, stored.at_once)
             }
             Step::Access(a) => self.in_program_order(task, now, a.mem(), a.kind, Order::Full),
+            Step::WaitersInc(w) => self.served_then(
+                task,
+                |e| e.in_program_order(task, now, w.mem(), AccessKind::Rmw, Order::Full),
+                |e| e.futex.waiter_counted(w.lock),
+            ),
+            Step::WaitersRead(w) => self.served_then(
+                task,
+                |e| e.in_program_order(task, now, w.mem(), AccessKind::Read, Order::Full),
+                |e| {
+                    let script = &mut e.tasks[task as usize].script;
+                    e.futex
+                        .decide(e.memory, task, now, Decision::WakeCheckWaiters, script);
+                },
+            ),
             // Ordered as the lock protocols' acquire and relaxed atomics are.
             Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) => {
                 self.in_program_order(task, now, mem, AccessKind::Rmw, Order::Acquire)
@@ -240,6 +254,24 @@ impl Engine<'_> {
             return self.park(task, Redo::Step);
         };
         self.go_on(task, out.done, self.in_own_cache(now, out))
+    }
+
+    /// Makes a step's access (`access`), and if its line served it now
+    /// (the step is not to run again: at its grant, after its drain or
+    /// its loads) does what the kernel does at that moment (`served`).
+    #[inline(always)]
+    fn served_then(
+        &mut self,
+        task: u32,
+        access: impl FnOnce(&mut Self) -> Option<Ps>,
+        served: impl FnOnce(&mut Self),
+    ) -> Option<Ps> {
+        let pc = self.tasks[task as usize].pc;
+        let went_on = access(self);
+        if self.tasks[task as usize].pc == pc {
+            served(self);
+        }
+        went_on
     }
 
     /// The step must wait for the task's accesses in flight: it runs again
@@ -356,8 +388,9 @@ impl Engine<'_> {
                 }
                 // Drained: no store of the task's own is left to forward.
                 let old = op.perform(&mut self.futex, task, word);
-                let Some(out) = self.request(task, now, word.mem, AccessKind::Rmw) else {
-                    unreachable!("an RMW whose line is free or granted is served")
+                let kind = op.access_as_performed(old, self.m.compare_exchange);
+                let Some(out) = self.request(task, now, word.mem, kind) else {
+                    unreachable!("an access whose line is free or granted is served")
                 };
                 (old, out.done, self.in_own_cache(now, out))
             }
@@ -388,7 +421,7 @@ impl Engine<'_> {
         }
     }
 
-    /// The task made its release's store at `at`: counts its hold.
+    /// The task's release's store committed at `at`: counts its hold.
     pub(super) fn released(&mut self, task: u32, at: Ps, lock: u32) {
         if self.record.counts(at) {
             let held = at.saturating_sub(self.tasks[task as usize].measured.lock_taken);
@@ -536,6 +569,7 @@ fn prefetch_lines(dir: &Directory, locks: &Locks, script: &[Step]) {
             Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) | Step::Load(mem) => {
                 dir.prefetch(mem.line)
             }
+            Step::WaitersInc(w) | Step::WaitersRead(w) => dir.prefetch(w.mem().line),
             Step::Lock(lock) => {
                 dir.prefetch(lock.word().line);
                 locks.prefetch(lock.id);

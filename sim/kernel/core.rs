@@ -10,7 +10,7 @@ use super::futex_hash::{Bucket, FutexHash, TableInstance, TableSel};
 use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
 use super::placement::{KernelObjects, KeyObjects, STRUCT_PAGE_BYTES};
 use super::plist::PlistHead;
-use super::script::{Cost, LockRef, Script, Step};
+use super::script::{Cost, LockRef, Script, Step, WaitersWord};
 use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins, WakeBarrier};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
@@ -518,14 +518,22 @@ pub(super) fn waiters_dec_step(waiters: Mem) -> Step {
 }
 
 impl FutexSystem {
-    /// futex_hb_waiters_inc before the bucket lock: the task counts as a
-    /// waiter until it queues or gives up ([`Self::waiters_arrived`]).
-    /// `waiters` is the bucket's field, where the design has it.
+    /// futex_hb_waiters_inc before the bucket lock: once its line serves
+    /// it ([`Self::waiter_counted`]) the task counts as a waiter until it
+    /// queues or gives up ([`Self::waiters_arrived`]). `waiters` is the
+    /// bucket's field, where the design has it; without one nobody reads
+    /// the count.
     // Inlined, as `key` is: see there.
     #[inline(always)]
-    pub(super) fn waiters_inc(&mut self, lock: LockRef, waiters: Option<Mem>, s: &mut Script) {
-        self.in_transit.inc(lock.id);
-        s.extend(waiters.map(waiters_inc_step));
+    pub(super) fn waiters_inc(&self, lock: LockRef, waiters: Option<Mem>, s: &mut Script) {
+        s.extend(waiters.map(|w| Step::WaitersInc(WaitersWord::new(lock.id, w))));
+    }
+
+    /// The line served a task's futex_hb_waiters_inc on the bucket of lock
+    /// `lock`: `waiters` counts it from now.
+    #[inline]
+    pub fn waiter_counted(&mut self, lock: u32) {
+        self.in_transit.inc(lock);
     }
 
     /// The task that incremented `waiters` has queued, or dropped the count

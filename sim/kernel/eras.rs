@@ -278,6 +278,12 @@ fn wake_checks_the_waiter_count_not_the_chain() {
         },
         &mut begun,
     );
+    // Its increment is served before the wake's read.
+    for step in &begun {
+        if let super::script::Step::WaitersInc(w) = *step {
+            k.sys.waiter_counted(w.lock);
+        }
+    }
     let s = k.run(1, wake);
     // futex_wake's walk reads the head's first link, and finds the chain empty.
     assert_eq!(

@@ -56,6 +56,36 @@ impl Access {
     }
 }
 
+/// A bucket's `waiters` field and the dense id of the bucket's lock, by
+/// which the kernel's count of the tasks on their way in is kept; the
+/// field kept as a `Mem`'s two halves, as `LockRef` keeps its word, so that
+/// a step naming it stays 24 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitersWord {
+    addr: u64,
+    line: LineId,
+    pub lock: u32,
+}
+
+impl WaitersWord {
+    pub const fn new(lock: u32, waiters: Mem) -> WaitersWord {
+        WaitersWord {
+            addr: waiters.addr,
+            line: waiters.line,
+            lock,
+        }
+    }
+
+    /// The `waiters` field.
+    #[inline]
+    pub const fn mem(self) -> Mem {
+        Mem {
+            addr: self.addr,
+            line: self.line,
+        }
+    }
+}
+
 /// Work that touches no shared memory, priced by the machine profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cost {
@@ -123,6 +153,16 @@ pub enum Step {
     Load(Mem),
     /// Waits for the loads in flight: what follows needs their values.
     Join,
+    /// futex_hb_waiters_inc before the bucket lock: a fully ordered RMW of
+    /// `waiters`, timed as `Access(_, Rmw)`. The bucket counts the task as
+    /// a waiter from the moment the line serves it, when the line holds
+    /// the new value, not from the op's start.
+    WaitersInc(WaitersWord),
+    /// futex_hb_waiters_pending's read of `waiters` (3.14+), timed as
+    /// `Access(_, Read)`: futex_wake decides whether to take the lock
+    /// (`Decision::WakeCheckWaiters`) on the value the line holds when it
+    /// serves the read, not on the value at the read's completion.
+    WaitersRead(WaitersWord),
     /// The op's user-space atomic on a word whose value matters (the
     /// engine keeps which, so that a step stays 24 bytes). It acts on the
     /// word when the word's line serves it, not when it is issued: a load

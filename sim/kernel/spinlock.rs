@@ -23,7 +23,7 @@
 
 use super::script::LockRef;
 use crate::coherence::AccessKind;
-use crate::machine::LockKind;
+use crate::machine::{CompareExchange, LockKind, MemoryModel};
 use crate::memory::Mem;
 
 const NONE: u32 = u32::MAX;
@@ -51,6 +51,12 @@ struct Slot {
 pub const BYTES_PER_LOCK: u64 = std::mem::size_of::<Slot>() as u64;
 
 impl Slot {
+    /// The word is `_Q_PENDING_VAL`: a pending waiter, no holder, no queue
+    /// (the pending waiter is about to set the locked byte).
+    fn pending_hand_over(&self) -> bool {
+        self.holder == NONE && self.pending != NONE && self.tail == NONE
+    }
+
     const FREE: Slot = Slot {
         holder: NONE,
         next_ticket: 0,
@@ -68,6 +74,14 @@ pub enum LockWait {
     Ticket { lock: LockRef, ticket: u32 },
     /// Queued lock: the fast path's cmpxchg found the lock taken.
     Slow { lock: LockRef },
+    /// Queued lock: the slow path found the word at `_Q_PENDING_VAL` (the
+    /// pending waiter's hand-over to locked in progress) and reads it until
+    /// it settles, for at most `_Q_PENDING_LOOPS` reads.
+    PendingSettles { lock: LockRef },
+    /// Queued lock: on its way into the MCS queue, its node initialised,
+    /// queued_spin_trylock has read the word; a cmpxchg takes a free lock,
+    /// else xchg_tail queues.
+    Trylock { lock: LockRef },
     /// Queued lock: owns the pending bit, spins on the lock word until the
     /// locked byte clears.
     Pending { lock: LockRef },
@@ -91,10 +105,22 @@ pub enum LockWait {
 }
 
 impl LockWait {
+    /// Whether a read that shows the waiter its turn showed the lock word
+    /// free: the ticket served, the locked byte clear for the pending
+    /// waiter and the queue's head.
+    pub fn free_on_turn(&self) -> bool {
+        matches!(
+            self,
+            LockWait::Ticket { .. } | LockWait::Pending { .. } | LockWait::Head { .. }
+        )
+    }
+
     pub fn lock(&self) -> LockRef {
         match *self {
             LockWait::Ticket { lock, .. }
             | LockWait::Slow { lock }
+            | LockWait::PendingSettles { lock }
+            | LockWait::Trylock { lock }
             | LockWait::Pending { lock }
             | LockWait::Link { lock, .. }
             | LockWait::Queued { lock }
@@ -191,8 +217,45 @@ pub enum Order {
     Acquire,
 }
 
+/// How the line sees a compare-and-exchange, from whether its compare
+/// succeeded: an RMW, or a read where a failed compare does not write.
+pub fn compare_exchange_access(compare_exchange: CompareExchange, compared: bool) -> AccessKind {
+    if compared || compare_exchange.failed_compare_writes() {
+        AccessKind::Rmw
+    } else {
+        AccessKind::Read
+    }
+}
+
+/// How long a queued-lock waiter that finds the word at `_Q_PENDING_VAL`
+/// reads it for the hand-over to settle (`_Q_PENDING_LOOPS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PendingWait {
+    /// x86's 512 reads (arch/x86/include/asm/qspinlock.h, from 4.16): far
+    /// longer than a hand-over takes, so until it settles.
+    UntilSettled,
+    /// Every other architecture's 1 (kernel/locking/qspinlock.c): the word
+    /// is read again once, at once, and the waiter goes on to the queue if
+    /// it has not settled.
+    OneReread,
+}
+
+impl PendingWait {
+    /// x86 is the one architecture of the profiles with a total store
+    /// order, and the one that raises `_Q_PENDING_LOOPS`.
+    pub fn of(memory_model: MemoryModel) -> PendingWait {
+        match memory_model {
+            MemoryModel::Tso => PendingWait::UntilSettled,
+            MemoryModel::Weak => PendingWait::OneReread,
+        }
+    }
+}
+
 pub struct Locks {
     kind: LockKind,
+    pending_wait: PendingWait,
+    /// How the core's compare-and-exchange treats a line when it fails.
+    compare_exchange: CompareExchange,
     slots: Vec<Slot>,
     /// Per task, its MCS node (its CPU's) and the node's two fields: the
     /// successor that linked itself behind it, and whether its predecessor
@@ -207,10 +270,18 @@ pub struct Locks {
 impl Locks {
     /// `count` locks of `kind`, for tasks whose CPUs' MCS nodes are
     /// `mcs_nodes`; a workload's locks are numbered after them.
-    pub fn new(kind: LockKind, count: u32, mcs_nodes: Vec<Mem>) -> Locks {
+    pub fn new(
+        kind: LockKind,
+        compare_exchange: CompareExchange,
+        pending_wait: PendingWait,
+        count: u32,
+        mcs_nodes: Vec<Mem>,
+    ) -> Locks {
         let tasks = mcs_nodes.len();
         Locks {
             kind,
+            pending_wait,
+            compare_exchange,
             slots: crate::huge_pages::vec_filled(Slot::FREE, count as usize),
             mcs_nodes,
             node_next: vec![NONE; tasks],
@@ -299,9 +370,11 @@ impl Locks {
     }
 
     /// spin_lock: the atomic on the lock word (a ticket xadd, or the
-    /// qspinlock fast path's cmpxchg), done as it is asked for.
+    /// qspinlock fast path's cmpxchg), done as it is asked for. A cmpxchg
+    /// that finds the lock taken writes nothing on a load-reserved core.
     pub fn arrive(&mut self, lock: LockRef, task: u32) -> Next {
         let s = &mut self.slots[lock.id as usize];
+        let mut kind = AccessKind::Rmw;
         let after = match self.kind {
             LockKind::Ticket => {
                 let ticket = s.next_ticket;
@@ -314,7 +387,9 @@ impl Locks {
                 }
             }
             LockKind::Queued => {
-                if s.holder == NONE && s.pending == NONE && s.tail == NONE {
+                let free = s.holder == NONE && s.pending == NONE && s.tail == NONE;
+                kind = compare_exchange_access(self.compare_exchange, free);
+                if free {
                     s.holder = task;
                     After::Acquired
                 } else {
@@ -324,7 +399,7 @@ impl Locks {
         };
         Next::Do {
             mem: lock.word(),
-            kind: AccessKind::Rmw,
+            kind,
             order: self.first_atomic_order(),
             publishes: Publishes::Nothing,
             after,
@@ -342,6 +417,10 @@ impl Locks {
         match wait {
             LockWait::Ticket { lock, ticket } => self.slots[lock.id as usize].serving == ticket,
             LockWait::Pending { lock } => self.slots[lock.id as usize].holder == NONE,
+            LockWait::PendingSettles { lock } => {
+                self.pending_wait == PendingWait::OneReread
+                    || !self.slots[lock.id as usize].pending_hand_over()
+            }
             LockWait::Head { lock } => {
                 let s = &self.slots[lock.id as usize];
                 s.holder == NONE && s.pending == NONE
@@ -349,6 +428,7 @@ impl Locks {
             LockWait::Queued { .. } => self.node_locked[task as usize],
             LockWait::AwaitNext { .. } => self.node_next[task as usize] != NONE,
             LockWait::Slow { .. }
+            | LockWait::Trylock { .. }
             | LockWait::Link { .. }
             | LockWait::HandOn { .. }
             | LockWait::Releasing { .. } => true,
@@ -362,7 +442,9 @@ impl Locks {
     /// atomic acts on the word as the line serves it.
     pub fn moves_by_atomic(&self, wait: LockWait, task: u32) -> bool {
         match wait {
-            LockWait::Slow { .. } => true,
+            LockWait::Slow { .. } | LockWait::PendingSettles { .. } | LockWait::Trylock { .. } => {
+                true
+            }
             LockWait::Head { lock } => self.slots[lock.id as usize].tail == task,
             _ => false,
         }
@@ -386,35 +468,22 @@ impl Locks {
                 s.holder = task;
                 Next::Acquired
             }
-            LockWait::Slow { lock } => {
+            LockWait::Slow { lock } => self.slow_path(lock, task, true),
+            LockWait::PendingSettles { lock } => self.slow_path(lock, task, false),
+            LockWait::Trylock { lock } => {
                 let s = &mut self.slots[lock.id as usize];
-                if s.pending == NONE && s.tail == NONE {
-                    // fetch_set_pending: the one waiter before any queue.
-                    s.pending = task;
+                if s.holder == NONE && s.pending == NONE && s.tail == NONE {
+                    // The trylock's cmpxchg takes the lock; the node goes unused.
+                    s.holder = task;
                     return Next::Do {
                         mem: lock.word(),
                         kind: AccessKind::Rmw,
                         order: Order::Acquire,
                         publishes: Publishes::Nothing,
-                        after: After::Look(LockWait::Pending { lock }),
+                        after: After::Acquired,
                     };
                 }
-                // xchg_tail: the task's node becomes the queue's tail.
-                let prev = std::mem::replace(&mut s.tail, task);
-                self.node_next[t] = NONE;
-                self.node_locked[t] = false;
-                let after = if prev == NONE {
-                    After::Look(LockWait::Head { lock })
-                } else {
-                    After::Move(LockWait::Link { lock, prev })
-                };
-                Next::Do {
-                    mem: lock.word(),
-                    kind: AccessKind::Rmw,
-                    order: Order::Full,
-                    publishes: Publishes::Nothing,
-                    after,
-                }
+                self.xchg_tail(lock, task)
             }
             LockWait::Pending { lock } => {
                 // clear_pending_set_locked: one store of the word's low half.
@@ -491,6 +560,57 @@ impl Locks {
         }
     }
 
+    /// queued_spin_lock_slowpath from the fast path's failed cmpxchg: wait
+    /// for a pending waiter's hand-over to settle (when `may_wait`: not
+    /// again after that wait), then take the pending bit where nobody has
+    /// it and nobody queues, else initialise the node and try the lock
+    /// once more (queued_spin_trylock: a read of the word) before queueing.
+    fn slow_path(&mut self, lock: LockRef, task: u32, may_wait: bool) -> Next {
+        let s = &mut self.slots[lock.id as usize];
+        if may_wait && s.pending_hand_over() {
+            return Next::Look(LockWait::PendingSettles { lock });
+        }
+        if s.pending == NONE && s.tail == NONE {
+            // fetch_set_pending: the one waiter before any queue.
+            s.pending = task;
+            return Next::Do {
+                mem: lock.word(),
+                kind: AccessKind::Rmw,
+                order: Order::Acquire,
+                publishes: Publishes::Nothing,
+                after: After::Look(LockWait::Pending { lock }),
+            };
+        }
+        Next::Do {
+            mem: lock.word(),
+            kind: AccessKind::Read,
+            order: Order::Load,
+            publishes: Publishes::Nothing,
+            after: After::Move(LockWait::Trylock { lock }),
+        }
+    }
+
+    /// xchg_tail: the task's node becomes the queue's tail.
+    fn xchg_tail(&mut self, lock: LockRef, task: u32) -> Next {
+        let t = task as usize;
+        let s = &mut self.slots[lock.id as usize];
+        let prev = std::mem::replace(&mut s.tail, task);
+        self.node_next[t] = NONE;
+        self.node_locked[t] = false;
+        let after = if prev == NONE {
+            After::Look(LockWait::Head { lock })
+        } else {
+            After::Move(LockWait::Link { lock, prev })
+        };
+        Next::Do {
+            mem: lock.word(),
+            kind: AccessKind::Rmw,
+            order: Order::Full,
+            publishes: Publishes::Nothing,
+            after,
+        }
+    }
+
     /// A posted store is now the value of its line: what it carries is
     /// there for the waiters. `writes` is the line's write count with it.
     pub fn publish(&mut self, publishes: Publishes, writes: u32) {
@@ -534,7 +654,13 @@ mod tests {
 
     /// Tasks 0..8, task n's MCS node at 64 * (n + 1).
     fn locks(kind: LockKind) -> Locks {
-        Locks::new(kind, 1, (1..=8).map(|n| word(64 * n)).collect())
+        Locks::new(
+            kind,
+            CompareExchange::Locked,
+            PendingWait::UntilSettled,
+            1,
+            (1..=8).map(|n| word(64 * n)).collect(),
+        )
     }
 
     fn on_word(kind: AccessKind, order: Order, after: After) -> Next {
@@ -544,6 +670,18 @@ mod tests {
             order,
             publishes: Publishes::Nothing,
             after,
+        }
+    }
+
+    /// The slow path from the fast path's failed cmpxchg, past the
+    /// trylock's read of the word where it queues.
+    fn slow_path(l: &mut Locks, task: u32) -> Next {
+        match l.next(LockWait::Slow { lock: LOCK }, task) {
+            Next::Do {
+                after: After::Move(trylock @ LockWait::Trylock { .. }),
+                ..
+            } => l.next(trylock, task),
+            next => next,
         }
     }
 
@@ -571,6 +709,104 @@ mod tests {
         );
         assert_eq!(ticket.next(releasing, 3), release);
         assert_eq!(locks(LockKind::Queued).unlock(LOCK, 3), release);
+    }
+
+    #[test]
+    fn a_fast_path_cmpxchg_that_finds_the_lock_taken_only_reads_the_word_on_a_load_reserved_core() {
+        for (compare_exchange, failed) in [
+            (CompareExchange::Locked, AccessKind::Rmw),
+            (CompareExchange::LoadReserved, AccessKind::Read),
+        ] {
+            let mut l = Locks::new(
+                LockKind::Queued,
+                compare_exchange,
+                PendingWait::UntilSettled,
+                1,
+                vec![word(64); 2],
+            );
+            let taken = l.arrive(LOCK, 0);
+            assert!(matches!(
+                taken,
+                Next::Do {
+                    kind: AccessKind::Rmw,
+                    ..
+                }
+            ));
+            let Next::Do { kind, after, .. } = l.arrive(LOCK, 1) else {
+                panic!("the fast path's cmpxchg is an access");
+            };
+            assert_eq!(kind, failed, "{compare_exchange:?}");
+            assert_eq!(after, After::Move(LockWait::Slow { lock: LOCK }));
+        }
+    }
+
+    #[test]
+    fn a_slow_path_that_finds_a_pending_hand_over_reads_until_it_settles_then_takes_the_pending_bit(
+    ) {
+        let slow = LockWait::Slow { lock: LOCK };
+        let settles = LockWait::PendingSettles { lock: LOCK };
+        let pending = LockWait::Pending { lock: LOCK };
+        for wait in [PendingWait::UntilSettled, PendingWait::OneReread] {
+            let mut l = Locks::new(
+                LockKind::Queued,
+                CompareExchange::Locked,
+                wait,
+                1,
+                (1..=8).map(|n| word(64 * n)).collect(),
+            );
+            l.arrive(LOCK, 1);
+            l.arrive(LOCK, 2);
+            l.next(slow, 2);
+            // 1 releases: the word is _Q_PENDING_VAL until 2 sets locked.
+            l.release(0, 1, 1);
+            l.arrive(LOCK, 3);
+            assert_eq!(l.next(slow, 3), Next::Look(settles));
+            assert_eq!(l.watched(settles, 3), LOCK.word());
+            assert!(l.moves_by_atomic(settles, 3));
+            // x86 reads on while the hand-over lasts; one re-read elsewhere.
+            assert_eq!(
+                l.sees_turn(settles, 3),
+                wait == PendingWait::OneReread,
+                "{wait:?}"
+            );
+            // clear_pending_set_locked: settled, and the pending bit is free.
+            l.next(pending, 2);
+            assert!(l.sees_turn(settles, 3));
+            assert_eq!(
+                l.next(settles, 3),
+                on_word(AccessKind::Rmw, Order::Acquire, After::Look(pending))
+            );
+        }
+    }
+
+    #[test]
+    fn a_waiter_whose_node_is_initialised_takes_a_lock_freed_meanwhile_without_queueing() {
+        let mut l = locks(LockKind::Queued);
+        let trylock = LockWait::Trylock { lock: LOCK };
+        l.arrive(LOCK, 1);
+        l.arrive(LOCK, 2);
+        l.next(LockWait::Slow { lock: LOCK }, 2);
+        l.arrive(LOCK, 3);
+        assert_eq!(
+            l.next(LockWait::Slow { lock: LOCK }, 3),
+            on_word(AccessKind::Read, Order::Load, After::Move(trylock))
+        );
+        // 1 releases and 2, the pending waiter, takes and releases it too.
+        l.release(0, 1, 1);
+        l.next(LockWait::Pending { lock: LOCK }, 2);
+        l.release(0, 2, 2);
+        assert_eq!(
+            l.next(trylock, 3),
+            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
+        );
+        assert_eq!(
+            l.arrive(LOCK, 4),
+            on_word(
+                AccessKind::Rmw,
+                Order::Acquire,
+                After::Move(LockWait::Slow { lock: LOCK })
+            )
+        );
     }
 
     #[test]
@@ -632,13 +868,21 @@ mod tests {
             l.next(LockWait::Slow { lock: LOCK }, 2),
             on_word(AccessKind::Rmw, Order::Acquire, After::Look(pending))
         );
-        // The next exchanges the tail: the queue was empty, so it is the head.
+        // The next initialises its node, tries the lock once more with a
+        // read of the word (queued_spin_trylock), finds it held and
+        // exchanges the tail: the queue was empty, so it is the head.
         assert_eq!(
             l.arrive(LOCK, 3),
             on_word(AccessKind::Rmw, Order::Acquire, slow)
         );
+        let trylock = LockWait::Trylock { lock: LOCK };
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 3),
+            on_word(AccessKind::Read, Order::Load, After::Move(trylock))
+        );
+        assert!(l.moves_by_atomic(trylock, 3));
+        assert_eq!(
+            l.next(trylock, 3),
             on_word(AccessKind::Rmw, Order::Full, After::Look(head))
         );
         // The one after links itself behind 3 with a store to 3's node.
@@ -652,6 +896,10 @@ mod tests {
         };
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 4),
+            on_word(AccessKind::Read, Order::Load, After::Move(trylock))
+        );
+        assert_eq!(
+            l.next(trylock, 4),
             on_word(AccessKind::Rmw, Order::Full, After::Move(link))
         );
         let linked = Publishes::Link { prev: 3, task: 4 };
@@ -733,7 +981,7 @@ mod tests {
             if let Next::Do {
                 after: After::Move(LockWait::Link { prev, .. }),
                 ..
-            } = l.next(LockWait::Slow { lock: LOCK }, task)
+            } = slow_path(&mut l, task)
             {
                 l.publish(Publishes::Link { prev, task }, 0);
             }
@@ -761,14 +1009,14 @@ mod tests {
         l.arrive(LOCK, 1);
         l.next(slow, 1); // pending
         l.arrive(LOCK, 2);
-        l.next(slow, 2); // head
+        slow_path(&mut l, 2); // head
         l.arrive(LOCK, 3);
         let link = LockWait::Link {
             lock: LOCK,
             prev: 2,
         };
         assert_eq!(
-            l.next(slow, 3),
+            slow_path(&mut l, 3),
             on_word(AccessKind::Rmw, Order::Full, After::Move(link))
         );
         l.release(0, 0, 1);

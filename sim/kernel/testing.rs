@@ -6,7 +6,7 @@ use super::core::{FutexOp, FutexSystem, PerCpuOp, TaskInfo};
 use super::futex_hash::{FutexHash, ProcessInfo, SetSlots};
 use super::key::KeyKind;
 use super::resize::InRunCreation;
-use super::script::{Script, Step};
+use super::script::{Decision, Script, Step};
 use super::table::{preset, SizingVars};
 use crate::machine::Ps;
 use crate::memory::PAGE_SIZE;
@@ -124,8 +124,15 @@ impl Kernel {
     fn decide_all(&mut self, task: u32, s: &mut Script) {
         let mut i = 0;
         while i < s.len() {
-            if let Step::Decide(d) = s[i] {
-                self.sys.decide(&self.memory, task, self.now, d, s);
+            match s[i] {
+                Step::Decide(d) => self.sys.decide(&self.memory, task, self.now, d, s),
+                // The engine takes these as the line serves the access.
+                Step::WaitersInc(w) => self.sys.waiter_counted(w.lock),
+                Step::WaitersRead(_) => {
+                    let d = Decision::WakeCheckWaiters;
+                    self.sys.decide(&self.memory, task, self.now, d, s)
+                }
+                _ => {}
             }
             i += 1;
         }
@@ -201,6 +208,8 @@ pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
         .filter_map(|step| {
             let (m, kind) = match *step {
                 Step::Access(a) => (a.mem(), format!("{:?}", a.kind).to_lowercase()),
+                Step::WaitersInc(w) => (w.mem(), "rmw".into()),
+                Step::WaitersRead(w) => (w.mem(), "read".into()),
                 Step::RelaxedRmw(m) => (m, "relaxed-rmw".into()),
                 Step::AcquireRmw(m) => (m, "acquire-rmw".into()),
                 // A load issued to overlap with what follows is a read all the same.

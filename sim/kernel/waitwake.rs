@@ -4,9 +4,8 @@
 //! the engine's.
 
 use super::core::{FutexSystem, InFlight, EAGAIN};
-use super::script::{Cost, Decision, Script, Step};
+use super::script::{Cost, Decision, Script, Step, WaitersWord};
 use super::table::WakeBarrier;
-use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
 
 impl FutexSystem {
@@ -29,8 +28,8 @@ impl FutexSystem {
                 if self.hash.design.path.wake_barrier == WakeBarrier::BeforeWaitersRead {
                     s.push(self.full_barrier(task));
                 }
-                s.push(Step::access(w, AccessKind::Read));
-                s.push(Step::Decide(Decision::WakeCheckWaiters));
+                // The decision is taken as the line serves the read.
+                s.push(Step::WaitersRead(WaitersWord::new(f.lock.id, w)));
             }
             None => {
                 s.push(Step::Lock(f.lock));

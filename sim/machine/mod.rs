@@ -15,8 +15,8 @@ pub use mitigations::{CpuFacts, KernelVersion, MeasuredCore, Mitigation};
 pub use platform::{Platform, PlatformError};
 
 pub use profile::{
-    CoherenceSpec, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec, MachineSpec,
-    MemoryModel, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
+    CoherenceSpec, CompareExchange, CoreSpec, HomeRoutes, KernelCosts, KernelNs, LatencySpec,
+    MachineSpec, MemoryModel, NodeGroup, RemoteSpec, SchedulerSpec, TaskPlacement, TopologySpec,
 };
 
 use crate::limits::{MAX_CPUS, MAX_IN_FLIGHT, MAX_LOCAL_BATCH, MAX_NODES, MAX_PAGE, MIN_PAGE};
@@ -132,6 +132,8 @@ pub struct Machine {
     /// Whether every locked RMW waits for the store buffer (x86), or only
     /// a fully ordered one (Arm, RISC-V, POWER).
     pub memory_model: MemoryModel,
+    /// What a compare-and-exchange whose compare fails does to its line.
+    pub compare_exchange: CompareExchange,
     /// Per mille: how long a compute step takes while the CPU's SMT
     /// sibling computes too, against alone (1000 when they do not slow
     /// each other).
@@ -366,6 +368,7 @@ impl Machine {
             store_buffer: core.store_buffer,
             outstanding_misses: core.outstanding_misses,
             memory_model: core.memory_model,
+            compare_exchange: core.compare_exchange,
             smt_stretch_permille,
             line_shift: line.trailing_zeros(),
             board_line_shift,

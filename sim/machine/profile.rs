@@ -57,6 +57,43 @@ pub struct CoreSpec {
     pub smt_throughput: f64,
     /// How a read-modify-write orders the core's own earlier stores.
     pub memory_model: MemoryModel,
+    /// How the core makes a compare-and-exchange, and so what one whose
+    /// compare fails does to its line. Left out of a profile's serialized
+    /// form when locked, so a profile that does not set it reads as it did
+    /// before the option.
+    #[serde(skip_serializing_if = "CompareExchange::is_locked")]
+    pub compare_exchange: CompareExchange,
+}
+
+/// A compare-and-exchange as the core's instructions make it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompareExchange {
+    /// One locked instruction (x86's `lock cmpxchg`, Armv8.1 LSE's CAS):
+    /// it takes the line for ownership whether the compare succeeds or
+    /// not. x86 writes the old value back on a failed compare, so that a
+    /// locked read never comes without a locked write (Intel SDM vol. 2A,
+    /// CMPXCHG).
+    #[default]
+    Locked,
+    /// A load-reserved / store-conditional loop (RISC-V's lr/sc without
+    /// Zacas, POWER's lwarx/stwcx., Armv8.0's ldxr/stxr): a compare that
+    /// fails branches out before the store-conditional, so the line is
+    /// read and not taken for ownership (arch/riscv/include/asm/cmpxchg.h,
+    /// arch/powerpc/include/asm/cmpxchg.h: `bne` past the conditional
+    /// store).
+    LoadReserved,
+}
+
+impl CompareExchange {
+    /// Whether one whose compare fails still takes its line for ownership.
+    pub fn failed_compare_writes(self) -> bool {
+        self.is_locked()
+    }
+
+    fn is_locked(&self) -> bool {
+        *self == CompareExchange::Locked
+    }
 }
 
 /// Whether every locked read-modify-write waits for the store buffer to
@@ -86,6 +123,7 @@ impl Default for CoreSpec {
             outstanding_misses: 10,
             smt_throughput: 2.0,
             memory_model: MemoryModel::Tso,
+            compare_exchange: CompareExchange::Locked,
         }
     }
 }

@@ -11,6 +11,8 @@
 use crate::coherence::AccessKind;
 use crate::kernel::core::FutexSystem;
 use crate::kernel::key::KeyKind;
+use crate::kernel::spinlock::compare_exchange_access;
+use crate::machine::CompareExchange;
 use crate::memory::Mem;
 
 /// A user word: where it is, and whether it is private to a process or
@@ -68,7 +70,20 @@ impl AtomicOp {
         old
     }
 
-    /// How the cache sees it: a failed cmpxchg still takes the line exclusive.
+    /// How the cache sees it, from the value the word held before it: a
+    /// failed cmpxchg takes the line exclusive as a locked instruction, and
+    /// only reads it where the core makes it with a load-reserved loop.
+    pub fn access_as_performed(self, old: u32, compare_exchange: CompareExchange) -> AccessKind {
+        match self {
+            AtomicOp::CompareExchange { expected, .. } => {
+                compare_exchange_access(compare_exchange, old == expected)
+            }
+            _ => self.access(),
+        }
+    }
+
+    /// How the cache sees it before its value is known: a cmpxchg as an
+    /// RMW.
     pub fn access(self) -> AccessKind {
         match self {
             AtomicOp::Load => AccessKind::Read,
@@ -115,6 +130,22 @@ mod tests {
         assert_eq!(AtomicOp::Load.apply(7), 7);
         assert_eq!(cas.access(), AccessKind::Rmw);
         assert_eq!(AtomicOp::Store(0).access(), AccessKind::Write);
+    }
+
+    #[test]
+    fn a_failed_compare_reads_its_line_only_on_a_load_reserved_core() {
+        let cas = AtomicOp::CompareExchange {
+            expected: 1,
+            new: 2,
+        };
+        let (locked, reserved) = (CompareExchange::Locked, CompareExchange::LoadReserved);
+        assert_eq!(cas.access_as_performed(0, locked), AccessKind::Rmw);
+        assert_eq!(cas.access_as_performed(0, reserved), AccessKind::Read);
+        assert_eq!(cas.access_as_performed(1, reserved), AccessKind::Rmw);
+        assert_eq!(
+            AtomicOp::Add(1).access_as_performed(0, reserved),
+            AccessKind::Rmw
+        );
     }
 
     #[test]

@@ -688,7 +688,9 @@ fn a_ticket_release_reads_the_word_back_from_the_waiter_that_took_it() {
     // the holder's read is a hit. A waiter's xadd during the hold takes the
     // line, so the release must fetch it back first: one transfer more. The
     // waiter, which took the lock by re-reading the word, releases it from
-    // its own copy: a hit.
+    // its own copy: a hit. A hold ends when the release's store commits, and
+    // the ticket holder's store, behind its read, commits a cache access
+    // later than the queued holder's, which asks for the line at once.
     let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
     let transfer = m.transfer_ps(1, 0);
     let extra =
@@ -696,8 +698,8 @@ fn a_ticket_release_reads_the_word_back_from_the_waiter_that_took_it() {
     assert_eq!(extra(false), m.l1_ps, "the holder's own line: a hit");
     assert_eq!(
         extra(true),
-        transfer + m.l1_ps,
-        "the line back from the waiter, then the waiter's hit"
+        transfer + 2 * m.l1_ps,
+        "the line back from the waiter, the store behind it, then the waiter's hit"
     );
 }
 
@@ -731,8 +733,15 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     };
     let ratio = |threads| rate(LockKind::Queued, threads) / rate(LockKind::Ticket, threads);
     let ratios = [2, 3, 8, 32].map(ratio);
+    // Two threads: the pending bit hands the lock on as a ticket does.
+    // Three: the queued lock gains on the ticket lock, since a third
+    // arrival that finds the pending waiter's hand-over to locked in
+    // progress waits for it to settle and takes the pending bit rather
+    // than queue (queued_spin_lock_slowpath's _Q_PENDING_VAL wait), while
+    // the ticket lock's third spinner adds a re-read to every hand-off; but
+    // not yet by the ticket lock's collapse, which the counts beyond show.
     assert!(
-        (0.8..1.25).contains(&ratios[0]) && (0.8..1.25).contains(&ratios[1]),
+        (0.8..1.25).contains(&ratios[0]) && ratios[1] >= ratios[0] && ratios[1] < 1.5,
         "qspinlock/ticket at 2, 3, 8, 32 threads: {ratios:?}"
     );
     assert!(ratios[2] > 1.5, "{ratios:?}");
@@ -1777,4 +1786,69 @@ fn a_store_whose_line_was_taken_while_it_waited_asks_for_it_again() {
         "the store to Y commits in CPU 0's cache after CPU 3 took the line"
     );
     assert!(!o.directory.owned_by(&m, 3, y));
+}
+
+#[test]
+fn a_failed_wait_holds_the_bucket_lock_until_its_release_commits_behind_the_words_read() {
+    // futex_wait reads the word under the lock; on the path that fails,
+    // the era before 6.16 releases the lock at once (its `waiters` drops
+    // after spin_unlock), a plain store that retires while the read is in
+    // flight and commits behind it. The hold ends at the commit, so it
+    // covers the read (here a hit), never 0.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let window = RunWindow {
+        warmup: MS / 100,
+        duration: MS / 100,
+    };
+    for era in ["aligned-3.14", "v6.17"] {
+        let o = run_waits(
+            &m,
+            &table(era).unwrap(),
+            LockKind::Queued,
+            &[(0, 0)],
+            window,
+        );
+        let locks = &o.metrics.locks;
+        assert!(locks.acquisitions > 0);
+        let hold = locks.hold_ps / locks.acquisitions;
+        assert!(hold >= m.l1_ps, "{era}: held {hold} ps an acquisition");
+    }
+}
+
+#[test]
+fn a_waker_decides_on_the_waiters_count_its_line_served_not_the_one_at_the_reads_completion() {
+    // The waker on the other socket reads `waiters` 10 ns before the
+    // waiter's futex_hb_waiters_inc reaches the line: the line serves the
+    // read first, so the count it returns is 0 and FUTEX_WAKE returns
+    // without the bucket lock, though the waiter is counted long before
+    // the read's data arrives.
+    let m = Machine::new(machine("icx-2s").unwrap()).unwrap();
+    let programs = |word: &dyn Fn(u64) -> Mem| {
+        vec![
+            script([
+                Op::Compute(10_000),
+                Op::Futex(FutexOp::Wait {
+                    uaddr: word(0),
+                    val: 0,
+                    kind: KeyKind::Private,
+                }),
+            ]),
+            script([Op::Futex(FutexOp::Wake {
+                uaddr: word(0),
+                nr: 1,
+                kind: KeyKind::Private,
+            })]),
+        ]
+    };
+    let window = RunWindow {
+        warmup: 0,
+        duration: MS / 100,
+    };
+    let o = run_on_plain_table(&m, &[0, 64], programs, window);
+    assert_eq!(o.metrics.ops_per_task[1], 1, "the wake completed");
+    assert_eq!(
+        o.metrics.locks.acquisitions, 1,
+        "only the waiter took the bucket lock"
+    );
+    assert_eq!(o.asleep_at_end, 1, "the wake found nobody to wake");
 }
