@@ -50,7 +50,7 @@ enum Command {
     Design(cli::design::DesignArgs),
     /// Answer a sizing or layout question (TOML): the design of a family
     /// that meets a target at the least memory, found by a search.
-    Advise(cli::advise::AdviseArgs),
+    Advise(Box<cli::advise::AdviseArgs>),
 }
 
 fn main() -> ExitCode {
