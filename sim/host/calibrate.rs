@@ -383,10 +383,7 @@ pub fn simulated_hash(
 ) -> Result<f64, ModelError> {
     simulated_on(
         spec,
-        Table::from_iter([
-            ("duration_us".to_string(), Value::from(duration_us as i64)),
-            ("warmup_us".to_string(), Value::from(50)),
-        ]),
+        run_of(duration_us as i64, 50),
         Table::from_iter([
             ("name".to_string(), Value::from("perf-hash")),
             ("threads".to_string(), Value::from(threads as i64)),
@@ -394,6 +391,15 @@ pub fn simulated_hash(
         ]),
         this_kernels_table(),
     )
+}
+
+/// A `[run]` of `duration_us` after `warmup_us`, as calibrate and compare
+/// simulate them.
+pub fn run_of(duration_us: i64, warmup_us: i64) -> Table {
+    Table::from_iter([
+        ("duration_us".to_string(), Value::from(duration_us)),
+        ("warmup_us".to_string(), Value::from(warmup_us)),
+    ])
 }
 
 /// The table of the kernel this machine runs: 6.17 on, a per-process
@@ -506,10 +512,7 @@ pub fn simulated_ticket_handoff_ns(spec: &MachineSpec, cpus: usize) -> Result<f6
     };
     let per_thread = simulated_on(
         spec,
-        Table::from_iter([
-            ("duration_us".to_string(), Value::from(100)),
-            ("warmup_us".to_string(), Value::from(20)),
-        ]),
+        run_of(100, 20),
         Table::from_iter([
             ("name".to_string(), Value::from("program")),
             ("threads".to_string(), Value::from(cpus as i64)),

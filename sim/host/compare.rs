@@ -1,7 +1,7 @@
 //! The model against this machine: the same benchmarks simulated on the
 //! calibrated host profile and run natively, side by side.
 
-use super::calibrate::{simulated_hash, simulated_on, this_kernels_table, ModelError};
+use super::calibrate::{run_of, simulated_hash, simulated_on, this_kernels_table, ModelError};
 use super::native::{false_sharing, HashBench, NativeError};
 use crate::machine::MachineSpec;
 use std::time::Duration;
@@ -67,10 +67,7 @@ fn simulated_adds(spec: &MachineSpec, stride: u64) -> Result<f64, ModelError> {
     ]);
     simulated_on(
         spec,
-        Table::from_iter([
-            ("duration_us".to_string(), Value::from(100)),
-            ("warmup_us".to_string(), Value::from(20)),
-        ]),
+        run_of(100, 20),
         Table::from_iter([
             ("name".to_string(), Value::from("program")),
             ("threads".to_string(), Value::from(2)),

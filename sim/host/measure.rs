@@ -287,45 +287,58 @@ pub fn fan_out_ns(writer: usize, readers: &[usize], effort: Effort) -> Sampled {
     })
 }
 
+/// Runs `work` on a thread pinned to each CPU of `cpus`, all released
+/// together and told to stop (the flag `work` polls) after one trial
+/// budget: the trial's seconds and the sum of what the threads counted.
+fn for_one_trial(
+    cpus: &[usize],
+    effort: Effort,
+    work: impl Fn(&AtomicBool) -> u64 + Sync,
+) -> (f64, u64) {
+    let go = AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| {
+                let (go, stop, work) = (&go, &stop, &work);
+                s.spawn(move || {
+                    pin_to(cpu);
+                    while !go.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    work(stop)
+                })
+            })
+            .collect();
+        let began = Instant::now();
+        go.store(true, Ordering::Release);
+        std::thread::sleep(effort.trial_budget);
+        stop.store(true, Ordering::Relaxed);
+        let elapsed = began.elapsed().as_secs_f64();
+        let counted = workers.into_iter().map(|w| w.join().unwrap_or(0)).sum();
+        (elapsed, counted)
+    })
+}
+
 /// `lock add` on one line from every CPU of `cpus` at once, for one trial
 /// budget: additions per second, all CPUs together.
 pub fn lock_add_ops_per_sec(cpus: &[usize], effort: Effort) -> Sampled {
-    let run = || {
+    sampled(effort, || {
         let counter = Line::new();
-        let go = AtomicBool::new(false);
-        let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let workers: Vec<_> = cpus
-                .iter()
-                .map(|&cpu| {
-                    let (counter, go, stop) = (&counter, &go, &stop);
-                    s.spawn(move || {
-                        pin_to(cpu);
-                        while !go.load(Ordering::Acquire) {
-                            std::hint::spin_loop();
-                        }
-                        let mut ops = 0u64;
-                        while !stop.load(Ordering::Relaxed) {
-                            for _ in 0..64 {
-                                // The result unused, this is one `lock add`.
-                                counter.0.fetch_add(1, Ordering::Relaxed);
-                            }
-                            ops += 64;
-                        }
-                        ops
-                    })
-                })
-                .collect();
-            let began = Instant::now();
-            go.store(true, Ordering::Release);
-            std::thread::sleep(effort.trial_budget);
-            stop.store(true, Ordering::Relaxed);
-            let elapsed = began.elapsed().as_secs_f64();
-            let ops: u64 = workers.into_iter().map(|w| w.join().unwrap_or(0)).sum();
-            ops as f64 / elapsed
-        })
-    };
-    sampled(effort, run)
+        let (secs, ops) = for_one_trial(cpus, effort, |stop| {
+            let mut ops = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for _ in 0..64 {
+                    // The result unused, this is one `lock add`.
+                    counter.0.fetch_add(1, Ordering::Relaxed);
+                }
+                ops += 64;
+            }
+            ops
+        });
+        ops as f64 / secs
+    })
 }
 
 /// A ticket lock laid out as the kernel's generic one (asm-generic
@@ -342,53 +355,31 @@ struct TicketLock {
 /// with nothing held, for one trial budget: ns per hand-off, the trial's
 /// time over the acquisitions of all CPUs together.
 pub fn ticket_handoff_ns(cpus: &[usize], effort: Effort) -> Sampled {
-    let run = || {
+    sampled(effort, || {
         let lock = TicketLock {
             owner: AtomicU16::new(0),
             next: AtomicU16::new(0),
         };
-        let go = AtomicBool::new(false);
-        let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let workers: Vec<_> = cpus
-                .iter()
-                .map(|&cpu| {
-                    let (lock, go, stop) = (&lock, &go, &stop);
-                    s.spawn(move || {
-                        pin_to(cpu);
-                        while !go.load(Ordering::Acquire) {
-                            std::hint::spin_loop();
-                        }
-                        let mut held = 0u64;
-                        // Every thread takes a ticket until the stop is
-                        // seen by its holder: one that stopped without its
-                        // turn would leave the others spinning for ever.
-                        loop {
-                            let ticket = lock.next.fetch_add(1, Ordering::Relaxed);
-                            while lock.owner.load(Ordering::Acquire) != ticket {
-                                std::hint::spin_loop();
-                            }
-                            let done = stop.load(Ordering::Relaxed);
-                            lock.owner.store(ticket.wrapping_add(1), Ordering::Release);
-                            if done {
-                                break;
-                            }
-                            held += 1;
-                        }
-                        held
-                    })
-                })
-                .collect();
-            let began = Instant::now();
-            go.store(true, Ordering::Release);
-            std::thread::sleep(effort.trial_budget);
-            stop.store(true, Ordering::Relaxed);
-            let elapsed = began.elapsed().as_nanos() as f64;
-            let held: u64 = workers.into_iter().map(|w| w.join().unwrap_or(0)).sum();
-            elapsed / held.max(1) as f64
-        })
-    };
-    sampled(effort, run)
+        let (secs, held) = for_one_trial(cpus, effort, |stop| {
+            let mut held = 0u64;
+            // Every thread takes a ticket until the stop is seen by its
+            // holder: one that stopped without its turn would leave the
+            // others spinning for ever.
+            loop {
+                let ticket = lock.next.fetch_add(1, Ordering::Relaxed);
+                while lock.owner.load(Ordering::Acquire) != ticket {
+                    std::hint::spin_loop();
+                }
+                let done = stop.load(Ordering::Relaxed);
+                lock.owner.store(ticket.wrapping_add(1), Ordering::Release);
+                if done {
+                    return held;
+                }
+                held += 1;
+            }
+        });
+        secs * 1e9 / held.max(1) as f64
+    })
 }
 
 /// The mean cost of `call` over `effort.syscalls` calls, sampled.
