@@ -137,6 +137,30 @@ impl Gate {
         }
     }
 
+    /// Once all of `workers` are ready, lets them go for `duration`
+    /// (nothing, where the bench was called off), tells them to stop, and
+    /// gathers what each measured, with the time since `began`.
+    fn run_for<'s>(
+        &self,
+        workers: Vec<std::thread::ScopedJoinHandle<'s, Option<ThreadFigures>>>,
+        threads: usize,
+        duration: Duration,
+        stop: &AtomicBool,
+        began: Instant,
+    ) -> (Vec<Option<ThreadFigures>>, Duration) {
+        if self.all_ready(threads) {
+            self.open(true);
+            std::thread::sleep(duration);
+        }
+        stop.store(true, Ordering::Relaxed);
+        let runtime = began.elapsed();
+        let figures = workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or(None))
+            .collect();
+        (figures, runtime)
+    }
+
     /// Lets every thread go (true) or calls the bench off (false).
     fn open(&self, go: bool) {
         let mut state = self.lock();
@@ -266,17 +290,7 @@ impl HashBench {
                     }
                 }
             }
-            if gate.all_ready(threads) {
-                gate.open(true);
-                std::thread::sleep(self.duration);
-            }
-            stop.store(true, Ordering::Relaxed);
-            let runtime = began.elapsed();
-            let figures: Vec<Option<ThreadFigures>> = workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or(None))
-                .collect();
-            (figures, runtime)
+            gate.run_for(workers, threads, self.duration, &stop, began)
         });
         if let Some(why) = failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
             return Err(why);

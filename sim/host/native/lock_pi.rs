@@ -98,16 +98,7 @@ impl LockPiBench {
                     }
                 }
             }
-            if gate.all_ready(threads) {
-                gate.open(true);
-                std::thread::sleep(self.duration);
-            }
-            stop.store(true, Ordering::Relaxed);
-            let runtime = began.elapsed();
-            let figures: Vec<Option<ThreadFigures>> = workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or(None))
-                .collect();
+            let (figures, runtime) = gate.run_for(workers, threads, self.duration, &stop, began);
             (figures, failed, runtime)
         });
         if let Some(why) = failed {
