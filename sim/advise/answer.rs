@@ -11,7 +11,7 @@ use super::search::{Memory, Order, Outcome, Standing, Target};
 use crate::report::interval::{SeedInterval, CONFIDENCE};
 use crate::report::summary::bytes;
 use crate::report::track_record::{CaseRecord, TrackRecord};
-use crate::sensitivity::spans::{Span, RATIO_DEFINITION};
+use crate::sensitivity::spans::{ratio_definition, Span};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -139,9 +139,10 @@ impl Advice<'_> {
                 };
                 let _ = writeln!(
                     md,
-                    "Model interval ({RATIO_DEFINITION}, over the plausible ranges of the machine \
+                    "Model interval ({}, over the plausible ranges of the machine \
                      profile's unmeasured parameters): {:.3}..{:.3} (nominal {:.3}), moved most by {}; \
                      {verdict}.\n",
+                    ratio_definition(q.figure.name()),
                     model.low,
                     model.high,
                     model.nominal,

@@ -137,7 +137,8 @@ impl<'a> CampaignEvaluator<'a> {
         let (_, nominal) = self.results(&dir, config)?;
         let (_, sampled) = self.results(&dir.join(SAMPLES_DIR), samples)?;
         let label = &self.question.family.candidates[candidate].label;
-        Ok(spans::sensitivity(&plan, &nominal, &sampled)
+        let judged = self.question.figure.judged();
+        Ok(spans::sensitivity(&plan, &nominal, &sampled, &judged)
             .ratios
             .into_iter()
             .find(|r| r.design == *label)

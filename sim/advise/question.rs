@@ -10,6 +10,8 @@ use super::search::{Budget, Order, Target};
 use crate::config::{with_suggestion, Config, ConfigError, Source, TomlInput};
 use crate::echo::echo;
 use crate::record::RunRecord;
+use crate::sensitivity::spans::Judged;
+use crate::workload::lead::Better;
 use serde::Deserialize;
 use std::path::Path;
 use toml::{Table, Value};
@@ -80,6 +82,16 @@ impl Figure {
             Figure::OpsPerSec => "ops/s",
             Figure::ThreadOpsPerSec => "ops/s/thread",
             Figure::Workload(name) => name,
+        }
+    }
+
+    /// The figure as the model interval judges candidates by it: higher
+    /// is better, and a run that lacks it reads NaN.
+    pub fn judged(&self) -> Judged<'_> {
+        Judged {
+            name: self.name().into(),
+            better: Better::Higher,
+            read: Box::new(|r| self.read(r).unwrap_or(f64::NAN)),
         }
     }
 

@@ -12,7 +12,7 @@ use futexsim::report::sensitivity::CANNOT_TELL;
 use futexsim::report::summary::{self, figure};
 use futexsim::report::Layout;
 use futexsim::results::{total_speed, ResultSet, SpeedLog};
-use futexsim::sensitivity::spans::{self, Sensitivity, RATIO_DEFINITION};
+use futexsim::sensitivity::spans::{self, Judged, Sensitivity};
 use futexsim::sensitivity::Plan;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -382,9 +382,10 @@ fn model_interval(
     args: &RunArgs,
 ) -> Result<Sensitivity, CliError> {
     let plan = Plan::new(&campaign.config);
+    let judged = Judged::lead(summary::kind(set).primary());
     if plan.samples.is_empty() {
         // Nothing varies: every span is the nominal value alone.
-        return Ok(spans::sensitivity(&plan, set, set));
+        return Ok(spans::sensitivity(&plan, set, set, &judged));
     }
     let config = plan
         .sample_config(&campaign.config)
@@ -414,7 +415,7 @@ fn model_interval(
         .expect("every sample run was simulated or already there");
     samples.remove_stale_runs()?;
     print_speed(&measured, speed.runs.len(), &dir, estimate);
-    Ok(spans::sensitivity(&plan, set, &sample_set))
+    Ok(spans::sensitivity(&plan, set, &sample_set, &judged))
 }
 
 /// One line under the summary: where the model interval is, and what it
@@ -429,11 +430,12 @@ fn print_interval(
     writeln!(
         out,
         "model interval: {} ({} samples over {} parameters); {CANNOT_TELL} at {unsure} of {} \
-         ratios ({RATIO_DEFINITION}) and at {winners} of {} points' fastest design",
+         ratios ({}) and at {winners} of {} points' best design",
         dir.join(futexsim::report::sensitivity::MARKDOWN).display(),
         interval.samples.len(),
         interval.parameters.len(),
         interval.ratios.len(),
+        interval.ratio_definition,
         interval.fastest.len()
     )?;
     Ok(())

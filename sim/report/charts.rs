@@ -24,6 +24,7 @@ use super::File;
 use crate::files::file_part;
 use crate::record::{LoadRecord, RunRecord};
 use crate::results::{ResultSet, SpeedLog};
+use crate::workload::lead::LeadFigure;
 use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
@@ -31,13 +32,18 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub const DIR: &str = "charts";
 pub const THROUGHPUT: &str = "charts/throughput.svg";
-pub const PER_THREAD: &str = "charts/per_thread.svg";
 pub const HITM_PER_OP: &str = "charts/hitm_per_op.svg";
 pub const RFO_PER_OP: &str = "charts/rfo_modified_per_op.svg";
 pub const LOCK_WAIT_HOLD: &str = "charts/lock_wait_hold.svg";
 
 const SIZE: (u32, u32) = (960, 600);
 const FONT: &str = "sans-serif";
+
+/// The chart of a figure the benchmark is read by, named by its column
+/// (charts/thread_ops_per_sec.svg, charts/wake_time_ms.svg).
+pub fn lead_chart(figure: LeadFigure) -> String {
+    format!("{DIR}/{}.svg", figure.column())
+}
 
 pub fn load_chart(design: &str) -> String {
     format!("{DIR}/bucket_load-{}.svg", file_part(design))
@@ -47,75 +53,89 @@ pub fn nodes_chart(design: &str) -> String {
     format!("{DIR}/hitm_nodes-{}.svg", file_part(design))
 }
 
-/// A figure of one run.
-type ReadRun = fn(&RunRecord) -> f64;
-
 /// One figure drawn against the thread count.
 struct Figure {
+    /// The chart's file.
+    path: String,
     /// What the chart shows; its title appends "against threads", or "at N
     /// threads" when drawn as bars.
-    what: &'static str,
+    what: String,
     /// What the axis counts; its ticks carry the unit.
-    unit: &'static str,
+    unit: String,
     quantity: Quantity,
-    read: ReadRun,
+    read: Box<dyn Fn(&RunRecord) -> f64>,
     /// A log y axis, when every value is positive.
     log_y: bool,
     /// Draw the USL fit of each curve.
     usl: bool,
 }
 
-const FIGURES: [(&str, Figure); 4] = [
-    (
-        THROUGHPUT,
-        Figure {
-            what: "Total throughput",
-            unit: "ops/s, all threads",
-            quantity: Quantity::Count,
-            read: |r| r.ops_per_sec,
-            // A collapse is a fall by a factor: on a linear axis it would
-            // flatten against zero beside the designs that scale.
-            log_y: true,
-            usl: true,
+/// The scaling figures of a benchmark read by `leads`: its total
+/// throughput, each figure it is read by, and the two coherence figures
+/// every design is compared by.
+fn figures(leads: &[LeadFigure]) -> Vec<Figure> {
+    let primary = leads[0];
+    // The total throughput in the benchmark's own terms where it has one
+    // (the figure the USL describes); ops/s otherwise, with no fit: a wake
+    // or requeue time is not a throughput.
+    let throughput = Figure {
+        path: THROUGHPUT.into(),
+        what: "Total throughput".into(),
+        unit: match primary {
+            LeadFigure::RequestsPerSec => "requests/s, all workers".into(),
+            _ => "ops/s, all threads".into(),
         },
-    ),
-    (
-        PER_THREAD,
+        quantity: Quantity::Count,
+        read: Box::new(move |r| primary.throughput(r).unwrap_or(r.ops_per_sec)),
+        // A collapse is a fall by a factor: on a linear axis it would
+        // flatten against zero beside the designs that scale.
+        log_y: true,
+        usl: primary.nanoseconds_per_unit().is_none(),
+    };
+    let lead = leads.iter().map(|&figure| {
+        let (quantity, scale) = match figure.nanoseconds_per_unit() {
+            Some(ns) => (Quantity::Nanoseconds, ns),
+            None => (Quantity::Count, 1.0),
+        };
         Figure {
-            what: "Averaged ops/s per thread",
-            unit: "ops/s per thread",
-            quantity: Quantity::Count,
-            read: |r| r.mean_thread_ops_per_sec,
+            path: lead_chart(figure),
+            // The ticks carry the unit, read from the values' size.
+            what: format!("{} ({} is better)", figure.name(), figure.better().word()),
+            unit: figure.name().into(),
+            quantity,
+            read: Box::new(move |r| figure.read(r) * scale),
             log_y: true,
             usl: false,
-        },
-    ),
-    (
-        HITM_PER_OP,
+        }
+    });
+    let coherence = [
         Figure {
-            what: "HITM loads per op",
-            unit: "HITM loads per op (local + remote)",
+            path: HITM_PER_OP.into(),
+            what: "HITM loads per op".into(),
+            unit: "HITM loads per op (local + remote)".into(),
             quantity: Quantity::Plain,
-            read: |r| r.coherence.hitm_per_op,
+            read: Box::new(|r| r.coherence.hitm_per_op),
             log_y: false,
             usl: false,
         },
-    ),
-    (
-        RFO_PER_OP,
         Figure {
-            what: "RFO from Modified per op",
-            unit: "stores and RMWs taking a Modified line, per op",
+            path: RFO_PER_OP.into(),
+            what: "RFO from Modified per op".into(),
+            unit: "stores and RMWs taking a Modified line, per op".into(),
             quantity: Quantity::Plain,
-            read: |r| {
+            read: Box::new(|r| {
                 let c = &r.coherence;
                 summary::per_op(c.lcl_rfo_modified + c.rmt_rfo_modified, r)
-            },
+            }),
             log_y: false,
             usl: false,
         },
-    ),
-];
+    ];
+    std::iter::once(throughput)
+        .chain(lead)
+        .chain(coherence)
+        .collect()
+}
 
 /// What the error bars are, as titles say it.
 const ERROR_BARS: &str = "error bars: 95 % seed interval";
@@ -124,10 +144,10 @@ pub fn files(set: &ResultSet, _: &SpeedLog) -> std::io::Result<Vec<File>> {
     let cells = summary::cells(set);
     let series = summary::series(set, &cells);
     let mut files = Vec::new();
-    for (path, figure) in &FIGURES {
+    for figure in figures(summary::kind(set).lead_figures()) {
         files.push(File {
-            path: (*path).into(),
-            bytes: scaling_chart(&series, figure)?,
+            bytes: scaling_chart(&series, &figure)?,
+            path: figure.path,
         });
     }
     let Some(busiest) = summary::busiest_cells(&cells) else {
@@ -449,7 +469,7 @@ fn scaling_chart(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>>
                 .cells
                 .iter()
                 .filter_map(|c| {
-                    let interval = charted_interval(&c.each(figure.read))?;
+                    let interval = charted_interval(&c.each(&figure.read))?;
                     Some((f64::from(c.threads()), interval))
                 })
                 .collect(),
@@ -533,7 +553,7 @@ fn scaling_bars(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>> 
                 designs.push(s.design);
                 designs.len() - 1
             });
-        let values: Vec<f64> = s.cells.iter().flat_map(|c| c.each(figure.read)).collect();
+        let values: Vec<f64> = s.cells.iter().flat_map(|c| c.each(&figure.read)).collect();
         if let Some(interval) = charted_interval(&values) {
             bars.push(Bar {
                 label: s.label.clone(),
@@ -556,7 +576,7 @@ fn scaling_bars(series: &[Series], figure: &Figure) -> std::io::Result<Vec<u8>> 
     };
     bar_chart(
         &format!("{}{at}", figure.what),
-        figure.unit,
+        &figure.unit,
         figure.quantity,
         &bars,
     )
@@ -850,7 +870,7 @@ fn bar_chart(
 /// serialises from one that bounces.
 fn lock_chart(busiest: &[&Cell]) -> std::io::Result<Vec<u8>> {
     // The hold in a lighter shade of the design's colour.
-    let figures: [(&str, ReadRun, bool); 2] = [
+    let figures: [(&str, fn(&RunRecord) -> f64, bool); 2] = [
         ("wait", |r| r.locks.mean_wait_ns, false),
         ("hold", |r| r.locks.mean_hold_ns, true),
     ];

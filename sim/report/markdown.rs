@@ -601,11 +601,13 @@ fn scaling(md: &mut String, set: &ResultSet, cells: &[Cell]) {
             "Throughput by design"
         }
     );
+    let _ = writeln!(md, "![Throughput]({})\n", charts::THROUGHPUT);
+    for &figure in summary::kind(set).lead_figures() {
+        let _ = writeln!(md, "![{}]({})\n", figure.name(), charts::lead_chart(figure));
+    }
     let _ = writeln!(
         md,
-        "![Throughput]({})\n\n![Averaged ops/s per thread]({})\n\n![HITM loads per op]({})\n\n![RFO from Modified per op]({})\n",
-        charts::THROUGHPUT,
-        charts::PER_THREAD,
+        "![HITM loads per op]({})\n\n![RFO from Modified per op]({})\n",
         charts::HITM_PER_OP,
         charts::RFO_PER_OP
     );

@@ -95,8 +95,8 @@ fn markdown(s: &Sensitivity) -> std::io::Result<Vec<File>> {
     }
     let _ = writeln!(
         md,
-        "\n## Fastest design\n\nThe design with the most ops/s per thread, as report.md names \
-         it, in the nominal run and in every sample.\n"
+        "\n## Best design\n\nThe design best by the figure the ratios are of, as report.md \
+         names it, in the nominal run and in every sample.\n"
     );
     let _ = writeln!(md, "| point | nominal | within the model interval |");
     let _ = writeln!(md, "|---|---|---|");
@@ -200,8 +200,8 @@ fn conclusions(md: &mut String, s: &Sensitivity) {
     );
     let _ = writeln!(
         md,
-        "- Points where the fastest design changes inside the model interval ({CANNOT_TELL} \
-         which is fastest): {} of {}{}.\n",
+        "- Points where the best design changes inside the model interval ({CANNOT_TELL} \
+         which is best): {} of {}{}.\n",
         changing.len(),
         s.fastest.len(),
         listed(&changing.iter().map(|p| p.to_string()).collect::<Vec<_>>())

@@ -4,18 +4,22 @@
 //! figure with the parameter at its high minus with it at its low, every
 //! other parameter nominal; the largest swing in size names the parameter.
 //!
-//! The figures are each (point, design)'s means over repetitions of
-//! [`FIGURES`]; the ratios are the paired ratio of ops/s per thread (mean of
-//! per-seed ratios design/baseline at the same seed, as report.md's); the
-//! fastest design at a point is the one with the most ops/s per thread, as
-//! report.md names it. Where a ratio's range spans both sides of 1, or the
-//! fastest design changes inside the model interval, the model cannot tell.
+//! The figures are each (point, design)'s means over repetitions of the
+//! judged figure and [`FIGURES`]. Designs are judged by one figure
+//! ([`Judged`]): a report's is its benchmark's lead figure (a wake time for
+//! perf bench futex wake, ops/s per thread for perf bench futex hash), an
+//! advise question's the figure it asks about. The ratios are that figure's
+//! paired ratio (mean of per-seed ratios design/baseline at the same seed,
+//! as report.md's); the best design at a point is the one best by that
+//! figure in its direction. Where a ratio's range spans both sides of 1, or
+//! the best design changes inside the model interval, the model cannot tell.
 
 use super::{HeldParameter, Parameter, Plan, Sample};
 use crate::record::RunRecord;
 use crate::report::compare::{Change, Test};
-use crate::report::summary::point_label;
+use crate::report::summary::{self, point_label};
 use crate::results::ResultSet;
+use crate::workload::lead::{Better, LeadFigure};
 use serde::{Deserialize, Serialize};
 
 /// A figure of a run, read from its record.
@@ -23,15 +27,45 @@ pub type Figure = fn(&RunRecord) -> f64;
 
 /// The figures of a run spanned, by name, each a mean over repetitions.
 pub const FIGURES: [(&str, Figure); 4] = [
-    ("ops/s per thread", |r| r.mean_thread_ops_per_sec),
+    (LeadFigure::ThreadOpsPerSec.name(), |r| {
+        r.mean_thread_ops_per_sec
+    }),
     ("ops/s", |r| r.ops_per_sec),
     ("mean op latency (ns)", |r| r.latency_ns.mean),
     ("line transfers per op", |r| r.coherence.transfers_per_op),
 ];
 
-/// How the ratios are defined, as every rendering names them.
-pub const RATIO_DEFINITION: &str =
-    "paired ratio: mean of per-seed ratios design/baseline at the same seed, of ops/s per thread";
+/// The figure designs are judged by: each design's ratio to the baseline
+/// is of this figure, and the best design at a point is best by it.
+pub struct Judged<'a> {
+    /// As tables name it.
+    pub name: String,
+    pub better: Better,
+    pub read: Box<dyn Fn(&RunRecord) -> f64 + 'a>,
+}
+
+impl Judged<'static> {
+    /// A benchmark's lead figure, as its report leads with it.
+    pub fn lead(figure: LeadFigure) -> Judged<'static> {
+        Judged {
+            name: figure.name().into(),
+            better: figure.better(),
+            read: Box::new(move |r| figure.read(r)),
+        }
+    }
+}
+
+impl Judged<'_> {
+    /// How the ratios are defined, as every rendering names them.
+    pub fn ratio_definition(&self) -> String {
+        ratio_definition(&self.name)
+    }
+}
+
+/// How the ratios of `figure` are defined, as every rendering names them.
+pub fn ratio_definition(figure: &str) -> String {
+    format!("paired ratio: mean of per-seed ratios design/baseline at the same seed, of {figure}")
+}
 
 /// A config's model interval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,7 +137,8 @@ impl Sensitivity {
     /// report published again from the same results (`futexsim report`, a
     /// run that simulated nothing new) keeps its model interval only then.
     pub fn describes(&self, set: &ResultSet) -> bool {
-        let fresh = sensitivity(&Plan::default(), set, set);
+        let judged = Judged::lead(summary::kind(set).primary());
+        let fresh = sensitivity(&Plan::default(), set, set, &judged);
         self.config_name == fresh.config_name
             && self.baseline == fresh.baseline
             && self.nominals() == fresh.nominals()
@@ -142,8 +177,14 @@ fn runs_at<'a>(set: &'a ResultSet, point: usize, design: &str) -> Vec<&'a RunRec
 }
 
 /// The model interval of `nominal` (the config's result set) over `samples`
-/// (the result set of `plan.sample_config`, sample by sample).
-pub fn sensitivity(plan: &Plan, nominal: &ResultSet, samples: &ResultSet) -> Sensitivity {
+/// (the result set of `plan.sample_config`, sample by sample), its designs
+/// judged by `judged`.
+pub fn sensitivity(
+    plan: &Plan,
+    nominal: &ResultSet,
+    samples: &ResultSet,
+    judged: &Judged,
+) -> Sensitivity {
     let points = nominal.points();
     // Run v: 0 the nominal, s + 1 sample s, whose points follow the
     // nominal's, sample by sample.
@@ -155,7 +196,7 @@ pub fn sensitivity(plan: &Plan, nominal: &ResultSet, samples: &ResultSet) -> Sen
         };
         runs_at(set, at, design)
     };
-    let mean = |records: &[&RunRecord], figure: Figure| {
+    let mean = |records: &[&RunRecord], figure: &dyn Fn(&RunRecord) -> f64| {
         records.iter().map(|r| figure(r)).sum::<f64>() / records.len().max(1) as f64
     };
     let span_of = |value: &dyn Fn(usize) -> Option<f64>| -> Option<Span> {
@@ -191,13 +232,25 @@ pub fn sensitivity(plan: &Plan, nominal: &ResultSet, samples: &ResultSet) -> Sen
             .find(|r| r.point == point)
             .map_or("-".into(), |r| point_label(&nominal.axes, &r.axis_values))
     };
-    let headline = FIGURES[0].1;
+    let headline = &*judged.read;
+    // The judged figure first, unless it is one of the figures every span
+    // table has.
+    let judged_apart = !FIGURES.iter().any(|(name, _)| *name == judged.name);
+    let spanned: Vec<(&str, &dyn Fn(&RunRecord) -> f64)> = judged_apart
+        .then_some((judged.name.as_str(), headline))
+        .into_iter()
+        .chain(
+            FIGURES
+                .iter()
+                .map(|(name, figure)| (*name, figure as &dyn Fn(&RunRecord) -> f64)),
+        )
+        .collect();
     let mut figures = Vec::new();
     let mut ratios = Vec::new();
     let mut fastest = Vec::new();
     for point in 0..points {
         for design in &nominal.designs {
-            for (name, figure) in FIGURES {
+            for &(name, figure) in &spanned {
                 let value = |v: usize| {
                     let records = cell(v, point, design);
                     (!records.is_empty()).then(|| mean(&records, figure))
@@ -238,7 +291,10 @@ pub fn sensitivity(plan: &Plan, nominal: &ResultSet, samples: &ResultSet) -> Sen
                     let records = cell(v, point, d);
                     (!records.is_empty()).then(|| (mean(&records, headline), d))
                 })
-                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .max_by(|a, b| match judged.better {
+                    Better::Higher => a.0.total_cmp(&b.0),
+                    Better::Lower => b.0.total_cmp(&a.0),
+                })
                 .map(|(_, d)| d.clone())
         };
         let mut within: Vec<String> = Vec::new();
@@ -260,7 +316,7 @@ pub fn sensitivity(plan: &Plan, nominal: &ResultSet, samples: &ResultSet) -> Sen
         config_name: nominal.provenance.config_name.clone(),
         baseline: nominal.baseline.clone(),
         rule: plan.rule(),
-        ratio_definition: RATIO_DEFINITION.into(),
+        ratio_definition: judged.ratio_definition(),
         parameters: plan.parameters.clone(),
         held: plan.held.clone(),
         samples: plan
@@ -315,6 +371,10 @@ mod tests {
         set
     }
 
+    fn per_thread() -> Judged<'static> {
+        Judged::lead(LeadFigure::ThreadOpsPerSec)
+    }
+
     fn plan() -> Plan {
         let mut config = Config::default_config(&[]).unwrap();
         config.plausible = [(
@@ -341,7 +401,7 @@ mod tests {
             r.point = 1;
             r
         }));
-        let s = sensitivity(&plan, &nominal, &samples);
+        let s = sensitivity(&plan, &nominal, &samples, &per_thread());
         let ratio = &s.ratios[0];
         // The paired ratio: (110/100 + 120/100) / 2.
         assert!((ratio.span.nominal - 1.15).abs() < 1e-12, "{ratio:?}");
@@ -365,9 +425,37 @@ mod tests {
             r.point = 1;
             r
         }));
-        let s = sensitivity(&plan, &nominal, &samples);
+        let s = sensitivity(&plan, &nominal, &samples, &per_thread());
         assert!(!s.ratios[0].cannot_tell);
         assert!(!s.fastest[0].cannot_tell);
         assert_eq!(s.fastest[0].within, ["new"]);
+    }
+
+    #[test]
+    fn a_figure_better_lower_names_the_design_with_less_of_it_best() {
+        let plan = plan();
+        let nominal = set(&[100.0], &[150.0]);
+        let mut samples = set(&[100.0], &[140.0]);
+        let high = set(&[100.0], &[160.0]);
+        samples.runs.extend(high.runs.into_iter().map(|mut r| {
+            r.point = 1;
+            r
+        }));
+        let time = Judged {
+            name: "wake time".into(),
+            better: Better::Lower,
+            read: Box::new(|r| r.mean_thread_ops_per_sec),
+        };
+        let s = sensitivity(&plan, &nominal, &samples, &time);
+        assert_eq!(s.fastest[0].within, ["base"]);
+        assert!((s.ratios[0].span.nominal - 1.5).abs() < 1e-12);
+        assert!(s.ratio_definition.ends_with("of wake time"));
+        // The judged figure is spanned first, beside the figures every
+        // table has.
+        assert_eq!(s.figures[0].figure, "wake time");
+        assert_eq!(s.figures.len(), 2 * (FIGURES.len() + 1));
+        let by_per_thread = sensitivity(&plan, &nominal, &samples, &per_thread());
+        assert_eq!(by_per_thread.fastest[0].within, ["new"]);
+        assert_eq!(by_per_thread.figures.len(), 2 * FIGURES.len());
     }
 }

@@ -51,7 +51,7 @@ pub enum LeadFigure {
 
 impl LeadFigure {
     /// As tables and `diff` name it.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             LeadFigure::ThreadOpsPerSec => "ops/s/thread",
             LeadFigure::WakeTime => "wake time",
@@ -75,6 +75,22 @@ impl LeadFigure {
             LeadFigure::RequestsPerSec => "requests/s",
             LeadFigure::WakeupP99 => "us",
             LeadFigure::TimeUntilAllExited => "s",
+        }
+    }
+
+    /// For a time or latency, the nanoseconds in one of its unit (a chart
+    /// writes times in units read from their size); None for a rate.
+    pub fn nanoseconds_per_unit(self) -> Option<f64> {
+        match self {
+            LeadFigure::ThreadOpsPerSec | LeadFigure::LockPiPairs | LeadFigure::RequestsPerSec => {
+                None
+            }
+            LeadFigure::WakeTime
+            | LeadFigure::WakerLatency
+            | LeadFigure::RequeueTime
+            | LeadFigure::SolveTime => Some(1e6),
+            LeadFigure::WakeupP99 => Some(1e3),
+            LeadFigure::TimeUntilAllExited => Some(1e9),
         }
     }
 
@@ -243,6 +259,22 @@ mod tests {
             assert!(figure.heading().contains("lower is better"));
         }
         assert_eq!(LeadFigure::ThreadOpsPerSec.better(), Better::Higher);
+        // A time's unit and its nanoseconds agree: a chart in nanoseconds
+        // shows what the tables show in their unit.
+        for figure in [
+            LeadFigure::WakeTime,
+            LeadFigure::WakeupP99,
+            LeadFigure::TimeUntilAllExited,
+        ] {
+            let per_ns = match figure.unit() {
+                "ms" => 1e6,
+                "us" => 1e3,
+                "s" => 1e9,
+                other => panic!("{figure:?} is a time in {other}"),
+            };
+            assert_eq!(figure.nanoseconds_per_unit(), Some(per_ns), "{figure:?}");
+        }
+        assert_eq!(LeadFigure::RequestsPerSec.nanoseconds_per_unit(), None);
         assert_eq!(
             WorkloadKind::Schbench.lead_figures(),
             [LeadFigure::RequestsPerSec, LeadFigure::WakeupP99]

@@ -178,7 +178,11 @@ fn a_sweep_of_one_design_at_one_cpu_count_draws_its_one_bar_with_height() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    for chart in ["throughput.svg", "per_thread.svg", "lock_wait_hold.svg"] {
+    for chart in [
+        "throughput.svg",
+        "thread_ops_per_sec.svg",
+        "lock_wait_hold.svg",
+    ] {
         let svg = fs::read_to_string(out.join("charts").join(chart)).unwrap();
         assert_eq!(faults(&svg), Vec::<String>::new(), "{chart}");
         let bars: Vec<Element> = elements(&svg)
