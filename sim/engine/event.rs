@@ -112,8 +112,8 @@ mod tests {
             Event::LineTurn(TICKS - LINE_TURNS - 1),
             Event::Tick(0),
             Event::Tick(most_cpus),
-            Event::WarmupDone,
             Event::UnitEnd,
+            Event::WarmupDone,
         ]
     }
 
@@ -125,7 +125,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_order_tasks_then_line_turns_then_ticks_then_the_warmup_end() {
+    fn ids_order_tasks_then_line_turns_then_ticks_then_a_unit_end_then_the_warmup_end() {
         let ids: Vec<u32> = events().into_iter().map(Event::id).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
         assert!(*ids.last().unwrap() < MAX_TASKS as u32);
