@@ -52,8 +52,7 @@ impl BatchMeans {
     /// Whether a check is due after `units` units: at BATCHES, 2 x BATCHES,
     /// ... units, before the last (the window's end, where the run ends anyway).
     pub fn checks_at(units: usize) -> bool {
-        units >= BATCHES
-            && units < BATCHES << CHECKS
+        (BATCHES..BATCHES << CHECKS).contains(&units)
             && units.is_multiple_of(BATCHES)
             && (units / BATCHES).is_power_of_two()
     }
