@@ -428,59 +428,6 @@ fn resolve_tables(
     Ok((tables, baseline))
 }
 
-/// The `[workload]` name of a mix of workloads: its `[[workload.group]]`s.
-const MIX: &str = "mix";
-
-/// A `[workload]` that is a mix of workloads (docs/config.md, "A mix of
-/// workloads (planned)"): each `[[workload.group]]` is checked as a
-/// workload of its own, its `label` aside, so that a mistake in one is
-/// located there; then the mix is refused, since one run cannot lay out
-/// several workloads' address spaces yet.
-fn refuse_mix(src: &Source, doc: &Table, here: &Here) -> Result<(), ConfigError> {
-    let Some(workload) = doc.get("workload").and_then(Value::as_table) else {
-        return Ok(());
-    };
-    if workload.get("name").and_then(Value::as_str) != Some(MIX) {
-        return Ok(());
-    }
-    let at = |path: &[&str]| path.iter().map(|p| p.to_string()).collect::<Vec<_>>();
-    let groups = match workload.get("group").and_then(Value::as_array) {
-        Some(groups) if !groups.is_empty() => groups,
-        _ => {
-            return Err(here.locate(
-                src,
-                &at(&["workload", "name"]),
-                "a mix names its workloads as [[workload.group]] tables, each a workload with \
-                 its own processes: give at least one",
-            ))
-        }
-    };
-    for (i, group) in groups.iter().enumerate() {
-        let mut group = group.as_table().cloned().unwrap_or_default();
-        group.remove("label");
-        if group.get("name").and_then(Value::as_str) == Some(MIX) {
-            return Err(here.locate(
-                src,
-                &at(&["workload", "group", &i.to_string(), "name"]),
-                "a group of a mix is one workload, not a mix",
-            ));
-        }
-        typed_value::<WorkloadSpec>(
-            src,
-            &Value::Table(group),
-            &at(&["workload", "group", &i.to_string()]),
-            here,
-        )?;
-    }
-    Err(here.locate(
-        src,
-        &at(&["workload", "name"]),
-        "a mix of workloads does not run yet: each workload lays out its own user address \
-         space and its processes' mm, which would collide in one run (docs/config.md, \
-         \"A mix of workloads (planned)\"); run each group as a config of its own",
-    ))
-}
-
 /// The run window in picoseconds must fit: the key and why when it does not.
 fn check_window(run: &RunSettings) -> Result<(), (&'static str, String)> {
     for (key, us) in [
@@ -756,7 +703,6 @@ fn resolve_point(
     };
     let machine: MachineSpec = typed(src, &doc, "machine", &here)?;
     let run: RunSettings = typed(src, &doc, "run", &here)?;
-    refuse_mix(src, &doc, &here)?;
     let workload: WorkloadSpec = typed(src, &doc, "workload", &here)?;
     let designs = tables
         .iter()
