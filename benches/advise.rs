@@ -6,6 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use futexsim::advise::{advise, question::Question};
+use futexsim::campaign::Shard;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -36,7 +37,16 @@ fn bench(c: &mut Criterion) {
             b.iter_batched(
                 || fresh_store(name),
                 |store| {
-                    let advice = advise(&question, &store, 2, &stop, false, String::new()).unwrap();
+                    let advice = advise(
+                        &question,
+                        &store,
+                        2,
+                        Shard::ALL,
+                        &stop,
+                        false,
+                        String::new(),
+                    )
+                    .unwrap();
                     assert!(advice.runs_simulated > 0);
                     advice.markdown()
                 },

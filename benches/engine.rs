@@ -45,6 +45,7 @@ fn scenario(machine_name: &str, threads: u32, duration_us: u64) -> Scenario {
         window: RunWindow {
             warmup: duration_us * 200_000,
             duration: duration_us * 1_000_000,
+            stop: None,
         },
         seed: 1,
     }

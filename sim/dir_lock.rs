@@ -4,6 +4,12 @@
 //! between a writer's steps could take one campaign's results for another's.
 //! The lock is an flock on a file in the directory, so the kernel releases
 //! it whenever its holder ends, however it ends.
+//!
+//! The shards of one `futexsim advise` question are the exception
+//! (advise/evaluate.rs): each takes the lock to mark a point's directory and
+//! lets it go while it simulates its share, since their runs are disjoint,
+//! every file is written whole under its own name, and a temporary name
+//! carries its writer's pid, so no other futexsim removes it while it lives.
 
 use crate::files::{self, FileError};
 use std::fs::{self, File};

@@ -13,7 +13,6 @@ use crate::engine::Outcome;
 use crate::kernel::futex_hash::{FutexHash, TableSel};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
-use crate::task::RunWindow;
 
 /// Lines listed in a record's c2c table.
 pub const TOP_LINES: usize = 10;
@@ -73,7 +72,6 @@ pub struct RunOrigin<'a> {
     pub design: &'a str,
     pub workload: WorkloadName,
     pub seed: u64,
-    pub window: RunWindow,
     pub threads: u32,
     pub processes: u32,
     /// The tables as laid out; where threads were created in the run, the
@@ -95,10 +93,12 @@ impl RunRecord {
             machine,
             memory,
             hash,
-            window,
             mut table,
             ..
         } = origin;
+        // The window as the run ended it: shorter than asked where its
+        // stopping rule was met.
+        let window = out.window;
         // Where threads were created in the run: the slots and resizes it reached.
         for (life, reached) in table.private_hashes.iter_mut().zip(&out.resizes) {
             if let Some((slots, resizes)) = reached {

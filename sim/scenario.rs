@@ -398,14 +398,13 @@ impl Prepared<'_> {
                 events: crate::engine::STALL_EVENTS,
             });
         }
-        let extra = readout.map_or_else(Vec::new, |read| read(&scenario.window, &out.timeline));
+        let extra = readout.map_or_else(Vec::new, |read| read(&out.window, &out.timeline));
         let record = RunRecord::assemble(
             RunOrigin {
                 machine,
                 design: &scenario.design.name,
                 workload: self.workload.name(),
                 seed: scenario.seed,
-                window: scenario.window,
                 threads: self.threads,
                 processes: processes.len() as u32,
                 table,

@@ -8,10 +8,12 @@
 use super::evaluate::Seen;
 use super::question::Question;
 use super::search::{Memory, Order, Outcome, Standing, Target};
+use crate::config::RunSettings;
 use crate::report::interval::{SeedInterval, CONFIDENCE};
 use crate::report::summary::bytes;
 use crate::report::track_record::{CaseRecord, TrackRecord};
 use crate::sensitivity::spans::{ratio_definition, Span};
+use crate::task::batch_means::{BATCHES, CHECKS};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -46,6 +48,8 @@ pub struct Advice<'q> {
     pub runs_used: usize,
     /// Of them, the ones this command simulated.
     pub runs_simulated: usize,
+    /// The simulated time the runs used counted, all together, in microseconds.
+    pub simulated_us: u64,
     /// The command that reproduces the answer.
     pub command: String,
 }
@@ -84,17 +88,18 @@ impl Advice<'_> {
         );
         let _ = writeln!(
             md,
-            "Runs: {} distinct runs ({} simulated by this command, the rest found in the store); \
-             an exhaustive grid of the same question at {} repetitions takes {}. Repetitions \
-             grow from {} up to {} only where a seed interval spans the threshold; each run's \
-             length is the question's [run] window (precision comes from repetitions, not from \
-             longer runs).\n",
+            "Runs: {} distinct runs ({} simulated by this command, the rest found in the store), \
+             {} us of simulated time counted; an exhaustive grid of the same question at {} \
+             repetitions takes {}. Repetitions grow from {} up to {} only where a seed interval \
+             spans the threshold. {}\n",
             self.runs_used,
             self.runs_simulated,
+            self.simulated_us,
             q.budget.most,
             self.grid_runs(),
             q.budget.first,
-            q.budget.most
+            q.budget.most,
+            run_length_words(&q.run_settings)
         );
         let record = TrackRecord::embedded().ok();
         for point in &self.points {
@@ -210,19 +215,18 @@ impl Advice<'_> {
         let front = pareto_front(o);
         let _ = writeln!(
             md,
-            "| candidate | private hash per process | global table | all tables | {} | ratio to baseline | seeds | standing | Pareto front |",
+            "| candidate | private hash per process | global table | all tables | {} | ratio to baseline | seeds | run length | standing | Pareto front |",
             q.figure.name()
         );
-        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---|---|");
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
         for (&c, m) in &o.measured {
             let standing = o.standing(c, &q.target).map_or("-", standing_words);
-            let figure = point
-                .seen
-                .get(&c)
-                .map_or("-".into(), |s| crate::report::summary::figure(s.figure));
+            let seen = point.seen.get(&c);
+            let figure = seen.map_or("-".into(), |s| crate::report::summary::figure(s.figure));
+            let run_length = seen.map_or("-".into(), |s| format!("{:.1} us", s.run_ns / 1000.0));
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 self.label(c),
                 bytes(m.memory.private_bytes_per_process),
                 bytes(m.memory.global_bytes),
@@ -230,6 +234,7 @@ impl Advice<'_> {
                 figure,
                 m.ratio.show_range(),
                 m.ratio.repetitions,
+                run_length,
                 standing,
                 if front.contains(&c) { "yes" } else { "" }
             );
@@ -322,6 +327,7 @@ impl Advice<'_> {
             target: q.target,
             runs_used: self.runs_used,
             runs_simulated: self.runs_simulated,
+            simulated_us: self.simulated_us,
             grid_runs: self.grid_runs(),
             points: self
                 .points
@@ -353,6 +359,7 @@ impl Advice<'_> {
                                 label: self.label(c).to_string(),
                                 memory: m.memory,
                                 gain: Gain::of(&m.ratio),
+                                run_us: p.seen.get(&c).map(|s| s.run_ns / 1000.0),
                                 standing: o.standing(c, &q.target),
                             })
                             .collect(),
@@ -371,6 +378,7 @@ pub struct Json<'a> {
     target: Target,
     runs_used: usize,
     runs_simulated: usize,
+    simulated_us: u64,
     grid_runs: usize,
     points: Vec<JsonPoint>,
 }
@@ -394,6 +402,8 @@ struct JsonCandidate {
     label: String,
     memory: Memory,
     gain: Gain,
+    /// The simulated time its runs counted, on average.
+    run_us: Option<f64>,
     standing: Option<Standing>,
 }
 
@@ -448,6 +458,24 @@ fn standing_words(s: Standing) -> &'static str {
         Standing::Meets => "meets",
         Standing::Fails => "fails",
         Standing::CannotTell => "cannot tell",
+    }
+}
+
+/// How long each run took, as the question's `[run]` says.
+fn run_length_words(run: &RunSettings) -> String {
+    match run.half_width_pct {
+        Some(pct) => format!(
+            "Each run ends once its throughput's 95 % batch-means interval is within {pct} % of \
+             its mean ({BATCHES} batches, checked at 1/{} of the window and at each doubling \
+             after), or at {} us at most: the run length column gives what the candidate's \
+             runs took.",
+            1u32 << CHECKS,
+            run.duration_us
+        ),
+        None => format!(
+            "Each run takes the question's whole window, {} us.",
+            run.duration_us
+        ),
     }
 }
 

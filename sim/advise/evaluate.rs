@@ -16,7 +16,7 @@ use crate::report::track_record::Likeness;
 use crate::results::ResultSet;
 use crate::sensitivity::spans::{self, Span};
 use crate::sensitivity::Plan;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -29,6 +29,19 @@ pub enum AdviseError {
     /// Stopped by a signal; the runs finished are in the store.
     #[error("stopped; {store} holds every finished run: run the same command again to resume")]
     Interrupted { store: String },
+    /// A shard ran its share of a measurement the search cannot go past
+    /// until every shard has run its own.
+    #[error(
+        "shard {shard} simulated its {simulated} runs of the search's next measurement at \
+         {point}; {store} holds them. Once every shard has run, run each again for the next \
+         measurement, or run the question without --shard to go on to the answer"
+    )]
+    ShardDone {
+        shard: Shard,
+        simulated: usize,
+        point: String,
+        store: String,
+    },
     /// The samples of the model interval could not be made.
     #[error("at {point}: the model interval: {what}")]
     Sensitivity { point: String, what: String },
@@ -49,6 +62,9 @@ pub struct Seen {
     pub likeness: Likeness,
     /// The figure's mean over its seeds.
     pub figure: f64,
+    /// The simulated time its runs counted, on average: the window's
+    /// duration, or less where a run's stopping rule was met.
+    pub run_ns: f64,
 }
 
 /// Runs one asked point's measurements as campaigns.
@@ -57,9 +73,12 @@ pub struct CampaignEvaluator<'a> {
     at: Asked,
     dir: PathBuf,
     jobs: usize,
+    /// The share of each measurement's runs this process simulates.
+    shard: Shard,
     stop: &'a AtomicBool,
-    /// Every run id a measurement used, found or simulated.
-    pub used: BTreeSet<String>,
+    /// Every run a measurement used, found or simulated, by id: the
+    /// simulated nanoseconds it counted.
+    pub used: BTreeMap<String, u64>,
     /// Runs this process simulated.
     pub simulated: usize,
     /// Per candidate, what its latest measurement saw.
@@ -72,6 +91,7 @@ impl<'a> CampaignEvaluator<'a> {
         at: Asked,
         dir: PathBuf,
         jobs: usize,
+        shard: Shard,
         stop: &'a AtomicBool,
     ) -> CampaignEvaluator<'a> {
         CampaignEvaluator {
@@ -79,8 +99,9 @@ impl<'a> CampaignEvaluator<'a> {
             at,
             dir,
             jobs,
+            shard,
             stop,
-            used: BTreeSet::new(),
+            used: BTreeMap::new(),
             simulated: 0,
             seen: BTreeMap::new(),
         }
@@ -100,15 +121,35 @@ impl<'a> CampaignEvaluator<'a> {
         // directory: the config changes from one to the next, the run
         // files (named by scenario) stay and are found again.
         let campaign = Campaign::plan(dir, config, true)?;
-        let _lock = campaign.create(true)?;
+        let lock = campaign.create(true)?;
         let todo = campaign.missing(Shard::ALL, true)?;
+        if self.shard != Shard::ALL && !todo.is_empty() {
+            let share = campaign.missing(self.shard, false)?;
+            // The shards of a measurement write disjoint runs, each file
+            // whole under its own name (a temporary one carries its
+            // writer's pid, so no other futexsim removes it while it
+            // lives): they need not take turns at the directory while
+            // they simulate, only while they mark it.
+            drop(lock);
+            campaign.simulate(&share, self.jobs, self.stop, &|_, _| {})?;
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(interrupted());
+            }
+            return Err(AdviseError::ShardDone {
+                shard: self.shard,
+                simulated: share.len(),
+                point: self.question.label(self.at),
+                store: self.dir.display().to_string(),
+            });
+        }
         campaign.simulate(&todo, self.jobs, self.stop, &|_, _| {})?;
         if self.stop.load(Ordering::Relaxed) {
             return Err(interrupted());
         }
         self.simulated += todo.len();
-        self.used.extend(campaign.runs.iter().map(|r| r.id.clone()));
         let (set, _) = campaign.results()?.ok_or_else(interrupted)?;
+        self.used
+            .extend(set.runs.iter().map(|r| (r.id.clone(), r.record.sim_ns)));
         Ok((campaign, set))
     }
 
@@ -204,11 +245,13 @@ impl Evaluator for CampaignEvaluator<'_> {
                     what: format!("{label} has no ratio to the baseline, whose figure is 0"),
                 }
             })?;
-            let first = set
+            let runs: Vec<&RunRecord> = set
                 .runs
                 .iter()
-                .find(|r| r.design == *label)
-                .map(|r| &r.record);
+                .filter(|r| r.design == *label)
+                .map(|r| &r.record)
+                .collect();
+            let first = runs.first().copied();
             let Some(record) = first else {
                 return Err(AdviseError::NoRatio {
                     point: self.question.label(self.at),
@@ -220,6 +263,7 @@ impl Evaluator for CampaignEvaluator<'_> {
                 Seen {
                     likeness: Likeness::of(record),
                     figure: mean(&figures),
+                    run_ns: mean(&runs.iter().map(|r| r.sim_ns as f64).collect::<Vec<_>>()),
                 },
             );
             out.push(Measured {

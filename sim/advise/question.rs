@@ -7,7 +7,7 @@
 //! question it comes from.
 
 use super::search::{Budget, Order, Target};
-use crate::config::{with_suggestion, Config, ConfigError, Source, TomlInput};
+use crate::config::{with_suggestion, Config, ConfigError, RunSettings, Source, TomlInput};
 use crate::echo::echo;
 use crate::record::RunRecord;
 use crate::sensitivity::spans::Judged;
@@ -145,6 +145,9 @@ pub struct Question {
     workloads: Vec<Table>,
     points: Vec<Table>,
     run: Table,
+    /// `[run]` as every asked point's config has it: the window a run
+    /// takes at most, and the stopping rule that may end it sooner.
+    pub run_settings: RunSettings,
     pub budget: Budget,
     pub figure: Figure,
     baseline: Table,
@@ -164,6 +167,15 @@ const SET_BY_THE_SEARCH: [(&str, &str); 2] = [
 /// Repetitions of a first measurement and the most any candidate gets,
 /// unless the question says otherwise.
 const DEFAULT_BUDGET: Budget = Budget { first: 3, most: 12 };
+
+/// The relative half-width (percent) of a run's batch-means interval at
+/// which it stops, unless the question says otherwise: well inside the
+/// tightest target a shipped question states (2 %), so a run's own noise
+/// is small beside the seeds' spread that decides.
+pub const DEFAULT_HALF_WIDTH_PCT: f64 = 1.0;
+
+/// The `[run]` key of a run's stopping rule.
+const HALF_WIDTH_KEY: &str = "half_width_pct";
 
 impl Question {
     pub fn load(path: &Path) -> Result<Question, ConfigError> {
@@ -221,6 +233,24 @@ impl Question {
                 ),
             ));
         }
+        let figure = Figure::parse(written.figure.as_deref().unwrap_or("ops/s"));
+        match (&figure, run.contains_key(HALF_WIDTH_KEY)) {
+            (Figure::Workload(name), true) => {
+                return Err(err(
+                    &["run", HALF_WIDTH_KEY],
+                    format!(
+                        "run.{HALF_WIDTH_KEY} stops a run on its ops' throughput, which is not                          the figure {}: leave it out, and each run takes its whole duration_us",
+                        echo(name)
+                    ),
+                ))
+            }
+            // A workload's own figure is not the ops counted in batches:
+            // its runs take their whole window.
+            (Figure::Workload(_), false) | (_, true) => {}
+            (_, false) => {
+                run.insert(HALF_WIDTH_KEY.into(), Value::from(DEFAULT_HALF_WIDTH_PCT));
+            }
+        }
         let target = target(&written.target, &err)?;
         let family = family(written.family, &err)?;
         let baseline_name = written
@@ -257,22 +287,23 @@ impl Question {
                 ));
             }
         }
-        let question = Question {
+        let mut question = Question {
             name: name.to_string(),
             asks: written.question,
             machines: written.machines,
             workloads: written.workload,
             points: written.point,
             run,
+            run_settings: RunSettings::default(),
             budget,
-            figure: Figure::parse(written.figure.as_deref().unwrap_or("ops/s")),
+            figure,
             baseline: written.baseline,
             baseline_name,
             family,
             target,
             src,
         };
-        question.check_configs()?;
+        question.run_settings = question.check_configs()?;
         Ok(question)
     }
 
@@ -309,13 +340,15 @@ impl Question {
     }
 
     /// Builds every asked point's config with every candidate once, so that
-    /// a mistake anywhere is reported before anything runs.
-    fn check_configs(&self) -> Result<(), ConfigError> {
+    /// a mistake anywhere is reported before anything runs; gives their
+    /// `[run]` (one for all: a question has one, and no point sweeps it).
+    fn check_configs(&self) -> Result<RunSettings, ConfigError> {
         let all: Vec<usize> = (0..self.family.candidates.len()).collect();
+        let mut run = RunSettings::default();
         for at in self.asked() {
-            self.config(at, &all, self.budget.first)?;
+            run = self.config(at, &all, self.budget.first)?.run;
         }
-        Ok(())
+        Ok(run)
     }
 
     /// The config of `at` with the baseline and `candidates`, at

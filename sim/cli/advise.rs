@@ -9,6 +9,7 @@ use futexsim::advise::evaluate::AdviseError;
 use futexsim::advise::question::Question;
 use futexsim::advise::quick::QuickQuestion;
 use futexsim::advise::search::Order;
+use futexsim::campaign::Shard;
 use futexsim::files::{self, MARKDOWN_SIGNATURE};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,6 +43,11 @@ pub struct AdviseArgs {
     /// Simulations run at once (every core by default); the answer does not depend on it.
     #[arg(long, short)]
     jobs: Option<usize>,
+    /// Simulate only shard K of N (1-based) of the search's next measurement the store lacks,
+    /// and stop; shards may share one store and run at once. Once every shard has run, the
+    /// question without --shard (or every shard again) goes on.
+    #[arg(long, conflicts_with = "sensitivity")]
+    shard: Option<Shard>,
 }
 
 /// A quick question's flags: each is the question file's key of the same
@@ -180,22 +186,24 @@ pub fn run(args: &AdviseArgs, out: &mut impl Write) -> Result<(), CliError> {
             ""
         }
     );
-    let advice = futexsim::advise::advise(
+    let answered = futexsim::advise::advise(
         &question,
         &store,
         jobs,
+        args.shard.unwrap_or(Shard::ALL),
         &crate::cli::run::STOP,
         args.sensitivity,
         command,
-    )
-    .map_err(|e| match e {
-        AdviseError::Config(e) => e.into(),
-        AdviseError::Campaign(e) => e.into(),
-        AdviseError::Interrupted { .. } => CliError::Interrupted(e.to_string()),
-        AdviseError::NoRatio { .. } | AdviseError::Sensitivity { .. } => {
-            CliError::Failed(e.to_string())
+    );
+    let advice = match answered {
+        Ok(advice) => advice,
+        // A shard's share is done: not an answer, and not a failure.
+        Err(done @ AdviseError::ShardDone { .. }) => {
+            writeln!(out, "advise: {done}")?;
+            return Ok(());
         }
-    })?;
+        Err(e) => return Err(advise_error(e)),
+    };
     eprintln!(
         "advise: {} runs used, {} simulated now; an exhaustive grid takes {}",
         advice.runs_used,
@@ -217,4 +225,15 @@ pub fn run(args: &AdviseArgs, out: &mut impl Write) -> Result<(), CliError> {
         None => write!(out, "{}", advice.markdown())?,
     }
     Ok(())
+}
+
+fn advise_error(e: AdviseError) -> CliError {
+    match e {
+        AdviseError::Config(e) => e.into(),
+        AdviseError::Campaign(e) => e.into(),
+        AdviseError::Interrupted { .. } => CliError::Interrupted(e.to_string()),
+        AdviseError::NoRatio { .. }
+        | AdviseError::Sensitivity { .. }
+        | AdviseError::ShardDone { .. } => CliError::Failed(e.to_string()),
+    }
 }

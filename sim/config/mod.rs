@@ -35,10 +35,10 @@ use toml::{Table, Value};
 pub const DEFAULT_TOML: &str = include_str!("../../configs/default.toml");
 
 /// `[run]`: how long each point runs and how often.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunSettings {
-    /// Simulated microseconds counted per run.
+    /// Simulated microseconds counted per run; with `half_width_pct`, the most.
     pub duration_us: u64,
     /// Simulated microseconds before counting starts.
     pub warmup_us: u64,
@@ -51,6 +51,11 @@ pub struct RunSettings {
     pub seed: u64,
     /// A sweep expanding to more points than this is refused before it runs.
     pub max_points: u64,
+    /// Ends a run before `duration_us` once its throughput's 95 %
+    /// batch-means interval is within this percentage of its mean
+    /// (task::batch_means); absent, every run takes the whole duration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub half_width_pct: Option<f64>,
 }
 
 impl Default for RunSettings {
@@ -61,6 +66,7 @@ impl Default for RunSettings {
             repetitions: 5,
             seed: 1,
             max_points: 10_000,
+            half_width_pct: None,
         }
     }
 }
@@ -277,6 +283,9 @@ impl Point {
             window: crate::task::RunWindow {
                 warmup: self.run.warmup_us * 1_000_000,
                 duration: self.run.duration_us * 1_000_000,
+                stop: self.run.half_width_pct.map(|pct| crate::task::BatchMeans {
+                    half_width: pct / 100.0,
+                }),
             },
             seed: self.run.seed.wrapping_add(repetition.into()),
         }
@@ -713,6 +722,15 @@ fn resolve_point(
         }
     }
     check_window(&run).map_err(|(key, e)| here.locate(src, &["run".into(), key.into()], e))?;
+    if let Some(pct) = run.half_width_pct {
+        if !(pct > 0.0 && pct < 100.0) {
+            return Err(here.locate(
+                src,
+                &["run".into(), "half_width_pct".into()],
+                format!("run.half_width_pct = {pct}: a percentage above 0 and below 100"),
+            ));
+        }
+    }
     let m = Machine::new(machine.clone())
         .map_err(|e| here.locate(src, &["machine".into()], e.message))?;
     let point = Point {

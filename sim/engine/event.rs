@@ -4,10 +4,10 @@
 //! line's waiters by number (coherence). This file alone knows how each
 //! space is split.
 //!
-//! Event ids, in increasing order: tasks, line turns, ticks, the warm-up's
-//! end. A line's queue exists only while a task (in one at most) or a
-//! store-buffer entry waits in it, so tasks and queues both fit below the
-//! ticks (`Engine::new` checks a run's numbers against `MAX_LINE_QUEUES`).
+//! Event ids, in increasing order: tasks, line turns, ticks, the end of a
+//! unit of a window that may end early, the warm-up's end. A line's queue
+//! exists only while a task (in one at most) or a store-buffer entry waits
+//! in it, so tasks and queues both fit below the ticks (`Engine::new` checks a run's numbers against `MAX_LINE_QUEUES`).
 
 use super::queue::MAX_TASKS;
 use crate::limits::MAX_CPUS;
@@ -23,10 +23,13 @@ pub(super) enum Event {
     Tick(u32),
     /// The warm-up is over: counting starts afresh.
     WarmupDone,
+    /// A unit of a window that may end early is over (task::batch_means).
+    UnitEnd,
 }
 
 const WARMUP_DONE: u32 = MAX_TASKS as u32 - 1;
-const TICKS: u32 = WARMUP_DONE - MAX_CPUS as u32;
+const UNIT_END: u32 = WARMUP_DONE - 1;
+const TICKS: u32 = UNIT_END - MAX_CPUS as u32;
 const LINE_TURNS: u32 = TICKS / 2;
 
 /// The most tasks and line queues together a run may have: both must fit
@@ -42,6 +45,7 @@ impl Event {
             Event::LineTurn(queue) => LINE_TURNS + queue,
             Event::Tick(cpu) => TICKS + cpu,
             Event::WarmupDone => WARMUP_DONE,
+            Event::UnitEnd => UNIT_END,
         }
     }
 
@@ -52,8 +56,10 @@ impl Event {
             Event::Task(id)
         } else if id < TICKS {
             Event::LineTurn(id - LINE_TURNS)
-        } else if id != WARMUP_DONE {
+        } else if id < UNIT_END {
             Event::Tick(id - TICKS)
+        } else if id == UNIT_END {
+            Event::UnitEnd
         } else {
             Event::WarmupDone
         }
@@ -106,6 +112,7 @@ mod tests {
             Event::LineTurn(TICKS - LINE_TURNS - 1),
             Event::Tick(0),
             Event::Tick(most_cpus),
+            Event::UnitEnd,
             Event::WarmupDone,
         ]
     }
@@ -118,7 +125,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_order_tasks_then_line_turns_then_ticks_then_the_warmup_end() {
+    fn ids_order_tasks_then_line_turns_then_ticks_then_a_unit_end_then_the_warmup_end() {
         let ids: Vec<u32> = events().into_iter().map(Event::id).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
         assert!(*ids.last().unwrap() < MAX_TASKS as u32);

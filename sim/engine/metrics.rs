@@ -3,7 +3,7 @@
 //! which owns them with the window that decides what counts.
 
 use crate::machine::Ps;
-use crate::task::{RunWindow, Timeline};
+use crate::task::{BatchMeans, RunWindow, Timeline};
 use serde::{Deserialize, Serialize};
 
 /// Log-linear histogram of nanoseconds: exact below 64 ns, then 32 buckets
@@ -155,10 +155,31 @@ pub(super) struct Recorder {
     window: RunWindow,
     metrics: Metrics,
     timeline: Timeline,
+    /// Where the window may end early: the ops counted in each unit of it so far.
+    batches: Option<Batches>,
+}
+
+/// The counts a stopping rule is checked on (task::batch_means).
+struct Batches {
+    rule: BatchMeans,
+    /// The length of one unit.
+    unit: Ps,
+    /// Ops counted in each unit ended so far.
+    per_unit: Vec<u64>,
+    /// Ops counted when the last unit ended.
+    counted: u64,
 }
 
 impl Recorder {
     pub(super) fn new(window: RunWindow, tasks: usize) -> Recorder {
+        let batches = window.stop.and_then(|rule| {
+            BatchMeans::unit(window.duration).map(|unit| Batches {
+                rule,
+                unit,
+                per_unit: Vec::new(),
+                counted: 0,
+            })
+        });
         Recorder {
             window,
             metrics: Metrics::new(tasks),
@@ -166,7 +187,31 @@ impl Recorder {
                 clock_reads: vec![Vec::new(); tasks],
                 exits: vec![None; tasks],
             },
+            batches,
         }
+    }
+
+    /// When the first unit of a window that may end early ends; None for
+    /// a window of a fixed length.
+    pub(super) fn first_unit_end(&self) -> Option<Ps> {
+        self.batches.as_ref().map(|b| self.window.warmup + b.unit)
+    }
+
+    /// A unit of the window ended at `now`: its ops are kept and, where a
+    /// check is due, the rule checked. Gives when the next unit ends, or
+    /// None when the window ends here (the rule is met: the window is cut
+    /// to `now`) or with the next unit.
+    pub(super) fn unit_ended(&mut self, now: Ps) -> Option<Ps> {
+        let batches = self.batches.as_mut()?;
+        let counted: u64 = self.metrics.ops_per_task.iter().sum();
+        batches.per_unit.push(counted - batches.counted);
+        batches.counted = counted;
+        if batches.rule.stops_after(&batches.per_unit) {
+            self.window.duration = now - self.window.warmup;
+            return None;
+        }
+        let next = now + batches.unit;
+        (next < self.window.end()).then_some(next)
     }
 
     /// Whether something that happens at `at` is counted.

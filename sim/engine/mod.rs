@@ -154,6 +154,9 @@ impl<'a> Engine<'a> {
     #[inline(never)]
     pub fn run(mut self) -> Outcome {
         self.queue.push(self.record.warmup_end(), Event::WarmupDone);
+        if let Some(at) = self.record.first_unit_end() {
+            self.queue.push(at, Event::UnitEnd);
+        }
         for t in 0..self.tasks.len() as u32 {
             let task = &self.tasks[t as usize];
             if !task.on_cpu.off {
@@ -199,6 +202,11 @@ impl<'a> Engine<'a> {
                 Event::LineTurn(queue) => self.line_turn(queue, now),
                 Event::Tick(cpu) => self.tick(cpu, now),
                 Event::WarmupDone => self.start_counting(),
+                Event::UnitEnd => {
+                    if let Some(next) = self.record.unit_ended(now) {
+                        self.queue.push(next, Event::UnitEnd);
+                    }
+                }
             }
         }
         progress.finish();

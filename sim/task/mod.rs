@@ -3,6 +3,7 @@
 //! type those operations are made of. A workload needs nothing else to
 //! describe what its tasks do; the kernel and the engine take it from here.
 
+pub mod batch_means;
 mod user_word;
 
 pub use crate::coherence::AccessKind;
@@ -10,6 +11,7 @@ pub use crate::kernel::core::FutexOp;
 pub use crate::kernel::key::KeyKind;
 pub use crate::kernel::script::LockRef;
 pub use crate::memory::Mem;
+pub use batch_means::BatchMeans;
 pub use user_word::{AtomicOp, Until, UserWord};
 
 use crate::machine::Ps;
@@ -142,12 +144,17 @@ pub struct TaskSpec {
 }
 
 /// How long to run and what to count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct RunWindow {
     /// Simulated time before counting starts.
     pub warmup: Ps,
-    /// Simulated time counted after the warm-up.
+    /// Simulated time counted after the warm-up; with `stop`, the most.
     pub duration: Ps,
+    /// Ends the run before `duration` once its throughput is known well
+    /// enough. Absent from a scenario's identity when not asked for, so a
+    /// run of a fixed length keeps its id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<BatchMeans>,
 }
 
 impl RunWindow {

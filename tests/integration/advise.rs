@@ -1,7 +1,7 @@
 //! `futexsim advise`: the search on made-up figures whose answer is known,
 //! its determinism, and the command end to end on a small question.
 
-use crate::common::{futexsim, Scratch};
+use crate::common::{futexsim, perf_hash_sweep, run_sweep, Scratch};
 use futexsim::advise::search::{
     search, Budget, Evaluator, Measured, Memory, Order, Outcome, Standing, Target,
 };
@@ -342,6 +342,15 @@ fn a_question_with_a_mistake_is_refused_at_its_line_and_column_with_exit_2() {
             "bad.toml:32:",
             "a percentage from 0",
         ),
+        // A run's stopping rule beside a figure that is not the ops'
+        // throughput it watches: the [run] key.
+        (
+            small_question(ONE_POINT)
+                .replace("warmup_us = 5", "warmup_us = 5\nhalf_width_pct = 2\n")
+                .replace("machines = ", "figure = \"requests/s\"\nmachines = "),
+            "bad.toml:9:",
+            "not the figure",
+        ),
         // A candidate whose rule is no power of two: its entry in values.
         (
             small_question(ONE_POINT).replace(
@@ -453,4 +462,178 @@ fn a_mistake_in_the_flags_is_located_in_the_question_they_make_with_exit_2() {
         "icx-2s",
     ]);
     assert_eq!(with_file.status.code(), Some(2));
+}
+
+/// The simulated nanoseconds each run of `futexsim run` counted for a
+/// 40 us window whose runs stop at `half_width_pct`.
+fn run_lengths(half_width_pct: &str) -> Vec<u64> {
+    let run = format!(
+        "duration_us = 40\nwarmup_us = 5\nrepetitions = 2\nhalf_width_pct = {half_width_pct}"
+    );
+    let (s, config) = Scratch::holding(
+        &format!("advise-run-length-{}", half_width_pct.replace('.', "_")),
+        "stop.toml",
+        &perf_hash_sweep(&run, &["private-6.17"], "[4]"),
+    );
+    let out = run_sweep(&config, &s.0.join("out"), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(s.0.join("out/results.json")).unwrap()).unwrap();
+    results["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["record"]["sim_ns"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_run_stops_at_its_first_check_when_the_rule_is_loose_and_never_runs_past_its_duration() {
+    // A rule any throughput meets: every run ends at the first check, an
+    // eighth of the 40 us window.
+    assert!(run_lengths("90").iter().all(|&ns| ns == 5_000));
+    // A rule no run meets: every run takes the whole window and no more.
+    assert!(run_lengths("0.0001").iter().all(|&ns| ns == 40_000));
+}
+
+#[test]
+fn an_answer_is_the_same_byte_for_byte_at_any_number_of_jobs() {
+    let s = Scratch::new("advise-jobs");
+    let question = s.0.join("jobs.toml");
+    std::fs::write(&question, small_question(ONE_POINT)).unwrap();
+    let answer = |jobs: &str| {
+        let out = futexsim(&[
+            "advise",
+            question.to_str().unwrap(),
+            "--store",
+            s.0.join(format!("store-{jobs}")).to_str().unwrap(),
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let one = answer("1");
+    assert_eq!(one, answer("2"));
+    // Each candidate measured says how long its runs took, within the window.
+    let json: serde_json::Value = serde_json::from_slice(&one).unwrap();
+    for candidate in json["points"][0]["measured"].as_array().unwrap() {
+        let run_us = candidate["run_us"].as_f64().unwrap();
+        assert!(run_us > 0.0 && run_us <= 20.0, "{candidate}");
+    }
+}
+
+/// An answer as JSON without the one field that depends on what the store
+/// held before: the runs this command simulated.
+fn answer_without_runs_simulated(stdout: &[u8]) -> serde_json::Value {
+    let mut json: serde_json::Value = serde_json::from_slice(stdout).unwrap();
+    json.as_object_mut().unwrap().remove("runs_simulated");
+    json
+}
+
+#[test]
+fn shards_in_one_store_one_after_the_other_or_at_once_answer_as_the_unsharded_search() {
+    let s = Scratch::new("advise-shards");
+    let question = s.0.join("shards.toml");
+    std::fs::write(&question, small_question(ONE_POINT)).unwrap();
+    let whole = futexsim(&[
+        "advise",
+        question.to_str().unwrap(),
+        "--store",
+        s.0.join("whole").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(whole.status.success());
+    let whole = answer_without_runs_simulated(&whole.stdout);
+    let shard_args = |store: &str, shard: &str| -> Vec<String> {
+        [
+            "advise",
+            question.to_str().unwrap(),
+            "--store",
+            s.0.join(store).to_str().unwrap(),
+            "--shard",
+            shard,
+            "--json",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+
+    // One after the other, measurement after measurement, until the shards
+    // themselves find every run the answer needs.
+    let mut answers = Vec::new();
+    for _ in 0..30 {
+        let outs: Vec<_> = ["1/2", "2/2"]
+            .iter()
+            .map(|shard| {
+                let args = shard_args("after", shard);
+                futexsim(&args.iter().map(String::as_str).collect::<Vec<_>>())
+            })
+            .collect();
+        for out in &outs {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        if outs.iter().all(|o| o.stdout.starts_with(b"{")) {
+            answers = outs;
+            break;
+        }
+        assert!(
+            outs.iter()
+                .any(|o| String::from_utf8_lossy(&o.stdout).contains("simulated its")),
+            "a shard that gives no answer says what it ran"
+        );
+    }
+    assert_eq!(answers.len(), 2, "the shards reached the answer");
+    for answer in &answers {
+        assert_eq!(answer_without_runs_simulated(&answer.stdout), whole);
+    }
+
+    // At once, into another store, then the question without --shard goes on.
+    let spawned: Vec<_> = ["1/2", "2/2"]
+        .iter()
+        .map(|shard| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_futexsim"))
+                .args(shard_args("together", shard))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in spawned {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let after = futexsim(&[
+        "advise",
+        question.to_str().unwrap(),
+        "--store",
+        s.0.join("together").to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(after.status.success());
+    let simulated: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
+    let used = simulated["runs_used"].as_u64().unwrap();
+    assert!(
+        simulated["runs_simulated"].as_u64().unwrap() < used,
+        "{simulated}"
+    );
+    assert_eq!(answer_without_runs_simulated(&after.stdout), whole);
 }

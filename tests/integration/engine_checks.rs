@@ -130,6 +130,7 @@ fn an_uncontended_op_costs_the_sum_of_its_steps() {
     let window = RunWindow {
         warmup: MS / 10,
         duration: MS / 10,
+        stop: None,
     };
     let o = run_waits(
         &m,
@@ -176,6 +177,7 @@ fn one_thread_of_perf_bench_moves_no_lines() {
         window: RunWindow {
             warmup: MS / 2,
             duration: MS / 2,
+            stop: None,
         },
         seed: 7,
     };
@@ -227,6 +229,7 @@ fn neighbouring_buckets_falsely_share_a_line_only_when_packed() {
     let window = RunWindow {
         warmup: MS / 10,
         duration: MS / 2,
+        stop: None,
     };
     // CPU 0 and a CPU of the other socket: two cores, two caches.
     let far = (0..m.cpus()).find(|&c| m.place(c).socket == 1).unwrap();
@@ -279,6 +282,7 @@ fn lock_rate(lock: LockKind, n: u32, hold: u64, think: u64) -> f64 {
     let window = RunWindow {
         warmup: MS / 20,
         duration: MS / 2,
+        stop: None,
     };
     let o = run_lock_loops(&m, lock, &cpus, hold, Think::Exponential(think), 7, window);
     o.metrics.locks.acquisitions as f64 / 0.5
@@ -368,6 +372,7 @@ fn perf_hash_64_futexes(spec: MachineSpec, design: &str, threads: u32) -> Scenar
         window: RunWindow {
             warmup: MS / 20,
             duration: MS / 10,
+            stop: None,
         },
         seed: 3,
     }
@@ -397,6 +402,7 @@ fn a_store_to_a_word_nobody_reads_is_a_hit() {
     let window = RunWindow {
         warmup: MS / 100,
         duration: MS / 100,
+        stop: None,
     };
     let o = run_process(
         &m,
@@ -453,6 +459,7 @@ fn a_waiter_sleeps_until_each_wake() {
     let window = RunWindow {
         warmup: 0,
         duration: 2 * MS,
+        stop: None,
     };
     let o = run_on_plain_table(&m, &[0, 64], programs, window);
     let [waits, waker_ops] = [o.metrics.ops_per_task[0], o.metrics.ops_per_task[1]];
@@ -549,6 +556,7 @@ fn a_spinner_that_read_the_lock_held_does_not_take_it() {
     let window = RunWindow {
         warmup: MS / 100,
         duration: MS / 4,
+        stop: None,
     };
     let o = run_lock_loops(
         &m,
@@ -581,7 +589,7 @@ proptest! {
         let lock = if queued { LockKind::Queued } else { LockKind::Ticket };
         // Every `spread`-th CPU: one socket, or both.
         let cpus: Vec<u32> = (0..threads).map(|t| t * spread % m.cpus()).collect();
-        let window = RunWindow { warmup: 5 * MS / 1000, duration: 20 * MS / 1000 };
+        let window = RunWindow { warmup: 5 * MS / 1000, duration: 20 * MS / 1000, stop: None };
         let o = run_lock_loops(&m, lock, &cpus, hold_ns * NS, Think::Uniform(0..=think_ns * NS), seed, window);
         prop_assert!(o.metrics.locks.acquisitions > 0);
         prop_assert_eq!(o.metrics.stale_acquisitions, 0, "{:?}", o.metrics.locks);
@@ -616,6 +624,7 @@ fn a_hand_off_grows_by_a_read_occupancy_per_spinner(m: &Machine) {
     let window = RunWindow {
         warmup: MS / 50,
         duration: MS / 5,
+        stop: None,
     };
     let hand_off = |spinners: u32| {
         let cpus: Vec<u32> = (0..=spinners).collect();
@@ -651,6 +660,7 @@ fn hold_ps(m: &Machine, lock: LockKind, waiter: bool) -> u64 {
     let window = RunWindow {
         warmup: 0,
         duration: MS / 100,
+        stop: None,
     };
     let cpus: &[u32] = if waiter { &[0, 1] } else { &[0] };
     let programs = |word: &dyn Fn(u64) -> Mem| {
@@ -717,6 +727,7 @@ fn a_qspinlock_matches_a_ticket_lock_at_two_threads_and_beats_it_beyond() {
     let window = RunWindow {
         warmup: MS / 50,
         duration: MS / 5,
+        stop: None,
     };
     let rate = |lock: LockKind, threads: u32| {
         let cpus: Vec<u32> = (0..threads).collect();
@@ -773,6 +784,7 @@ fn a_store_retires_at_once_and_a_locked_rmw_waits_for_its_drain() {
         let window = RunWindow {
             warmup: 0,
             duration: MS / 100,
+            stop: None,
         };
         let programs = |word: &dyn Fn(u64) -> Mem| {
             let (shared, own) = (word(0), word(256));
@@ -826,6 +838,7 @@ fn a_queued_lock_heads_prefetch_of_its_successors_node_counts_as_no_store() {
     let window = RunWindow {
         warmup: 0,
         duration: MS / 10,
+        stop: None,
     };
     let programs = |word: &dyn Fn(u64) -> Mem| {
         let lock = LockRef::new(0, word(0));
@@ -864,6 +877,7 @@ fn a_queued_lock_on_a_weakly_ordered_core_does_not_wait_for_the_stores_before_it
         let window = RunWindow {
             warmup: 0,
             duration: MS / 100,
+            stop: None,
         };
         let programs = |word: &dyn Fn(u64) -> Mem| {
             let (shared, lock) = (word(0), word(256));
@@ -917,6 +931,7 @@ fn a_store_that_waits_at_its_line_waits_in_the_store_buffer_not_in_its_task() {
     let window = RunWindow {
         warmup: 0,
         duration: MS / 100,
+        stop: None,
     };
     let programs = |word: &dyn Fn(u64) -> Mem| {
         let (shared, own) = (word(0), word(256));
@@ -990,6 +1005,7 @@ fn reads_behind_a_held_store(op: AtomicOp) -> (Vec<(u64, u32)>, u64) {
     let window = RunWindow {
         warmup: 0,
         duration: 3000 * NS,
+        stop: None,
     };
     let seen = Arc::new(Mutex::new(Vec::new()));
     let drained = Arc::new(Mutex::new(0));
@@ -1103,6 +1119,7 @@ fn values_seen(cpus: [u32; 3], gaps_ns: [u64; 3], stores: u32) -> Vec<Vec<u32>> 
     let window = RunWindow {
         warmup: 0,
         duration: MS,
+        stop: None,
     };
     let seen: Vec<_> = (0..3).map(|_| Arc::new(Mutex::new(Vec::new()))).collect();
     let programs = |word: &dyn Fn(u64) -> Mem| {
@@ -1198,6 +1215,7 @@ fn smt_siblings_that_both_compute_share_the_cores_throughput() {
     let window = RunWindow {
         warmup: MS / 100,
         duration: MS / 10,
+        stop: None,
     };
     // The work CPU 0 gets done beside `beside` on `cpu`.
     let work = |cpu: u32, beside: fn() -> Box<dyn Program>| {
@@ -1275,6 +1293,7 @@ fn wake_up_times(m: &Machine, wakee_cpu: u32) -> (u64, u64) {
     let window = RunWindow {
         warmup: 0,
         duration: MS,
+        stop: None,
     };
     run_on_plain_table(m, &[0, wakee_cpu], programs, window);
     let t = times.lock().unwrap();
@@ -1431,6 +1450,7 @@ fn wake_latency_beside_hogs(
     let window = RunWindow {
         warmup: 0,
         duration: 5 * MS,
+        stop: None,
     };
     let cpus: Vec<u32> = [0, 1].into_iter().chain(1..=1 + more_hogs).collect();
     let o = run_on_plain_table(&m, &cpus, programs, window);
@@ -1533,6 +1553,7 @@ fn the_tick_cuts_a_long_compute_step_and_its_remainder_runs_script() {
     let window = RunWindow {
         warmup: 0,
         duration: 60 * MS,
+        stop: None,
     };
     let o = run_on_plain_table(&m, &[0, 0], programs, window);
     let reads = &o.timeline.clock_reads;
@@ -1568,6 +1589,7 @@ fn increment_ns(m: &Machine, cpus: &[u32]) -> f64 {
     let window = RunWindow {
         warmup: MS / 1000,
         duration: MS / 100,
+        stop: None,
     };
     let programs = |word: &dyn Fn(u64) -> Mem| {
         cpus.iter()
@@ -1650,6 +1672,7 @@ fn relaxed_adds_on_a_weakly_ordered_core_run_while_it_holds_the_line_and_none_is
         let window = RunWindow {
             warmup: 0,
             duration: MS / 10,
+            stop: None,
         };
         let returned: Vec<_> = (0..2)
             .map(|_| std::sync::Arc::new(std::sync::Mutex::new(Vec::new())))
@@ -1720,6 +1743,7 @@ fn stores_to_a_line_an_older_store_waits_for_commit_with_its_grant() {
     let window = RunWindow {
         warmup: 0,
         duration: MS / 10,
+        stop: None,
     };
     let programs = |word: &dyn Fn(u64) -> Mem| {
         let shared = word(0);
@@ -1757,6 +1781,7 @@ fn a_store_whose_line_was_taken_while_it_waited_asks_for_it_again() {
     let window = RunWindow {
         warmup: 0,
         duration: MS / 100,
+        stop: None,
     };
     let y_line = std::cell::Cell::new(None);
     let programs = |word: &dyn Fn(u64) -> Mem| {
@@ -1799,6 +1824,7 @@ fn a_failed_wait_holds_the_bucket_lock_until_its_release_commits_behind_the_word
     let window = RunWindow {
         warmup: MS / 100,
         duration: MS / 100,
+        stop: None,
     };
     for era in ["aligned-3.14", "v6.17"] {
         let o = run_waits(
@@ -1843,6 +1869,7 @@ fn a_waker_decides_on_the_waiters_count_its_line_served_not_the_one_at_the_reads
     let window = RunWindow {
         warmup: 0,
         duration: MS / 100,
+        stop: None,
     };
     let o = run_on_plain_table(&m, &[0, 64], programs, window);
     assert_eq!(o.metrics.ops_per_task[1], 1, "the wake completed");

@@ -51,6 +51,7 @@ fn every_machine_lays_out_every_workload() {
                     window: RunWindow {
                         warmup: 1_000_000,
                         duration: 1_000_000,
+                        stop: None,
                     },
                     seed: 1,
                 };

@@ -28,6 +28,7 @@ fn run(era: &str, workload: &str, duration_us: u64) -> RunRecord {
         window: RunWindow {
             warmup: 0,
             duration: duration_us * US,
+            stop: None,
         },
         seed: 3,
     }

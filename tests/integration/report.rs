@@ -40,6 +40,7 @@ fn campaign() -> &'static (ResultSet, SpeedLog) {
                         window: RunWindow {
                             warmup: 50_000_000,
                             duration: 150_000_000,
+                            stop: None,
                         },
                         seed: 7 + u64::from(repetition),
                     };

@@ -31,6 +31,7 @@ fn one_thread(machine: MachineSpec, design: &str, slots: u64) -> Scenario {
         window: RunWindow {
             warmup: MS / 5,
             duration: 2 * MS,
+            stop: None,
         },
         seed: 3,
     }

@@ -47,6 +47,7 @@ fn rounds(rounds: u64, settle_us: u64) -> RunWindow {
     RunWindow {
         warmup: 0,
         duration: (2 * rounds * settle_us + settle_us / 2) * US,
+        stop: None,
     }
 }
 
@@ -209,6 +210,7 @@ fn lock_pi(threads: u32, multi: bool) -> RunRecord {
         RunWindow {
             warmup: 100 * US,
             duration: 2_000 * US,
+            stop: None,
         },
     )
 }
@@ -252,6 +254,7 @@ fn shared_futexes_skip_the_private_hash() {
             window: RunWindow {
                 warmup: 20 * US,
                 duration: 200 * US,
+                stop: None,
             },
             seed: 3,
         }

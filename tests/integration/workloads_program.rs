@@ -28,6 +28,7 @@ fn run(w: WorkloadSpec) -> Result<RunRecord, RunError> {
         window: RunWindow {
             warmup: 0,
             duration: 10 * MS,
+            stop: None,
         },
         seed: 1,
     }

@@ -40,6 +40,7 @@ fn extra(r: &RunRecord, name: &str) -> f64 {
 const UNTIL_EXIT: RunWindow = RunWindow {
     warmup: 0,
     duration: 2000 * MS,
+    stop: None,
 };
 
 #[test]
@@ -246,6 +247,7 @@ fn numa_emulation_splits_the_lru_lock_and_its_contention() {
     let window = RunWindow {
         warmup: MS / 2,
         duration: 2 * MS,
+        stop: None,
     };
     let rate = |processes, fake| {
         run(

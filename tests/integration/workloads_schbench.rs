@@ -22,6 +22,7 @@ fn run(message_threads: u32, workers: u32, seed: u64) -> RunRecord {
         window: RunWindow {
             warmup: 100 * US,
             duration: 1_000 * US,
+            stop: None,
         },
         seed,
     }

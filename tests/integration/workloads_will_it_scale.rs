@@ -22,6 +22,7 @@ fn run(design: &str, test: u8, mode: Mode, tasks: u32) -> RunRecord {
         window: RunWindow {
             warmup: 20 * US,
             duration: 200 * US,
+            stop: None,
         },
         seed: 11,
     }
@@ -90,6 +91,7 @@ fn only_futex1_to_futex4_exist() {
         window: RunWindow {
             warmup: 0,
             duration: US,
+            stop: None,
         },
         seed: 1,
     };
@@ -120,6 +122,7 @@ fn more_tasks_than_cpus_take_turns_on_them() {
             window: RunWindow {
                 warmup: 2_000 * US,
                 duration: 30_000 * US,
+                stop: None,
             },
             seed: 11,
         }
