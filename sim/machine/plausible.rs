@@ -124,9 +124,7 @@ pub fn with_value(spec: &MachineSpec, path: &str, value: f64) -> Result<MachineS
     let written = match at.get(*last) {
         Some(Value::Integer(_)) => Value::Integer(value.round() as i64),
         Some(Value::Float(_)) => Value::Float(value),
-        None if DERIVED_COSTS.contains(&path) || OCCUPANCIES.contains(&path) => {
-            Value::Float(value)
-        }
+        None if DERIVED_COSTS.contains(&path) || OCCUPANCIES.contains(&path) => Value::Float(value),
         _ => return Err(format!("'{path}' names no number of the profile")),
     };
     at.insert(last.to_string(), written);
@@ -243,6 +241,30 @@ mod tests {
         assert_eq!(e.key, None);
         assert!(e.message.contains("names no number"), "{e}");
         assert!(check(&with_range("kernel.syscall", 60.0, 130.0)).is_ok());
+    }
+
+    #[test]
+    fn an_absent_occupancy_stands_for_its_farthest_hop_and_is_written_at_either_end() {
+        let spec = presets::preset("uv-512").unwrap();
+        assert_eq!(spec.coherence.remote_transfer_occupancy, None);
+        let farthest = spec.latency.remote.farthest();
+        assert_eq!(
+            nominal(&spec, "coherence.remote_transfer_occupancy"),
+            Ok(farthest)
+        );
+        let e = check(&with_range(
+            "coherence.remote_transfer_occupancy",
+            18.1,
+            farthest - 1.0,
+        ))
+        .unwrap_err();
+        assert_eq!(e.key, Some("high"), "{e}");
+        let set = with_value(&spec, "coherence.remote_transfer_occupancy", 40.0).unwrap();
+        assert_eq!(set.coherence.remote_transfer_occupancy, Some(40.0));
+        assert_eq!(
+            set.coherence.transfer_occupancy,
+            spec.coherence.transfer_occupancy
+        );
     }
 
     #[test]
