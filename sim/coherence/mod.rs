@@ -282,6 +282,22 @@ impl Line {
         in_domain(self.first) || in_domain(self.last) || in_domain(self.far)
     }
 
+    /// Whether every copy an ownership transfer takes or invalidates is in
+    /// the LLC domain: the holder, or the sharers that stand for the set.
+    /// Such a transfer holds the line's server for the domain's own
+    /// occupancy. A line no core holds comes from memory, across the node.
+    fn held_only_in(&self, m: &Machine, domain: u32) -> bool {
+        let in_domain = |s: u16| s == NO_CPU || m.llc_of(s.into()) == domain;
+        if self.owner != NO_CPU {
+            in_domain(self.owner)
+        } else {
+            !self.sharers.is_empty()
+                && in_domain(self.first)
+                && in_domain(self.last)
+                && in_domain(self.far)
+        }
+    }
+
     /// Whether a request that misses holds the line's server for a snoop
     /// or an ownership transfer: every write and RMW, and a read the holder
     /// of an Exclusive or Modified copy serves. A read from memory, or of a
@@ -420,7 +436,10 @@ impl Line {
             let own = if remote {
                 h.remote_transfer_occupancy_ps
             } else {
-                h.transfer_occupancy_ps
+                match h.llc_transfer_occupancy_ps {
+                    Some(inside) if self.held_only_in(m, domain) => Some(inside),
+                    _ => h.transfer_occupancy_ps,
+                }
             };
             own.unwrap_or(latency) + rmw
         } else {

@@ -625,7 +625,23 @@ impl FutexSystem {
 
     /// The per-CPU counter 6.17 takes its reference on.
     pub(super) fn percpu_ref(&self, memory: &MemoryMap, task: u32) -> Mem {
-        let (region, base) = self.percpu[self.tasks[task as usize].cpu as usize];
+        self.percpu_ref_of_cpu(memory, self.tasks[task as usize].cpu)
+    }
+
+    /// this_cpu_inc or this_cpu_dec of `task`'s CPU's counter, as the
+    /// architecture runs it.
+    pub(super) fn this_cpu_ref_step(&self, memory: &MemoryMap, task: u32, s: &mut Script) {
+        self.percpu_op.steps(self.percpu_ref(memory, task), s);
+    }
+
+    /// How many CPUs have a per-CPU area: every possible CPU.
+    pub(super) fn possible_cpus(&self) -> u32 {
+        self.percpu.len() as u32
+    }
+
+    /// `cpu`'s counter of the per-CPU reference.
+    pub(super) fn percpu_ref_of_cpu(&self, memory: &MemoryMap, cpu: u32) -> Mem {
+        let (region, base) = self.percpu[cpu as usize];
         let addr = base + PERCPU_REF_OFFSET;
         Mem {
             addr,
@@ -695,7 +711,7 @@ impl FutexSystem {
                 // atomic_long_dec_and_test, both fully ordered.
                 match self.atomic_reference(process) {
                     Some(atomic) => s.push(Step::access(atomic, AccessKind::Rmw)),
-                    None => self.percpu_op.steps(self.percpu_ref(memory, task), s),
+                    None => self.this_cpu_ref_step(memory, task, s),
                 }
             }
         }

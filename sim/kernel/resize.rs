@@ -379,7 +379,7 @@ impl FutexSystem {
             }
         };
         if pivot_now {
-            self.pivot(memory, process, generation, s);
+            self.pivot(memory, task, process, generation, s);
         }
         s.push(Step::Unlock(mutex));
     }
@@ -418,7 +418,7 @@ impl FutexSystem {
         }
         g.pending = None;
         s.push(Step::Lock(mutex));
-        self.pivot(memory, process, pending.generation, s);
+        self.pivot(memory, task, process, pending.generation, s);
         s.push(Step::Unlock(mutex));
     }
 
@@ -459,11 +459,19 @@ impl FutexSystem {
     }
 
     /// __futex_pivot_hash with the old table dead (the mutex held by the
-    /// caller): futex_rehash_private moves every queued futex_q, then the
-    /// new table is published. The queued futex_qs move in the kernel's
-    /// state now; ops that begin before the publication is done wait for
-    /// the mutex.
-    fn pivot(&mut self, memory: &MemoryMap, process: u32, generation: u32, s: &mut Script) {
+    /// caller), on `task`'s CPU: in 6.17 the per-CPU count's sum first,
+    /// then futex_rehash_private moves every queued futex_q, then the new
+    /// table is published. The queued futex_qs move in the kernel's state
+    /// now; ops that begin before the publication is done wait for the
+    /// mutex.
+    fn pivot(
+        &mut self,
+        memory: &MemoryMap,
+        task: u32,
+        process: u32,
+        generation: u32,
+        s: &mut Script,
+    ) {
         let new = self.hash.generation(process, generation);
         let old = self
             .growth_of(process)
@@ -471,6 +479,9 @@ impl FutexSystem {
             .map(|old| self.hash.generation(process, old));
         let mut moved = 0;
         if let Some(old) = old {
+            if self.refcount_mode() == RefcountMode::PerCpu {
+                self.sum_per_cpu_count(memory, task, process, s);
+            }
             moved = self.rehash(memory, old, new, s);
         }
         let Some(g) = self.growth_mut(process) else {
@@ -493,6 +504,35 @@ impl FutexSystem {
         }
         s.push(Step::access(mm_phash, AccessKind::Write));
         s.push(Step::Decide(Decision::HashPublished(process)));
+    }
+
+    /// 6.17's __futex_ref_atomic_end, which makes the old table's count
+    /// one number where futex_ref_is_dead can find it zero: every possible
+    /// CPU's counter read and zeroed, this CPU's counter set to the next
+    /// table's first reference, and the sum added to `mm->futex_atomic`.
+    /// The reads are independent (each CPU's address is its per-CPU
+    /// offset's, not a value read before), so they overlap up to the core's
+    /// outstanding misses; the add needs them all. In the kernel the second
+    /// RCU callback (futex_ref_rcu) runs it in softirq a grace period after
+    /// the switch to the atomic; futexsim runs no work outside a task's
+    /// script, so the op that pivots runs it, on its CPU, just before the
+    /// rehash: the same lines, read by one CPU, once a resize.
+    fn sum_per_cpu_count(&self, memory: &MemoryMap, task: u32, process: u32, s: &mut Script) {
+        let Some(g) = self.growth_of(process) else {
+            return;
+        };
+        let atomic = Mem {
+            addr: g.mm_line.addr + MM_ATOMIC,
+            line: g.mm_line.line,
+        };
+        let counters = (0..self.possible_cpus()).map(|cpu| self.percpu_ref_of_cpu(memory, cpu));
+        s.extend(counters.clone().map(Step::Load));
+        s.push(Step::Join);
+        s.extend(counters.map(|c| Step::access(c, AccessKind::Write)));
+        // this_cpu_inc(*mm->futex_ref): the count's initial reference for the next cycle.
+        self.this_cpu_ref_step(memory, task, s);
+        // atomic_long_add_return, fully ordered.
+        s.push(Step::access(atomic, AccessKind::Rmw));
     }
 
     /// futex_rehash_private from `old` to `new`: each old bucket under its
@@ -767,6 +807,65 @@ mod tests {
             let s = stats(&k);
             assert_eq!((s.allocated, s.published), (2, 1), "{drained_before}");
         }
+    }
+
+    /// 6.17's resize sums the old table's per-CPU count before the rehash
+    /// (__futex_ref_atomic_end): a load of each of the 64 CPUs' counter
+    /// lines, independent of one another, then a join, a store of 0 to
+    /// each, this CPU's counter set for the next table (a load and a store
+    /// on x86) and the add to `mm->futex_atomic`. 6.16-rc's shared count
+    /// has nothing to sum, and its pivot reads no counter.
+    #[test]
+    fn a_6_17_resize_reads_and_zeroes_every_cpu_s_counter_before_the_rehash() {
+        let pivoting = |era: &str| {
+            let mut k = Kernel::growing(era, 5, 1_000_000);
+            for task in 0..4 {
+                k.create(task);
+            }
+            k.now = 10_000;
+            k.create(4);
+            k.now = 3_000_000;
+            let s = failing_wait(&mut k, 1, 0);
+            assert_eq!(slots_in_use(&k), 32, "{era}: this op pivots");
+            (k, s)
+        };
+        let (k, s) = pivoting("v6.17");
+        let counters: Vec<Mem> = (0..64)
+            .map(|cpu| k.sys.percpu_ref_of_cpu(&k.memory, cpu))
+            .collect();
+        let start = s
+            .iter()
+            .position(|st| matches!(st, Step::Load(_)))
+            .expect("the sum's loads");
+        let mm_line = k.sys.growth_of(0).unwrap().mm_line;
+        let atomic = Mem {
+            addr: mm_line.addr + MM_ATOMIC,
+            line: mm_line.line,
+        };
+        let own = k.sys.percpu_ref(&k.memory, 1);
+        let mut expected: Vec<Step> = counters.iter().map(|&c| Step::Load(c)).collect();
+        expected.push(Step::Join);
+        expected.extend(counters.iter().map(|&c| Step::access(c, AccessKind::Write)));
+        expected.extend([
+            Step::access(own, AccessKind::Read),
+            Step::access(own, AccessKind::Write),
+            Step::access(atomic, AccessKind::Rmw),
+        ]);
+        assert_eq!(s[start..start + expected.len()], expected[..]);
+        assert!(
+            matches!(s[start + expected.len()], Step::Lock(_)),
+            "the rehash's first bucket lock follows"
+        );
+        let (k, s) = pivoting("v6.16-rc1");
+        let counter_lines: Vec<_> = (0..64)
+            .map(|cpu| k.sys.percpu_ref_of_cpu(&k.memory, cpu).line)
+            .collect();
+        let touches_a_counter = |st: &Step| match st {
+            Step::Load(m) => counter_lines.contains(&m.line),
+            Step::Access(a) => counter_lines.contains(&a.mem().line),
+            _ => false,
+        };
+        assert!(!s.iter().any(touches_a_counter));
     }
 
     /// 6.17: futex_ref_drop waits a grace period after the last publication

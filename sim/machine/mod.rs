@@ -92,6 +92,8 @@ pub struct Hierarchy {
     /// line's server within a node, and between nodes; None: the
     /// transfer's own latency.
     pub transfer_occupancy_ps: Option<Ps>,
+    /// The same inside one LLC domain; None: `transfer_occupancy_ps`.
+    pub llc_transfer_occupancy_ps: Option<Ps>,
     pub remote_transfer_occupancy_ps: Option<Ps>,
     /// How long after the line's server frees a queued snoop reaches the
     /// holder, which serves its own accesses until then.
@@ -619,6 +621,7 @@ fn resolve_hierarchy(
         clean_hit_ps: ns_to_ps(c.clean_hit.unwrap_or(lat.llc)),
         read_occupancy_ps: ns_to_ps(c.read_occupancy.unwrap_or(lat.l1_hit)),
         transfer_occupancy_ps: c.transfer_occupancy.map(ns_to_ps),
+        llc_transfer_occupancy_ps: c.llc_transfer_occupancy.map(ns_to_ps),
         remote_transfer_occupancy_ps: c.remote_transfer_occupancy.map(ns_to_ps),
         snoop_delay_ps: ns_to_ps(c.snoop_delay.unwrap_or(0.0)),
         local_batch,

@@ -38,6 +38,15 @@ const DERIVED_COSTS: [&str; 4] = [
     "kernel.jhash2",
 ];
 
+/// The occupancies a profile may leave out, each then the transfer's own
+/// latency at its level: a range on one is checked against the farthest such
+/// transfer and written as a number at its ends.
+const OCCUPANCIES: [&str; 3] = [
+    "coherence.transfer_occupancy",
+    "coherence.llc_transfer_occupancy",
+    "coherence.remote_transfer_occupancy",
+];
+
 /// Why a range cannot be used: the parameter, the key of its entry the
 /// error is about (`low`, `high`, `source`; None: the entry), and why.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -62,13 +71,30 @@ pub fn nominal(spec: &MachineSpec, path: &str) -> Result<f64, String> {
     match lookup(&as_table(spec)?, path) {
         Some(Value::Float(x)) => Ok(*x),
         Some(Value::Integer(i)) => Ok(*i as f64),
+        None if OCCUPANCIES.contains(&path) => Ok(absent_occupancy(spec, path)),
         _ => Err(format!(
             "names no number of the profile: expected the path of a number it writes or its \
              section defaults, such as \"latency.rmw\" or \"scheduler.ipi_send\" (an \
-             optional field left out, such as coherence.transfer_occupancy, must be written to take a \
-             range), or one of {}, derived when left out",
-            DERIVED_COSTS.join(", ")
+             optional field left out, such as coherence.snoop_delay, must be written to take a \
+             range), or one of {}, derived when left out, or {}, the transfer's own latency when \
+             left out",
+            DERIVED_COSTS.join(", "),
+            OCCUPANCIES.join(", ")
         )),
+    }
+}
+
+/// What an occupancy the profile leaves out stands for: the transfer's own
+/// latency at its level, the farthest one there (within a node, `latency.node`;
+/// between nodes, the farthest `latency.remote`); inside an LLC domain, what
+/// the node's occupancy is.
+fn absent_occupancy(spec: &MachineSpec, path: &str) -> f64 {
+    let c = &spec.coherence;
+    let within_node = c.transfer_occupancy.unwrap_or(spec.latency.node);
+    match path {
+        "coherence.llc_transfer_occupancy" => c.llc_transfer_occupancy.unwrap_or(within_node),
+        "coherence.remote_transfer_occupancy" => spec.latency.remote.farthest(),
+        _ => within_node,
     }
 }
 
@@ -98,7 +124,7 @@ pub fn with_value(spec: &MachineSpec, path: &str, value: f64) -> Result<MachineS
     let written = match at.get(*last) {
         Some(Value::Integer(_)) => Value::Integer(value.round() as i64),
         Some(Value::Float(_)) => Value::Float(value),
-        None if DERIVED_COSTS.contains(&path) => Value::Float(value),
+        None if DERIVED_COSTS.contains(&path) || OCCUPANCIES.contains(&path) => Value::Float(value),
         _ => return Err(format!("'{path}' names no number of the profile")),
     };
     at.insert(last.to_string(), written);
@@ -215,6 +241,30 @@ mod tests {
         assert_eq!(e.key, None);
         assert!(e.message.contains("names no number"), "{e}");
         assert!(check(&with_range("kernel.syscall", 60.0, 130.0)).is_ok());
+    }
+
+    #[test]
+    fn an_absent_occupancy_stands_for_its_farthest_hop_and_is_written_at_either_end() {
+        let spec = presets::preset("uv-512").unwrap();
+        assert_eq!(spec.coherence.remote_transfer_occupancy, None);
+        let farthest = spec.latency.remote.farthest();
+        assert_eq!(
+            nominal(&spec, "coherence.remote_transfer_occupancy"),
+            Ok(farthest)
+        );
+        let e = check(&with_range(
+            "coherence.remote_transfer_occupancy",
+            18.1,
+            farthest - 1.0,
+        ))
+        .unwrap_err();
+        assert_eq!(e.key, Some("high"), "{e}");
+        let set = with_value(&spec, "coherence.remote_transfer_occupancy", 40.0).unwrap();
+        assert_eq!(set.coherence.remote_transfer_occupancy, Some(40.0));
+        assert_eq!(
+            set.coherence.transfer_occupancy,
+            spec.coherence.transfer_occupancy
+        );
     }
 
     #[test]

@@ -306,6 +306,10 @@ impl MachineSpec {
                 self.coherence.transfer_occupancy.unwrap_or(0.0),
             ),
             (
+                "coherence.llc_transfer_occupancy",
+                self.coherence.llc_transfer_occupancy.unwrap_or(0.0),
+            ),
+            (
                 "coherence.remote_transfer_occupancy",
                 self.coherence.remote_transfer_occupancy.unwrap_or(0.0),
             ),
@@ -429,6 +433,7 @@ impl MachineSpec {
         for (what, occupancy) in [
             ("coherence.read_occupancy", c.read_occupancy),
             ("coherence.transfer_occupancy", c.transfer_occupancy),
+            ("coherence.llc_transfer_occupancy", c.llc_transfer_occupancy),
             (
                 "coherence.remote_transfer_occupancy",
                 c.remote_transfer_occupancy,
@@ -545,6 +550,16 @@ const SCHEDULE_WHY: &str = "a context switch runs hundreds of instructions of __
      switch_to()";
 
 impl RemoteSpec {
+    /// The longest transfer between two nodes: what an ownership transfer
+    /// between the farthest nodes holds its line for when no occupancy is
+    /// written.
+    pub fn farthest(&self) -> f64 {
+        match self {
+            RemoteSpec::Matrix(rows) => rows.iter().flatten().copied().fold(0.0, f64::max),
+            RemoteSpec::Groups(groups) => groups.iter().map(|g| g.ns).fold(0.0, f64::max),
+        }
+    }
+
     fn check(&self, what: &'static str) -> Result<(), ProfileError> {
         match self {
             RemoteSpec::Matrix(rows) => rows
@@ -658,6 +673,13 @@ pub struct CoherenceSpec {
     /// migration of the line each) when absent.
     #[serde(default)]
     pub transfer_occupancy: Option<f64>,
+    /// The same when the requester and the line's source share a
+    /// last-level cache domain (an AMD CCX, an Apple cluster), where the
+    /// node holds several: a transfer inside one is shorter than one across
+    /// the node, and a core-to-core round trip measures each.
+    /// `transfer_occupancy` when absent.
+    #[serde(default)]
+    pub llc_transfer_occupancy: Option<f64>,
     /// The same between nodes (or boards). The transfer's own latency when
     /// absent.
     #[serde(default)]
@@ -717,6 +739,7 @@ impl Default for CoherenceSpec {
             clean_hit: None,
             read_occupancy: None,
             transfer_occupancy: None,
+            llc_transfer_occupancy: None,
             remote_transfer_occupancy: None,
             snoop_delay: None,
             local_batch: None,
