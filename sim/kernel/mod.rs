@@ -22,6 +22,7 @@ pub mod requeue;
 pub mod resize;
 pub mod script;
 pub mod spinlock;
+pub mod symbol;
 pub mod syscalls;
 pub mod table;
 #[cfg(test)]

@@ -46,6 +46,7 @@ use super::core::{waiters_dec_step, waiters_inc_step, FutexSystem, HEADER_REF};
 use super::futex_hash::{Bucket, ResizesInRun, TableSel};
 use super::key::KeyKind;
 use super::script::{Cost, Decision, LockRef, Script, Step};
+use super::symbol::Symbol;
 use super::table::{FieldName, RefcountMode};
 use crate::coherence::AccessKind;
 use crate::machine::Ps;
@@ -350,29 +351,32 @@ impl FutexSystem {
             (Some(old), None) => {
                 g.stats.allocated += 1;
                 g.allocated_at = now;
-                let pending = match refcount {
-                    // rcuref_put of the initial reference: dead at once
-                    // where no op holds one.
-                    RefcountMode::Shared => {
-                        s.extend(header_ref.map(|m| Step::access(m, AccessKind::Rmw)));
-                        Pending {
-                            generation,
-                            atomic_from: now,
-                            dead_from: now,
+                let pending =
+                    match refcount {
+                        // rcuref_put of the initial reference: dead at once
+                        // where no op holds one.
+                        RefcountMode::Shared => {
+                            s.extend(header_ref.map(|m| {
+                                Step::access(m, AccessKind::Rmw, Symbol::FutexHashAllocate)
+                            }));
+                            Pending {
+                                generation,
+                                atomic_from: now,
+                                dead_from: now,
+                            }
                         }
-                    }
-                    // futex_ref_drop: a grace period after the last
-                    // publication, then the switch to the atomic, then one
-                    // more before the count can be read as dead.
-                    _ => {
-                        let atomic_from = now.max(g.last_publish + grace_period);
-                        Pending {
-                            generation,
-                            atomic_from,
-                            dead_from: atomic_from + grace_period,
+                        // futex_ref_drop: a grace period after the last
+                        // publication, then the switch to the atomic, then one
+                        // more before the count can be read as dead.
+                        _ => {
+                            let atomic_from = now.max(g.last_publish + grace_period);
+                            Pending {
+                                generation,
+                                atomic_from,
+                                dead_from: atomic_from + grace_period,
+                            }
                         }
-                    }
-                };
+                    };
                 let dead = g.refs[old as usize] == 0 && now >= pending.dead_from;
                 g.pending = (!dead).then_some(pending);
                 dead
@@ -440,6 +444,7 @@ impl FutexSystem {
                     line: memory.line_in(t.region, at),
                 },
                 AccessKind::Write,
+                Symbol::FutexHashAllocate,
             ));
             addr += line_size;
         }
@@ -452,7 +457,11 @@ impl FutexSystem {
                 FieldName::Lock,
             ] {
                 if let Some(m) = self.field(memory, bucket, field) {
-                    s.push(Step::access(m, AccessKind::Write));
+                    s.push(Step::access(
+                        m,
+                        AccessKind::Write,
+                        Symbol::FutexHashAllocate,
+                    ));
                 }
             }
         }
@@ -488,10 +497,14 @@ impl FutexSystem {
         if self.refcount_mode() == RefcountMode::PerCpu {
             s.extend(
                 self.header_in(memory, process, new, HEADER_REF)
-                    .map(|m| Step::access(m, AccessKind::Write)),
+                    .map(|m| Step::access(m, AccessKind::Write, Symbol::FutexPivotHash)),
             );
         }
-        s.push(Step::access(mm_phash, AccessKind::Write));
+        s.push(Step::access(
+            mm_phash,
+            AccessKind::Write,
+            Symbol::FutexPivotHash,
+        ));
         s.push(Step::Decide(Decision::HashPublished(process)));
     }
 
@@ -536,7 +549,11 @@ impl FutexSystem {
                 chain.push(w);
                 let node = self.futex_q[w.task as usize];
                 s.extend(to_head.into_iter().flat_map(|h| h.add(ends, node)));
-                s.push(Step::access(node, AccessKind::Write));
+                s.push(Step::access(
+                    node,
+                    AccessKind::Write,
+                    Symbol::FutexRehashPrivate,
+                ));
                 s.push(Step::Unlock(to_lock));
                 if let Some(f) = self.in_flight[w.task as usize].as_mut() {
                     f.bucket = to;
