@@ -5,8 +5,8 @@
 use crate::coherence::{Class, LineStats, OffsetStats, Totals};
 use crate::engine::metrics::LockStats;
 use crate::kernel::futex_hash::PrivateLife;
-use crate::kernel::symbol::Symbol;
 use crate::kernel::table::FieldName;
+use crate::symbol::Symbol;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 

@@ -17,9 +17,9 @@
 
 use super::stats::Records;
 use super::{AccessKind, Class};
-use crate::kernel::symbol::Symbol;
 use crate::machine::Ps;
 use crate::memory::LineId;
+use crate::symbol::Symbol;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 

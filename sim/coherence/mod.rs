@@ -30,10 +30,10 @@ pub use tlb::MappedSpan;
 use tlb::{Tlbs, Translated};
 
 use crate::huge_pages;
-use crate::kernel::symbol::Symbol;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::prefetch_whole;
+use crate::symbol::Symbol;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! here means calibrate fits exactly what the checks judge.
 
 use super::{AccessKind, Directory, Request, Turn};
-use crate::kernel::symbol::Symbol;
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
+use crate::symbol::Symbol;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

@@ -11,9 +11,9 @@
 //! an RFO from Modified, a name perf does not use.
 
 use super::{AccessKind, Class, SharerSet};
-use crate::kernel::symbol::Symbol;
 use crate::machine::Ps;
 use crate::memory::LineId;
+use crate::symbol::Symbol;
 use serde::{Deserialize, Serialize};
 
 /// Counts over all accesses.

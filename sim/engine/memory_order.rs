@@ -23,9 +23,9 @@ use super::event::{Event, Waiter};
 use super::{Engine, Redo, Wait};
 use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
-use crate::kernel::symbol::Symbol;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 use crate::task::{AtomicOp, UserWord};
 use std::collections::VecDeque;
 

@@ -9,9 +9,9 @@ use super::{Engine, Redo, Spin, Wait};
 use crate::coherence::{AccessKind, Class, Turn};
 use crate::kernel::script::LockRef;
 use crate::kernel::spinlock::{After, LockWait, Next, Order};
-use crate::kernel::symbol::Symbol;
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 
 /// The tasks spinning on each watched line, as lists: a line's `watch` in
 /// the directory is 1 + its list's index, 0 for none.

@@ -9,9 +9,9 @@ use super::{Engine, Redo, Spin, UserAtomic, Wait};
 use crate::coherence::{self, AccessKind, Class, Directory, LineTurn, Request};
 use crate::kernel::script::{Cost, Decision, LockRef, Step};
 use crate::kernel::spinlock::{Locks, Order, Publishes};
-use crate::kernel::symbol::Symbol;
 use crate::machine::{MemoryModel, Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 use crate::task::{AtomicOp, Counting, Done, Op};
 
 impl Engine<'_> {

@@ -11,12 +11,12 @@ use super::key::{get_futex_key, FutexKey, FutexNode, KeyKind, KeySource};
 use super::placement::{KernelObjects, KeyObjects, STRUCT_PAGE_BYTES};
 use super::plist::PlistHead;
 use super::script::{Cost, LockRef, Script, Step, WaitersWord};
-use super::symbol::Symbol;
 use super::table::{FieldName, PrivateLookup, RefcountMode, SharedKeyPins, WakeBarrier};
 use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::{MemoryModel, Ps};
 use crate::memory::{LineId, Mem, MemoryMap, RegionId};
+use crate::symbol::Symbol;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -22,7 +22,6 @@ pub mod requeue;
 pub mod resize;
 pub mod script;
 pub mod spinlock;
-pub mod symbol;
 pub mod syscalls;
 pub mod table;
 #[cfg(test)]

@@ -14,9 +14,9 @@ use super::core::{waiters_dec_step, FutexSystem, InFlight, PiState};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
 use super::script::{Cost, Decision, Script, Step};
-use super::symbol::Symbol;
 use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
+use crate::symbol::Symbol;
 
 /// What futex_unlock_pi returns to a task that does not own the lock.
 pub const EPERM: i64 = -1;

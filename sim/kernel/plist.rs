@@ -28,9 +28,9 @@
 //! so a neighbour's links are its futex_q's line.
 
 use super::script::Step;
-use super::symbol::Symbol;
 use crate::coherence::AccessKind;
 use crate::memory::Mem;
+use crate::symbol::Symbol;
 
 /// The words of a bucket's `chain` (struct plist_head) a path touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,10 +7,10 @@ use super::core::{waiters_dec_step, waiters_inc_step, FutexOp, FutexSystem, Wait
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
 use super::script::{Decision, Script, Step};
-use super::symbol::Symbol;
 use super::table::FieldName;
 use crate::coherence::AccessKind;
 use crate::memory::MemoryMap;
+use crate::symbol::Symbol;
 
 impl FutexSystem {
     /// After the first word's key and hash: the second word's, then both

@@ -46,11 +46,11 @@ use super::core::{waiters_dec_step, waiters_inc_step, FutexSystem, HEADER_REF};
 use super::futex_hash::{Bucket, ResizesInRun, TableSel};
 use super::key::KeyKind;
 use super::script::{Cost, Decision, LockRef, Script, Step};
-use super::symbol::Symbol;
 use super::table::{FieldName, RefcountMode};
 use crate::coherence::AccessKind;
 use crate::machine::Ps;
 use crate::memory::{Arena, Home, Mem, MemoryMap};
+use crate::symbol::Symbol;
 
 /// Offsets in the line futexsim gives the mm_struct's futex fields:
 /// `futex_hash_lock`'s owner word, `futex_phash`, `futex_atomic`.

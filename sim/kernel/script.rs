@@ -2,9 +2,9 @@
 //! step, in terms the engine can time. The kernel writes scripts (function);
 //! the engine prices and orders them (timing).
 
-use super::symbol::Symbol;
 use crate::coherence::AccessKind;
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 
 /// A spinlock: a dense id for its logical state, and its lock word. The
 /// word is kept as its two halves, not as a `Mem`, so that the id fills

@@ -22,10 +22,10 @@
 //! write while it waits.
 
 use super::script::LockRef;
-use super::symbol::Symbol;
 use crate::coherence::AccessKind;
 use crate::machine::{CompareExchange, LockKind, MemoryModel};
 use crate::memory::Mem;
+use crate::symbol::Symbol;
 
 const NONE: u32 = u32::MAX;
 

@@ -5,9 +5,9 @@
 //! touches, in the kernel's order.
 
 use super::script::{LockRef, Step};
-use super::symbol::Symbol;
 use crate::coherence::AccessKind;
 use crate::memory::Mem;
+use crate::symbol::Symbol;
 
 /// The two lines of the wakee's task_struct that a wake-up touches.
 #[derive(Clone, Copy, Debug)]

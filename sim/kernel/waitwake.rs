@@ -5,9 +5,9 @@
 
 use super::core::{FutexSystem, InFlight, EAGAIN};
 use super::script::{Cost, Decision, Script, Step, WaitersWord};
-use super::symbol::Symbol;
 use super::table::WakeBarrier;
 use crate::memory::{Mem, MemoryMap};
+use crate::symbol::Symbol;
 
 impl FutexSystem {
     pub(super) fn begin_wait(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {

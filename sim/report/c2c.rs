@@ -16,10 +16,10 @@
 //! lines of load classes the run's totals do not keep apart from stores) is
 //! left out, not faked.
 
-use crate::kernel::symbol::Symbol;
 use crate::record::{
     AccessCounts, BucketRef, CoherenceRecord, LineRecord, OffsetRecord, RunRecord,
 };
+use crate::symbol::Symbol;
 use std::fmt::Write;
 
 /// The buckets whose lock words lie on the line, in offset order. Two or

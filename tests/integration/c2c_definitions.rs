@@ -4,11 +4,11 @@
 //! every access is known in advance.
 
 use futexsim::coherence::{AccessKind, Directory};
-use futexsim::kernel::symbol::Symbol;
 use futexsim::machine::{presets::preset, Machine};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::record::{CoherenceRecord, LineRecord, Occupant};
 use futexsim::report::c2c;
+use futexsim::symbol::Symbol;
 
 /// On icx-2s, CPUs 0, 1 and 2 are three cores of node 0 and CPU 32 a core of node 1.
 const NODE0_A: u32 = 0;

@@ -11,9 +11,9 @@ use futexsim::coherence::probe::{
     contended_rmw, contended_rmw_ns, directory, fan_out_ns, IDLE_GAP, LINE_ADDR,
 };
 use futexsim::coherence::AccessKind;
-use futexsim::kernel::symbol::Symbol;
 use futexsim::machine::presets::{names, preset};
 use futexsim::machine::{Level, Machine};
+use futexsim::symbol::Symbol;
 
 /// The function the probes' accesses are counted under.
 const BY: Symbol = Symbol::Workload;

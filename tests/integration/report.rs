@@ -1,7 +1,6 @@
 //! The report rendered from a small real campaign: two designs, two CPU
 //! counts, two repetitions on icx-2s, checked against the records.
 
-use futexsim::kernel::symbol::Symbol;
 use futexsim::kernel::table;
 use futexsim::machine::presets;
 use futexsim::record::RunRecord;
@@ -10,6 +9,7 @@ use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, GENERATION, REPORT_MD, RESULTS_JSON};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
+use futexsim::symbol::Symbol;
 use futexsim::task::RunWindow;
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,9 @@
 //! names it, so that the rows say which part of an op touched the line.
 //!
 //! A symbol is a byte: it rides in the padding of a script's step and of a
-//! counted sample, so naming the function costs the engine no memory.
+//! counted sample, so naming the function costs the engine no memory. It
+//! sits below the layers that use it: the kernel writes it into scripts,
+//! the engine carries it, the directory counts by it, the records name it.
 
 use serde::{Deserialize, Serialize};
 
