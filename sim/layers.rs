@@ -21,6 +21,7 @@ const LAYERS: [(&str, &[&str]); 12] = [
             "files",
             "dir_lock",
             "expr",
+            "symbol",
         ],
     ),
     ("machine", &["machine", "progress"]),

@@ -32,6 +32,7 @@ pub mod report;
 pub mod results;
 pub mod scenario;
 pub mod sensitivity;
+pub mod symbol;
 pub mod task;
 pub mod validate;
 pub mod workload;

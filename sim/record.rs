@@ -2,10 +2,11 @@
 //! that depends on the host (wall-clock speed is kept apart in `Speed`), so
 //! the same scenario and seed give a byte-identical record.
 
-use crate::coherence::{Class, LineStats, Totals};
+use crate::coherence::{Class, LineStats, OffsetStats, Totals};
 use crate::engine::metrics::LockStats;
 use crate::kernel::futex_hash::PrivateLife;
 use crate::kernel::table::FieldName;
+use crate::symbol::Symbol;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -681,12 +682,34 @@ pub struct LineRecord {
     pub offsets: Vec<OffsetRecord>,
 }
 
-/// One offset in perf c2c's Pareto table, named by what lives there.
+/// One offset in perf c2c's Pareto table, named by what lives there: its
+/// counts over every function, then each function's (perf's rows of one
+/// offset, one a symbol).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OffsetRecord {
     pub offset: u16,
     /// What the byte is: a bucket's field, a private hash header, a region.
     pub what: Occupant,
+    #[serde(flatten)]
+    pub counts: AccessCounts,
+    /// The offset's counts by the function that made the accesses, in
+    /// `Symbol` order (absent from a record written before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<SymbolRecord>,
+}
+
+/// The accesses one function made to one offset.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SymbolRecord {
+    pub symbol: Symbol,
+    #[serde(flatten)]
+    pub counts: AccessCounts,
+}
+
+/// perf c2c's counts of a set of accesses (an offset's, or one function's
+/// there): loads, HITM among them, stores as L1 hits and misses.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccessCounts {
     pub lcl_hitm: u64,
     pub rmt_hitm: u64,
     pub loads: u64,
@@ -715,7 +738,7 @@ impl LineRecord {
     }
 
     pub fn from_stats(
-        s: &LineStats,
+        s: &LineStats<u64>,
         address: u64,
         node: u32,
         region: String,
@@ -740,38 +763,61 @@ impl LineRecord {
             rmt_rfo_modified: s.rmt_rfo_modified(),
             offsets: s
                 .offsets()
-                .iter()
-                .map(|o| {
-                    let mean_ns = |ps: u64, n: u64| {
-                        if n == 0 {
-                            0.0
-                        } else {
-                            ps as f64 / 1000.0 / n as f64
-                        }
-                    };
-                    let mut nodes = Vec::new();
-                    o.cpus.for_each(|c| nodes.push(node_of(c.into())));
-                    nodes.sort_unstable();
-                    nodes.dedup();
-                    OffsetRecord {
-                        offset: o.offset,
-                        what: what(o.offset),
-                        lcl_hitm: o.lcl_hitm,
-                        rmt_hitm: o.rmt_hitm,
-                        loads: o.loads,
-                        stores: o.stores(),
-                        store_l1_hit: o.store_l1_hit,
-                        store_l1_miss: o.store_l1_miss,
-                        lcl_rfo_modified: o.lcl_rfo_modified,
-                        rmt_rfo_modified: o.rmt_rfo_modified,
-                        mean_rmt_hitm_ns: mean_ns(o.rmt_hitm_ps, o.rmt_hitm),
-                        mean_lcl_hitm_ns: mean_ns(o.lcl_hitm_ps, o.lcl_hitm),
-                        mean_load_ns: mean_ns(o.other_load_ps, o.loads - o.lcl_hitm - o.rmt_hitm),
-                        cpu_count: o.cpus.len() as u32,
-                        nodes,
-                    }
+                .chunk_by(|a, b| a.offset == b.offset)
+                .map(|rows| OffsetRecord {
+                    offset: rows[0].offset,
+                    what: what(rows[0].offset),
+                    counts: AccessCounts::of(rows, &node_of),
+                    symbols: rows
+                        .iter()
+                        .map(|row| SymbolRecord {
+                            symbol: row.by,
+                            counts: AccessCounts::of(std::slice::from_ref(row), &node_of),
+                        })
+                        .collect(),
                 })
                 .collect(),
+        }
+    }
+}
+
+impl AccessCounts {
+    /// The counts of `rows` together (rows of one offset), their CPUs' nodes
+    /// by `node_of`.
+    fn of(rows: &[OffsetStats<u64>], node_of: impl Fn(u32) -> u32) -> AccessCounts {
+        let sum = |field: fn(&OffsetStats<u64>) -> u64| rows.iter().map(field).sum::<u64>();
+        let mean_ns = |ps: u64, n: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                ps as f64 / 1000.0 / n as f64
+            }
+        };
+        let mut cpus = Vec::new();
+        for row in rows {
+            row.cpus.for_each(|c| cpus.push(c));
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        let mut nodes: Vec<u32> = cpus.iter().map(|&c| node_of(c.into())).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let (lcl_hitm, rmt_hitm, loads) =
+            (sum(|o| o.lcl_hitm), sum(|o| o.rmt_hitm), sum(|o| o.loads));
+        AccessCounts {
+            lcl_hitm,
+            rmt_hitm,
+            loads,
+            stores: sum(OffsetStats::stores),
+            store_l1_hit: sum(|o| o.store_l1_hit),
+            store_l1_miss: sum(|o| o.store_l1_miss),
+            lcl_rfo_modified: sum(|o| o.lcl_rfo_modified),
+            rmt_rfo_modified: sum(|o| o.rmt_rfo_modified),
+            mean_rmt_hitm_ns: mean_ns(sum(|o| o.rmt_hitm_ps), rmt_hitm),
+            mean_lcl_hitm_ns: mean_ns(sum(|o| o.lcl_hitm_ps), lcl_hitm),
+            mean_load_ns: mean_ns(sum(|o| o.other_load_ps), loads - lcl_hitm - rmt_hitm),
+            cpu_count: cpus.len() as u32,
+            nodes,
         }
     }
 }

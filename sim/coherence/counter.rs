@@ -19,6 +19,7 @@ use super::stats::Records;
 use super::{AccessKind, Class};
 use crate::machine::Ps;
 use crate::memory::LineId;
+use crate::symbol::Symbol;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
@@ -70,7 +71,8 @@ struct Batch {
     shift: u32,
 }
 
-/// One access: its latency in ps, its kind and class in the top byte.
+/// One access: its latency in ps, the function that made it in the byte
+/// above, its kind and class in the top byte.
 #[derive(Clone, Copy, Default)]
 struct Sample {
     ps_kind_class: u64,
@@ -88,7 +90,12 @@ const BATCH: usize = 1 << 16;
 /// about once a batch, the runs in address order, each run's records small
 /// enough together to stay in the host's cache while its samples count.
 const RUNS: usize = 256;
-const PS_BITS: u32 = 56;
+/// 48 bits of picoseconds: any access under 281 seconds.
+const PS_BITS: u32 = 48;
+/// The symbol's byte, above the latency.
+const SYMBOL_SHIFT: u32 = PS_BITS;
+/// The class's three bits and the kind's two, above the symbol.
+const CLASS_SHIFT: u32 = PS_BITS + 8;
 
 impl Counter {
     pub(super) fn new(cpus: usize) -> Counter {
@@ -110,13 +117,15 @@ impl Counter {
         self.named - 1
     }
 
-    /// Keeps an access for the record `stats`, handing the batch over to
-    /// be counted when it is full.
+    /// Keeps an access for the record `stats`, made at `offset` by the
+    /// function `by`, handing the batch over to be counted when it is full.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn add(
         &mut self,
         stats: u32,
         offset: u16,
+        by: Symbol,
         cpu: u32,
         kind: AccessKind,
         class: Class,
@@ -125,14 +134,15 @@ impl Counter {
         let b = &mut self.batch;
         let sample = Sample {
             ps_kind_class: ps & ((1 << PS_BITS) - 1)
-                | (kind as u64) << (PS_BITS + 3)
-                | (class as u64) << PS_BITS,
+                | (by as u64) << SYMBOL_SHIFT
+                | (kind as u64) << (CLASS_SHIFT + 3)
+                | (class as u64) << CLASS_SHIFT,
             stats,
             cpu: cpu as u16,
             offset,
         };
         if ps >> PS_BITS != 0 {
-            // Twenty hours for one access: no room in a sample.
+            // Minutes for one access: no room in a sample.
             b.slow.push((sample, ps));
             return;
         }
@@ -313,7 +323,7 @@ impl Batch {
         for &(s, ps) in &self.slow {
             records
                 .get_mut(s.stats)
-                .record(s.offset, s.cpu, s.kind(), s.class(), ps, cpus);
+                .record(s.offset, s.by(), s.cpu, s.kind(), s.class(), ps, cpus);
         }
         self.group_by_records(scratch);
         const LOOKAHEAD: usize = 16;
@@ -322,9 +332,15 @@ impl Batch {
                 crate::prefetch::prefetch_whole(records.get(ahead.stats));
             }
             let s = self.samples[i];
-            records
-                .get_mut(s.stats)
-                .record(s.offset, s.cpu, s.kind(), s.class(), s.ps(), cpus);
+            records.get_mut(s.stats).record(
+                s.offset,
+                s.by(),
+                s.cpu,
+                s.kind(),
+                s.class(),
+                s.ps(),
+                cpus,
+            );
         }
     }
 
@@ -352,11 +368,15 @@ impl Batch {
 
 impl Sample {
     fn kind(self) -> AccessKind {
-        AccessKind::ALL[(self.ps_kind_class >> (PS_BITS + 3)) as usize & 3]
+        AccessKind::ALL[(self.ps_kind_class >> (CLASS_SHIFT + 3)) as usize & 3]
     }
 
     fn class(self) -> Class {
-        Class::ALL[(self.ps_kind_class >> PS_BITS) as usize & 7]
+        Class::ALL[(self.ps_kind_class >> CLASS_SHIFT) as usize & 7]
+    }
+
+    fn by(self) -> Symbol {
+        Symbol::ALL[(self.ps_kind_class >> SYMBOL_SHIFT) as usize & 0xff]
     }
 
     fn ps(self) -> Ps {
@@ -385,7 +405,7 @@ mod tests {
                 o.cpus.for_each(|c| cpus.push(c));
                 cpus.sort_unstable();
                 (
-                    o.offset,
+                    (o.offset, o.by),
                     o.loads,
                     o.lcl_hitm,
                     o.rmt_hitm,
@@ -433,6 +453,7 @@ mod tests {
             let cpu = (x >> 30) as u32 % 96;
             let kind = AccessKind::ALL[(x >> 40) as usize % 3];
             let class = Class::ALL[(x >> 44) as usize % 7];
+            let by = Symbol::ALL[(x >> 47) as usize % Symbol::ALL.len()];
             let ps = if i == 777 || i == 2 * BATCH + 9 {
                 1 << PS_BITS
             } else {
@@ -444,8 +465,8 @@ mod tests {
                     *d = LineStats::new(d.line);
                 }
             }
-            direct[line as usize].record(offset, cpu as u16, kind, class, ps, 96);
-            counter.add(line, offset, cpu, kind, class, ps);
+            direct[line as usize].record(offset, by, cpu as u16, kind, class, ps, 96);
+            counter.add(line, offset, by, cpu, kind, class, ps);
         }
         assert!(matches!(counter.counting, Counting::Beside { .. }));
         let records = counter.records();

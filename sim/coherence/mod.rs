@@ -33,6 +33,7 @@ use crate::huge_pages;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, MemoryMap};
 use crate::prefetch::prefetch_whole;
+use crate::symbol::Symbol;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -570,6 +571,7 @@ impl Directory {
         line: LineId,
         addr: u64,
         kind: AccessKind,
+        by: Symbol,
         waiter: u32,
         granted: bool,
     ) -> Request {
@@ -578,7 +580,7 @@ impl Directory {
                 return Request::Waits(turn);
             }
         }
-        Request::Served(self.access(m, cpu, now, line, addr, kind))
+        Request::Served(self.access(m, cpu, now, line, addr, kind, by))
     }
 
     /// The waiting half of `request`: whether a request not yet granted
@@ -778,7 +780,8 @@ impl Directory {
         }
     }
 
-    /// `cpu` accesses the byte at `addr`, which lies in `line`, at time `now`.
+    /// `cpu` accesses the byte at `addr`, which lies in `line`, at time
+    /// `now`, in the function `by` (what the line's record counts it under).
     ///
     /// The request is resolved at the lowest level of the hierarchy that can
     /// serve it: the core's own caches (SMT siblings share them); the LLC
@@ -789,6 +792,7 @@ impl Directory {
     /// read occupancy, an ownership transfer for its own occupancy.
     // Forced: the request's hit path stays inline; the ten forced (see `record`) save 8%.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub fn access(
         &mut self,
         m: &Machine,
@@ -797,6 +801,7 @@ impl Directory {
         line: LineId,
         addr: u64,
         kind: AccessKind,
+        by: Symbol,
     ) -> Outcome {
         let now = self.translated(m, cpu, now, line, addr);
         let off = (addr & self.line_mask) as u16;
@@ -834,12 +839,12 @@ impl Directory {
             };
             if *stats != 0 {
                 let index = *stats - 1;
-                self.counter.add(index, off, cpu, kind, Class::L1Hit, 0);
+                self.counter.add(index, off, by, cpu, kind, Class::L1Hit, 0);
             }
             self.totals.count_hit(kind);
             return outcome;
         }
-        self.miss(m, cpu, now, line, off, kind)
+        self.miss(m, cpu, now, line, off, kind, by)
     }
 
     /// When the access to `addr` in `line` can go to the caches: at `now`,
@@ -898,6 +903,7 @@ impl Directory {
     /// The rest of `access` for a request its core's caches cannot serve:
     /// out of line, so that a hit's path stays short.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn miss(
         &mut self,
         m: &Machine,
@@ -906,6 +912,7 @@ impl Directory {
         line: LineId,
         off: u16,
         kind: AccessKind,
+        by: Symbol,
     ) -> Outcome {
         let unit = if self.units.is_some() {
             self.move_unit(m, cpu, line, kind)
@@ -965,7 +972,8 @@ impl Directory {
         }
         if *stats != 0 {
             let index = *stats - 1;
-            self.counter.add(index, off, cpu, kind, class, done - now);
+            self.counter
+                .add(index, off, by, cpu, kind, class, done - now);
         }
         self.totals.count(kind, class, done - now, falsely);
         if kind == AccessKind::Read && class != Class::L1Hit {
@@ -1158,6 +1166,9 @@ impl Directory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The function the tests' accesses are counted under.
+    const BY: Symbol = Symbol::Workload;
     use crate::machine::presets::preset;
     use crate::machine::tlb::PageSize;
     use crate::machine::Ps;
@@ -1183,28 +1194,29 @@ mod tests {
     fn classes_follow_the_line_state() {
         let (m, _, mut d) = setup();
         // CPU 0 and 1 on socket 0, CPU 32 on socket 1 (one thread per core first).
-        let a = d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
+        let a = d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write, BY);
         assert_eq!(a.class, Class::DramLcl);
         assert_eq!(
-            d.access(&m, 0, a.done, 0, 0x1000, AccessKind::Read).class,
+            d.access(&m, 0, a.done, 0, 0x1000, AccessKind::Read, BY)
+                .class,
             Class::L1Hit
         );
-        let b = d.access(&m, 1, a.done, 0, 0x1008, AccessKind::Read);
+        let b = d.access(&m, 1, a.done, 0, 0x1008, AccessKind::Read, BY);
         assert_eq!(b.class, Class::LclHitm);
         assert_eq!(b.done - a.done, m.node_ps);
-        let c = d.access(&m, 32, b.done, 0, 0x1008, AccessKind::Rmw);
+        let c = d.access(&m, 32, b.done, 0, 0x1008, AccessKind::Rmw, BY);
         assert_eq!(c.class, Class::RmtHit);
         assert_eq!(c.done - b.done, m.remote_latency_ps(0, 1) + m.rmw_ps);
-        let e = d.access(&m, 0, c.done, 0, 0x1000, AccessKind::Read);
+        let e = d.access(&m, 0, c.done, 0, 0x1000, AccessKind::Read, BY);
         assert_eq!(e.class, Class::RmtHitm);
         // Line 1 came into CPU 0's core with line 0 (the adjacent-line
         // prefetcher); line 2 is in no cache.
         assert_eq!(
-            d.access(&m, 33, 0, 1, 0x1040, AccessKind::Read).class,
+            d.access(&m, 33, 0, 1, 0x1040, AccessKind::Read, BY).class,
             Class::RmtHit
         );
         assert_eq!(
-            d.access(&m, 33, 0, 2, 0x1080, AccessKind::Read).class,
+            d.access(&m, 33, 0, 2, 0x1080, AccessKind::Read, BY).class,
             Class::DramRmt
         );
         // CPU 1 (node 0) took the line Modified from CPU 0 (node 0); CPU 0
@@ -1219,13 +1231,13 @@ mod tests {
     fn smt_siblings_share_the_cores_cache() {
         let (m, _, mut d) = setup();
         let sibling = (1..m.cpus()).find(|&c| m.core_of(c) == 0).unwrap();
-        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
-        let read = d.access(&m, sibling, 1_000_000, 0, 0x1000, AccessKind::Read);
-        let write = d.access(&m, sibling, 2_000_000, 0, 0x1000, AccessKind::Rmw);
+        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write, BY);
+        let read = d.access(&m, sibling, 1_000_000, 0, 0x1000, AccessKind::Read, BY);
+        let write = d.access(&m, sibling, 2_000_000, 0, 0x1000, AccessKind::Rmw, BY);
         assert_eq!((read.class, write.class), (Class::L1Hit, Class::L1Hit));
         assert_eq!(d.totals.transfers(), 0);
         // Another core still takes the line Modified from the core.
-        let other = d.access(&m, 1, 3_000_000, 0, 0x1000, AccessKind::Read);
+        let other = d.access(&m, 1, 3_000_000, 0, 0x1000, AccessKind::Read, BY);
         assert_eq!(other.class, Class::LclHitm);
     }
 
@@ -1235,9 +1247,9 @@ mod tests {
         for occupancy in [Some(10.0), Some(30.0), None] {
             let m = machine_with("icx-2s", |s| s.coherence.transfer_occupancy = occupancy);
             let mut d = directory(&m, 4096, 0);
-            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
-            let first = d.access(&m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Write);
-            let second = d.access(&m, 2, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
+            let first = d.access(&m, 1, 1_000_000, 0, 0x10_0000, AccessKind::Write, BY);
+            let second = d.access(&m, 2, 1_000_000, 0, 0x10_0000, AccessKind::Write, BY);
             assert_eq!(first.done, 1_000_000 + m.node_ps);
             // The second request waits for the first's occupancy, whatever
             // the hop's latency.
@@ -1253,13 +1265,13 @@ mod tests {
             s.coherence.remote_transfer_occupancy = Some(50.0);
         });
         let mut d = directory(&m, 4096, 0);
-        d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
         // CPU 32 is on the other socket: its write takes the line across.
-        let across = d.access(&m, 32, 1_000_000, 0, 0x10_0000, AccessKind::Write);
+        let across = d.access(&m, 32, 1_000_000, 0, 0x10_0000, AccessKind::Write, BY);
         assert_eq!(across.class, Class::RmtHitm);
         assert_eq!(d.lines[0].free_at, 1_000_000 + 50_000);
         // CPU 33, beside it, takes it within the node after that occupancy.
-        let beside = d.access(&m, 33, across.done, 0, 0x10_0000, AccessKind::Write);
+        let beside = d.access(&m, 33, across.done, 0, 0x10_0000, AccessKind::Write, BY);
         assert_eq!(beside.class, Class::LclHitm);
         assert_eq!(d.lines[0].free_at, across.done + 10_000);
     }
@@ -1304,7 +1316,7 @@ mod tests {
             for p in 0..pages {
                 let addr = base + p * 4096;
                 now = d
-                    .access(&m, 0, now, mem.line_in(r, addr), addr, AccessKind::Read)
+                    .access(&m, 0, now, mem.line_in(r, addr), addr, AccessKind::Read, BY)
                     .done;
             }
         }
@@ -1356,8 +1368,8 @@ mod tests {
     fn lines_outside_every_span_are_not_translated() {
         let m = Machine::new(preset("icx-2s").unwrap()).unwrap();
         let (_, mem, mut d) = setup();
-        let hit = d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
-        let again = d.access(&m, 0, hit.done, 0, 0x1000, AccessKind::Write);
+        let hit = d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write, BY);
+        let again = d.access(&m, 0, hit.done, 0, 0x1000, AccessKind::Write, BY);
         assert_eq!(again.done, hit.done + m.l1_ps);
         assert_eq!(d.lines.len(), mem.lines() as usize);
     }
@@ -1366,7 +1378,7 @@ mod tests {
     fn the_holder_keeps_the_line_until_a_waiting_request_is_granted() {
         let (m, mut d) = waiting_setup();
         let rmw = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
-            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Rmw, cpu, granted)
+            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Rmw, BY, cpu, granted)
         };
         let Request::Served(_) = rmw(&mut d, 0, 0, false) else {
             panic!("an idle line serves at once")
@@ -1418,9 +1430,9 @@ mod tests {
         let sibling = m.sibling_of(1).unwrap();
         assert_ne!(sibling, 1);
         let read = |d: &mut Directory, cpu: u32, now: Ps, granted: bool| {
-            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Read, cpu, granted)
+            d.request(&m, cpu, now, 0, 0x1000, AccessKind::Read, BY, cpu, granted)
         };
-        d.request(&m, 0, 0, 0, 0x1000, AccessKind::Write, 0, false);
+        d.request(&m, 0, 0, 0, 0x1000, AccessKind::Write, BY, 0, false);
         // CPU 1 and its SMT sibling both miss while the server is busy.
         let Request::Waits(Some(turn)) = read(&mut d, 1, 1, false) else {
             panic!("a busy line makes the read wait")
@@ -1468,12 +1480,12 @@ mod tests {
                 .take(READERS as usize + 1)
                 .collect();
             let mut d = directory(&m, 4096, 0);
-            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
-            d.access(&m, cores[0], 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
+            d.access(&m, cores[0], 1_000_000, 0, 0x10_0000, AccessKind::Read, BY);
             let now = 2_000_000;
             let last = cores[1..]
                 .iter()
-                .map(|&cpu| d.access(&m, cpu, now, 0, 0x10_0000, AccessKind::Read))
+                .map(|&cpu| d.access(&m, cpu, now, 0, 0x10_0000, AccessKind::Read, BY))
                 .inspect(|r| assert_eq!(r.class, Class::LclHit, "{name}"))
                 .map(|r| r.done)
                 .max()
@@ -1495,9 +1507,9 @@ mod tests {
     /// when its server frees.
     fn owner_with_a_waiter(m: &Machine, d: &mut Directory) -> (LineTurn, Ps, Outcome) {
         let rmw = |d: &mut Directory, cpu: u32, now: Ps| {
-            d.request(m, cpu, now, 0, 0x10_0000, AccessKind::Rmw, cpu, false)
+            d.request(m, cpu, now, 0, 0x10_0000, AccessKind::Rmw, BY, cpu, false)
         };
-        d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
         let Request::Served(owned) = rmw(d, 2, 1_000_000) else {
             panic!("an idle line serves at once")
         };
@@ -1523,7 +1535,7 @@ mod tests {
         let mut burst = 0;
         while at < free + delay {
             let Request::Served(hit) =
-                d.request(&m, 2, at, 0, 0x10_0000, AccessKind::Rmw, 2, false)
+                d.request(&m, 2, at, 0, 0x10_0000, AccessKind::Rmw, BY, 2, false)
             else {
                 panic!("the owner's access during its burst is served")
             };
@@ -1538,9 +1550,17 @@ mod tests {
             d.turn(&m, turn.queue, free + delay),
             Turn::Granted { waiter: 1, .. }
         ));
-        let Request::Served(taken) =
-            d.request(&m, 1, free + delay, 0, 0x10_0000, AccessKind::Rmw, 1, true)
-        else {
+        let Request::Served(taken) = d.request(
+            &m,
+            1,
+            free + delay,
+            0,
+            0x10_0000,
+            AccessKind::Rmw,
+            BY,
+            1,
+            true,
+        ) else {
             panic!("a granted request is served")
         };
         assert_eq!(taken.class, Class::LclHitm);
@@ -1558,14 +1578,25 @@ mod tests {
             d.turn(&m, turn.queue, free),
             Turn::Granted { waiter: 1, .. }
         ));
-        let Request::Served(taken) = d.request(&m, 1, free, 0, 0x10_0000, AccessKind::Rmw, 1, true)
+        let Request::Served(taken) =
+            d.request(&m, 1, free, 0, 0x10_0000, AccessKind::Rmw, BY, 1, true)
         else {
             panic!("a granted request is served")
         };
         assert_eq!(taken.done, free + m.node_ps + m.rmw_ps);
         // The former owner's next increment waits for the line.
         assert!(matches!(
-            d.request(&m, 2, free + 1_000, 0, 0x10_0000, AccessKind::Rmw, 2, false),
+            d.request(
+                &m,
+                2,
+                free + 1_000,
+                0,
+                0x10_0000,
+                AccessKind::Rmw,
+                BY,
+                2,
+                false
+            ),
             Request::Waits(_)
         ));
     }
@@ -1588,6 +1619,7 @@ mod tests {
                 line,
                 0x10_0000 + u64::from(line) * 64,
                 AccessKind::Read,
+                BY,
             )
             .class
         };
@@ -1609,8 +1641,8 @@ mod tests {
         let without = machine_with("icx-2s", |s| s.coherence.adjacent_line_prefetch = false);
         for (m, prefetches) in [(&with, true), (&without, false)] {
             let mut d = directory(m, 4096, 0);
-            d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Read);
-            let buddy = d.access(m, 0, 1_000_000, 1, 0x10_0040, AccessKind::Read);
+            d.access(m, 0, 0, 0, 0x10_0000, AccessKind::Read, BY);
+            let buddy = d.access(m, 0, 1_000_000, 1, 0x10_0040, AccessKind::Read, BY);
             let expected = if prefetches {
                 Class::L1Hit
             } else {
@@ -1618,8 +1650,8 @@ mod tests {
             };
             assert_eq!(buddy.class, expected);
             // A write to the buddy takes it from CPU 0's core, and only it.
-            d.access(m, 1, 2_000_000, 1, 0x10_0040, AccessKind::Write);
-            let again = d.access(m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Read);
+            d.access(m, 1, 2_000_000, 1, 0x10_0040, AccessKind::Write, BY);
+            let again = d.access(m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Read, BY);
             assert_eq!(again.class, Class::L1Hit);
         }
     }
@@ -1632,8 +1664,8 @@ mod tests {
             .unwrap();
         let cost = |home: u32| {
             let mut d = directory(&m, 4096, home);
-            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
-            let out = d.access(&m, other_ccx, 1_000_000, 0, 0x10_0000, AccessKind::Read);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
+            let out = d.access(&m, other_ccx, 1_000_000, 0, 0x10_0000, AccessKind::Read, BY);
             out.done - 1_000_000
         };
         // Home on the CPUs' own node: the measured cross-CCX transfer.
@@ -1653,9 +1685,9 @@ mod tests {
             let mut d = directory(&m, 4096, 0);
             // CPU 0 writes line 0 of a page; a CPU of another board writes
             // line 5 of the same page, then CPU 0 reads its line again.
-            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
-            d.access(&m, far, 1_000_000, 5, 0x10_0140, AccessKind::Write);
-            let again = d.access(&m, 0, 2_000_000, 0, 0x10_0000, AccessKind::Read);
+            d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
+            d.access(&m, far, 1_000_000, 5, 0x10_0140, AccessKind::Write, BY);
+            let again = d.access(&m, 0, 2_000_000, 0, 0x10_0000, AccessKind::Read, BY);
             if board_line == 4096 {
                 assert_ne!(again.class, Class::L1Hit, "the unit left board 0");
                 assert!(again.done - 2_000_000 >= m.board_ps, "{again:?}");
@@ -1672,17 +1704,17 @@ mod tests {
             .find(|&c| m.board_of(c) != m.board_of(0))
             .unwrap();
         let mut d = directory(&m, 4096, 0);
-        d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write);
+        d.access(&m, 0, 0, 0, 0x10_0000, AccessKind::Write, BY);
         // The other board reads another line of the page: CPU 0's copy of
         // line 0 is downgraded, still readable, but no longer its own.
-        let read = d.access(&m, far, 1_000_000, 8, 0x10_0200, AccessKind::Read);
+        let read = d.access(&m, far, 1_000_000, 8, 0x10_0200, AccessKind::Read, BY);
         assert!(read.done - 1_000_000 >= m.board_ps, "{read:?}");
-        let hit = d.access(&m, 0, 2_000_000, 0, 0x10_0000, AccessKind::Read);
+        let hit = d.access(&m, 0, 2_000_000, 0, 0x10_0000, AccessKind::Read, BY);
         assert_eq!(hit.class, Class::L1Hit);
-        let write = d.access(&m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Write);
+        let write = d.access(&m, 0, 3_000_000, 0, 0x10_0000, AccessKind::Write, BY);
         assert!(write.done - 3_000_000 >= m.board_ps, "{write:?}");
         // The write took the page: the other board's line 8 is gone.
-        let again = d.access(&m, far, 4_000_000, 8, 0x10_0200, AccessKind::Read);
+        let again = d.access(&m, far, 4_000_000, 8, 0x10_0200, AccessKind::Read, BY);
         assert_ne!(again.class, Class::L1Hit);
     }
 
@@ -1690,8 +1722,8 @@ mod tests {
     fn a_prefetch_for_write_takes_the_line_exclusive_and_writes_nothing() {
         let (m, mut d) = waiting_setup();
         // CPU 1 dirties the line, CPU 2 reads it: both hold copies.
-        d.access(&m, 1, 0, 0, 0x1000, AccessKind::Write);
-        d.access(&m, 2, 1_000_000, 0, 0x1000, AccessKind::Read);
+        d.access(&m, 1, 0, 0, 0x1000, AccessKind::Write, BY);
+        d.access(&m, 2, 1_000_000, 0, 0x1000, AccessKind::Read, BY);
         let (writes, totals) = (d.writes(0), d.totals.clone());
         d.prefetch_for_write(&m, 0, 2_000_000, 0);
         // Nothing written: no write counted (so no spinner wakes), no access.
@@ -1699,18 +1731,18 @@ mod tests {
         assert_eq!(d.totals, totals);
         // The line is CPU 0's alone: its store hits, the others' reads miss.
         assert!(d.owned_by(&m, 0, 0));
-        let store = d.access(&m, 0, 3_000_000, 0, 0x1000, AccessKind::Write);
+        let store = d.access(&m, 0, 3_000_000, 0, 0x1000, AccessKind::Write, BY);
         assert_eq!(store.class, Class::L1Hit);
-        let read = d.access(&m, 2, 4_000_000, 0, 0x1000, AccessKind::Read);
+        let read = d.access(&m, 2, 4_000_000, 0, 0x1000, AccessKind::Read, BY);
         assert_eq!(read.class, Class::LclHitm);
     }
 
     #[test]
     fn a_hit_after_a_prefetch_for_write_waits_for_its_data() {
         let (m, mut d) = waiting_setup();
-        d.access(&m, 32, 0, 0, 0x1000, AccessKind::Write);
+        d.access(&m, 32, 0, 0, 0x1000, AccessKind::Write, BY);
         d.prefetch_for_write(&m, 0, 1_000_000, 0);
-        let store = d.access(&m, 0, 1_000_000, 0, 0x1000, AccessKind::Write);
+        let store = d.access(&m, 0, 1_000_000, 0, 0x1000, AccessKind::Write, BY);
         assert_eq!(store.class, Class::L1Hit);
         assert!(store.done >= 1_000_000 + m.transfer_ps(32, 0), "{store:?}");
     }
@@ -1718,11 +1750,11 @@ mod tests {
     #[test]
     fn true_and_false_sharing_are_told_apart() {
         let (m, _, mut d) = setup();
-        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write);
-        d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write); // same field
-        d.access(&m, 2, 2_000_000, 0, 0x1004, AccessKind::Write); // neighbour field
+        d.access(&m, 0, 0, 0, 0x1000, AccessKind::Write, BY);
+        d.access(&m, 1, 1_000_000, 0, 0x1000, AccessKind::Write, BY); // same field
+        d.access(&m, 2, 2_000_000, 0, 0x1004, AccessKind::Write, BY); // neighbour field
         assert_eq!((d.totals.true_sharing, d.totals.false_sharing), (1, 1));
-        d.access(&m, 3, 3_000_000, 0, 0x1004, AccessKind::Read); // a HITM
+        d.access(&m, 3, 3_000_000, 0, 0x1004, AccessKind::Read, BY); // a HITM
         let s = &d.hottest_lines(1)[0];
         assert_eq!((s.lcl_rfo_modified(), s.hitm()), (2, 1));
         assert_eq!(s.offsets().len(), 2);

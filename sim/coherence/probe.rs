@@ -6,11 +6,14 @@
 use super::{AccessKind, Directory, Request, Turn};
 use crate::machine::{Machine, Ps};
 use crate::memory::{Home, MemoryMap};
+use crate::symbol::Symbol;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// The probed line's address: any line of the probe's one region.
 pub const LINE_ADDR: u64 = 0x10_0000;
+/// The probes' accesses are a benchmark's own, as a workload's are.
+const BY: Symbol = Symbol::Workload;
 /// Far enough apart that no request of one step waits for another's.
 pub const IDLE_GAP: Ps = 10_000_000;
 
@@ -25,11 +28,11 @@ pub fn directory(m: &Machine, home: u32) -> Directory {
 /// ns until the last of them has it.
 pub fn fan_out_ns(m: &Machine, readers: &[u32]) -> f64 {
     let mut d = directory(m, 0);
-    d.access(m, 0, 0, 0, LINE_ADDR, AccessKind::Write);
+    d.access(m, 0, 0, 0, LINE_ADDR, AccessKind::Write, BY);
     let now = IDLE_GAP;
     let last = readers
         .iter()
-        .map(|&r| d.access(m, r, now, 0, LINE_ADDR, AccessKind::Read).done)
+        .map(|&r| d.access(m, r, now, 0, LINE_ADDR, AccessKind::Read, BY).done)
         .max()
         .unwrap_or(now);
     (last - now) as f64 / 1000.0
@@ -91,6 +94,7 @@ pub fn contended_rmw(m: &Machine, cpus: &[u32], rounds: usize) -> Vec<Increment>
             0,
             LINE_ADDR,
             AccessKind::Rmw,
+            BY,
             cpu as u32,
             granted,
         );

@@ -13,6 +13,7 @@
 use super::{AccessKind, Class, SharerSet};
 use crate::machine::Ps;
 use crate::memory::LineId;
+use crate::symbol::Symbol;
 use serde::{Deserialize, Serialize};
 
 /// Counts over all accesses.
@@ -287,10 +288,12 @@ impl Records {
     }
 }
 
-/// One byte offset of a line, as in perf c2c's Pareto table.
-#[derive(Clone, Debug, Default)]
+/// One byte offset of a line and one function that accessed it, as a row
+/// of perf c2c's Pareto table.
+#[derive(Clone, Debug)]
 pub struct OffsetStats<C = u64> {
     pub offset: u16,
+    pub by: Symbol,
     /// Loads, HITM loads among them.
     pub loads: C,
     pub lcl_hitm: C,
@@ -313,6 +316,29 @@ pub struct OffsetStats<C = u64> {
 }
 
 impl<C: Count> OffsetStats<C> {
+    fn new(offset: u16, by: Symbol) -> OffsetStats<C> {
+        OffsetStats {
+            offset,
+            by,
+            loads: C::default(),
+            lcl_hitm: C::default(),
+            rmt_hitm: C::default(),
+            store_l1_hit: C::default(),
+            store_l1_miss: C::default(),
+            lcl_rfo_modified: C::default(),
+            rmt_rfo_modified: C::default(),
+            lcl_hitm_ps: 0,
+            rmt_hitm_ps: 0,
+            other_load_ps: 0,
+            cpus: SharerSet::default(),
+        }
+    }
+
+    /// Where the row sorts: by offset, then by function.
+    fn key(&self) -> (u16, Symbol) {
+        (self.offset, self.by)
+    }
+
     pub fn stores(&self) -> u64 {
         self.store_l1_hit.into() + self.store_l1_miss.into()
     }
@@ -354,7 +380,7 @@ pub struct LineStats<C = u64> {
 /// object that a prefetch can load whole, not a second allocation.
 const INLINE_OFFSETS: usize = 3;
 
-/// A line's offsets, sorted: inline while few, on the heap beyond.
+/// A line's (offset, function) rows, sorted: inline while few, on the heap beyond.
 // Boxing the inline variant would bring back the miss it exists to avoid.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
@@ -370,7 +396,7 @@ impl<C: Count> Default for Offsets<C> {
     fn default() -> Self {
         Offsets::Inline {
             len: 0,
-            items: Default::default(),
+            items: std::array::from_fn(|_| OffsetStats::new(0, Symbol::Workload)),
         }
     }
 }
@@ -398,7 +424,7 @@ impl<C: Count> Offsets<C> {
                 *len += 1;
             }
             Offsets::Inline { items, .. } => {
-                let mut v = std::mem::take(items).to_vec();
+                let mut v = items.to_vec();
                 v.insert(at, o);
                 *self = Offsets::Spilled(v);
             }
@@ -406,30 +432,25 @@ impl<C: Count> Offsets<C> {
         }
     }
 
-    /// The offset's statistics, added (with nothing counted) if new.
+    /// The row of the offset and function, added (with nothing counted) if new.
     // Forced, as `record` is: counting an access stays inline in the count loop.
     #[inline(always)]
-    fn at(&mut self, offset: u16) -> &mut OffsetStats<C> {
-        // A line has a handful of offsets: a scan beats a binary search.
+    fn at(&mut self, offset: u16, by: Symbol) -> &mut OffsetStats<C> {
+        // A line has a handful of rows: a scan beats a binary search.
+        let key = (offset, by);
         let known = self.as_slice();
-        let at = match known.iter().position(|o| o.offset >= offset) {
-            Some(i) if known[i].offset == offset => i,
-            found => self.add(found.unwrap_or(known.len()), offset),
+        let at = match known.iter().position(|o| o.key() >= key) {
+            Some(i) if known[i].key() == key => i,
+            found => self.add(found.unwrap_or(known.len()), offset, by),
         };
         &mut self.as_mut_slice()[at]
     }
 
-    /// A new offset, at `at` in order: out of line, as most accesses find
-    /// their offset counted before.
+    /// A new row, at `at` in order: out of line, as most accesses find
+    /// their row counted before.
     #[inline(never)]
-    fn add(&mut self, at: usize, offset: u16) -> usize {
-        self.insert(
-            at,
-            OffsetStats {
-                offset,
-                ..OffsetStats::default()
-            },
-        );
+    fn add(&mut self, at: usize, offset: u16, by: Symbol) -> usize {
+        self.insert(at, OffsetStats::new(offset, by));
         at
     }
 }
@@ -446,7 +467,7 @@ impl<C: Count> LineStats<C> {
         }
     }
 
-    /// Every offset accessed, sorted.
+    /// Every (offset, function) accessed, sorted by offset then function.
     pub fn offsets(&self) -> &[OffsetStats<C>] {
         self.offsets.as_slice()
     }
@@ -500,7 +521,7 @@ impl<C: Count> LineStats<C> {
         to.dram_lcl += self.dram_lcl.into();
         to.dram_rmt += self.dram_rmt.into();
         for o in self.offsets() {
-            o.add_counts_to(to.offsets.at(o.offset));
+            o.add_counts_to(to.offsets.at(o.offset, o.by));
         }
     }
 
@@ -509,16 +530,19 @@ impl<C: Count> LineStats<C> {
         let (line, offsets) = (self.line, std::mem::take(&mut self.offsets));
         *self = LineStats::new(line);
         for o in offsets.as_slice() {
-            self.offsets.at(o.offset).cpus = o.cpus.clone();
+            self.offsets.at(o.offset, o.by).cpus = o.cpus.clone();
         }
     }
 
-    /// Counts one access; `cpus` is the machine's CPU count.
+    /// Counts one access, made at `offset` by `by`; `cpus` is the
+    /// machine's CPU count.
     // Forced: inline in the count loop; without the hot path's ten, 8% more instructions.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn record(
         &mut self,
         offset: u16,
+        by: Symbol,
         cpu: u16,
         kind: AccessKind,
         class: Class,
@@ -535,7 +559,7 @@ impl<C: Count> LineStats<C> {
                 Class::LclHitm | Class::RmtHitm | Class::L1Hit => {}
             }
         }
-        let o = self.offsets.at(offset);
+        let o = self.offsets.at(offset, by);
         match (load, class) {
             (true, Class::LclHitm) => {
                 o.lcl_hitm += C::ONE;
@@ -574,17 +598,29 @@ mod tests {
         let mut records = Records::default();
         records.push(0);
         records.reserve(u64::from(u32::MAX) - 1);
-        records
-            .get_mut(0)
-            .record(8, 1, AccessKind::Read, Class::LclHitm, 5, 64);
+        records.get_mut(0).record(
+            8,
+            Symbol::FutexWake,
+            1,
+            AccessKind::Read,
+            Class::LclHitm,
+            5,
+            64,
+        );
         records.reserve(1);
         assert!(records.folded.is_empty());
         records.reserve(1);
         assert_eq!((records.folded.len(), records.counted), (1, 1));
         assert_eq!(records.get(0).hitm(), 0);
-        records
-            .get_mut(0)
-            .record(8, 2, AccessKind::Read, Class::LclHitm, 5, 64);
+        records.get_mut(0).record(
+            8,
+            Symbol::FutexWake,
+            2,
+            AccessKind::Read,
+            Class::LclHitm,
+            5,
+            64,
+        );
         let wide = records.widened(0);
         let o = &wide.offsets()[0];
         assert_eq!((o.lcl_hitm, o.lcl_hitm_ps, o.cpus.len()), (2, 10, 2));
@@ -598,9 +634,15 @@ mod tests {
         for (line, hitms) in [(5u32, 1u32), (3, 0), (9, 2), (4, 1)] {
             let i = records.push(line);
             for _ in 0..hitms {
-                records
-                    .get_mut(i)
-                    .record(0, 1, AccessKind::Read, Class::RmtHitm, 1, 64);
+                records.get_mut(i).record(
+                    0,
+                    Symbol::FutexWake,
+                    1,
+                    AccessKind::Read,
+                    Class::RmtHitm,
+                    1,
+                    64,
+                );
             }
         }
         let order: Vec<LineId> = records.hottest(10).iter().map(|s| s.line).collect();
@@ -613,7 +655,15 @@ mod tests {
     fn offsets_spill_past_the_inline_slots_in_order() {
         let mut s = LineStats::<u32>::new(0);
         for (i, off) in [8u16, 0, 40, 4, 24, 4].into_iter().enumerate() {
-            s.record(off, i as u16, AccessKind::Read, Class::LclHitm, 100, 64);
+            s.record(
+                off,
+                Symbol::FutexWake,
+                i as u16,
+                AccessKind::Read,
+                Class::LclHitm,
+                100,
+                64,
+            );
         }
         let offsets: Vec<u16> = s.offsets().iter().map(|o| o.offset).collect();
         assert_eq!(offsets, [0, 4, 8, 24, 40]);
@@ -627,9 +677,33 @@ mod tests {
     #[test]
     fn only_loads_are_hitm() {
         let mut s = LineStats::<u32>::new(0);
-        s.record(0, 1, AccessKind::Rmw, Class::RmtHitm, 100, 64);
-        s.record(0, 2, AccessKind::Write, Class::L1Hit, 1, 64);
-        s.record(0, 3, AccessKind::Read, Class::RmtHitm, 100, 64);
+        s.record(
+            0,
+            Symbol::FutexWake,
+            1,
+            AccessKind::Rmw,
+            Class::RmtHitm,
+            100,
+            64,
+        );
+        s.record(
+            0,
+            Symbol::FutexWake,
+            2,
+            AccessKind::Write,
+            Class::L1Hit,
+            1,
+            64,
+        );
+        s.record(
+            0,
+            Symbol::FutexWake,
+            3,
+            AccessKind::Read,
+            Class::RmtHitm,
+            100,
+            64,
+        );
         let o = &s.offsets()[0];
         assert_eq!((s.rmt_hitm(), o.rmt_hitm, o.loads), (1, 1, 1));
         assert_eq!(

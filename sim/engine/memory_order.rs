@@ -25,6 +25,7 @@ use crate::coherence::{AccessKind, Class, Request};
 use crate::kernel::spinlock::Publishes;
 use crate::machine::{Machine, Ps};
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 use crate::task::{AtomicOp, UserWord};
 use std::collections::VecDeque;
 
@@ -66,6 +67,8 @@ impl Carries {
 /// before it, waits at its line.
 struct HeldStore {
     mem: Mem,
+    /// The function that made the store.
+    by: Symbol,
     carries: Carries,
     /// When the loads older than the store complete: it commits after them.
     after_loads: Ps,
@@ -268,7 +271,7 @@ impl Engine<'_> {
         None
     }
 
-    /// A plain store: it retires into the store buffer and the task goes
+    /// A plain store, made by `by`: it retires into the store buffer and the task goes
     /// on; the line is asked for now and the value is visible, spinners
     /// woken, when it commits in order. Where the line's server is busy the
     /// store waits there in the buffer, and the stores after it commit
@@ -283,13 +286,14 @@ impl Engine<'_> {
         task: u32,
         now: Ps,
         mem: Mem,
+        by: Symbol,
         carries: Carries,
         redo: impl FnOnce() -> Redo,
     ) -> Option<Stored> {
         let cpu = self.tasks[task as usize].cpu;
         let l1 = self.m.l1_ps;
         if self.cpus.order[cpu as usize].commits.is_empty() {
-            let Some(out) = self.ask(task, now, mem, AccessKind::Write) else {
+            let Some(out) = self.ask(task, now, mem, AccessKind::Write, by) else {
                 self.park(task, redo());
                 return None;
             };
@@ -324,6 +328,7 @@ impl Engine<'_> {
         o.commits[slot] = HELD;
         let mut store = HeldStore {
             mem,
+            by,
             carries,
             after_loads,
             slot,
@@ -356,7 +361,7 @@ impl Engine<'_> {
                 return Some(retired);
             }
         }
-        let asked = self.ask_for_store(cpu, now, mem, carries.kind(), false);
+        let asked = self.ask_for_store(cpu, now, mem, carries.kind(), by, false);
         match asked {
             Request::Served(out) if self.cpus.order[cpu as usize].held.is_empty() => {
                 self.committed(cpu, &store, out.done);
@@ -384,11 +389,13 @@ impl Engine<'_> {
         now: Ps,
         mem: Mem,
         kind: AccessKind,
+        by: Symbol,
         granted: bool,
     ) -> Request {
         let waiter = Waiter::StoreBuffer(cpu).id();
-        self.dir
-            .request(self.m, cpu, now, mem.line, mem.addr, kind, waiter, granted)
+        self.dir.request(
+            self.m, cpu, now, mem.line, mem.addr, kind, by, waiter, granted,
+        )
     }
 
     /// `line` granted one of the CPU's stores waiting at it (the oldest
@@ -410,8 +417,8 @@ impl Engine<'_> {
             if index != first && !rider {
                 continue;
             }
-            let (mem, kind) = (h.mem, h.carries.kind());
-            let Request::Served(out) = self.ask_for_store(cpu, now, mem, kind, true) else {
+            let (mem, kind, by) = (h.mem, h.carries.kind(), h.by);
+            let Request::Served(out) = self.ask_for_store(cpu, now, mem, kind, by, true) else {
                 unreachable!("a granted request is served")
             };
             self.cpus.order[cpu as usize].held[index].done = Some(out.done);
@@ -429,13 +436,14 @@ impl Engine<'_> {
         while let Some(&HeldStore {
             done: Some(done),
             mem,
+            by,
             carries,
             ..
         }) = self.cpus.order[cpu as usize].held.front()
         {
             let mut done = done;
             if !self.dir.owned_by(self.m, cpu, mem.line) {
-                match self.ask_for_store(cpu, now, mem, carries.kind(), false) {
+                match self.ask_for_store(cpu, now, mem, carries.kind(), by, false) {
                     Request::Served(out) => done = out.done,
                     Request::Waits(turn) => {
                         self.schedule_turn(turn);
@@ -512,13 +520,19 @@ impl Engine<'_> {
     /// line for a grant (the task waits with it).
     // Inlined into `run_step`, which says why.
     #[inline(always)]
-    pub(super) fn issue_load(&mut self, task: u32, now: Ps, mem: Mem) -> Result<bool, Ps> {
+    pub(super) fn issue_load(
+        &mut self,
+        task: u32,
+        now: Ps,
+        mem: Mem,
+        by: Symbol,
+    ) -> Result<bool, Ps> {
         let cpu = self.tasks[task as usize].cpu;
         let (slot, free_at) = self.cpus.order[cpu as usize].first_free;
         if free_at > now {
             return Err(free_at);
         }
-        let Some(out) = self.request(task, now, mem, AccessKind::Read) else {
+        let Some(out) = self.request(task, now, mem, AccessKind::Read, by) else {
             // It waits at its line; the step runs again once granted.
             self.park(task, Redo::Step);
             return Ok(false);

@@ -11,6 +11,7 @@ use crate::kernel::script::LockRef;
 use crate::kernel::spinlock::{After, LockWait, Next, Order};
 use crate::machine::Ps;
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 
 /// The tasks spinning on each watched line, as lists: a line's `watch` in
 /// the directory is 1 + its list's index, 0 for none.
@@ -143,8 +144,12 @@ impl Engine<'_> {
             Spin::Lock(wait) => self.locks.sees_turn(wait, task),
             Spin::Word { word, until } => until.holds(self.user_value(task, word)),
         };
+        let by = match spin {
+            Spin::Lock(wait) => wait.symbol(),
+            Spin::Word { .. } => Symbol::Workload,
+        };
         let read_writes = self.dir.writes(line.line);
-        let Some(read) = self.request(task, now, line, AccessKind::Read) else {
+        let Some(read) = self.request(task, now, line, AccessKind::Read, by) else {
             self.park(task, Redo::Reread(spin));
             return;
         };
@@ -224,13 +229,14 @@ impl Engine<'_> {
                 order,
                 publishes,
                 after,
+                by,
             } => {
                 let redo = || Redo::Follow { lock, next };
                 let (at, own_cache) = match order {
                     Order::Posted => {
                         // A plain store retires into the store buffer.
                         let carries = Carries::Lock(publishes);
-                        let stored = self.store(task, now, mem, carries, redo)?;
+                        let stored = self.store(task, now, mem, by, carries, redo)?;
                         (stored.at, stored.at_once)
                     }
                     Order::PrefetchForWrite => {
@@ -240,7 +246,7 @@ impl Engine<'_> {
                         (now, true)
                     }
                     Order::Load => {
-                        let Some(out) = self.request(task, now, mem, kind) else {
+                        let Some(out) = self.request(task, now, mem, kind, by) else {
                             return self.park(task, redo());
                         };
                         (out.done, self.in_own_cache(now, out))
@@ -258,7 +264,7 @@ impl Engine<'_> {
                         } else {
                             0
                         };
-                        let Some(out) = self.request(task, now, mem, kind) else {
+                        let Some(out) = self.request(task, now, mem, kind, by) else {
                             return self.park(task, redo());
                         };
                         (out.done + drain, out.class == Class::L1Hit && drain == 0)

@@ -11,6 +11,7 @@ use crate::kernel::script::{Cost, Decision, LockRef, Step};
 use crate::kernel::spinlock::{Locks, Order, Publishes};
 use crate::machine::{MemoryModel, Ps, ResolvedCosts};
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 use crate::task::{AtomicOp, Counting, Done, Op};
 
 impl Engine<'_> {
@@ -79,7 +80,10 @@ impl Engine<'_> {
                 self.sleep(task, now, ps);
                 return false;
             }
-            Op::Access(mem, kind) => t.script.extend([Step::access(mem, kind), Step::OpDone]),
+            Op::Access(mem, kind) => {
+                let access = Step::access(mem, kind, Symbol::Workload);
+                t.script.extend([access, Step::OpDone]);
+            }
             Op::Atomic(word, op) | Op::RelaxedAtomic(word, op) => {
                 t.script.extend([Step::Atomic, Step::OpDone]);
                 let relaxed = matches!(next, Op::RelaxedAtomic(..));
@@ -144,18 +148,24 @@ impl Engine<'_> {
             }
             Step::Access(a) if a.kind == AccessKind::Write => {
                 let plain = Carries::Lock(Publishes::Nothing);
-                let stored = self.store(task, now, a.mem(), plain, || Redo::Step)?;
+                let stored = self.store(task, now, a.mem(), a.by, plain, || Redo::Step)?;
                 self.go_on(task, stored.at, stored.at_once)
             }
-            Step::Access(a) => self.in_program_order(task, now, a.mem(), a.kind, Order::Full),
+            Step::Access(a) => self.in_program_order(task, now, a.mem(), a.kind, a.by, Order::Full),
             Step::WaitersInc(w) => self.served_then(
                 task,
-                |e| e.in_program_order(task, now, w.mem(), AccessKind::Rmw, Order::Full),
+                |e| {
+                    let by = Symbol::FutexHbWaitersInc;
+                    e.in_program_order(task, now, w.mem(), AccessKind::Rmw, by, Order::Full)
+                },
                 |e| e.futex.waiter_counted(w.lock),
             ),
             Step::WaitersRead(w) => self.served_then(
                 task,
-                |e| e.in_program_order(task, now, w.mem(), AccessKind::Read, Order::Full),
+                |e| {
+                    let by = Symbol::FutexHbWaitersPending;
+                    e.in_program_order(task, now, w.mem(), AccessKind::Read, by, Order::Full)
+                },
                 |e| {
                     let script = &mut e.tasks[task as usize].script;
                     e.futex
@@ -163,14 +173,14 @@ impl Engine<'_> {
                 },
             ),
             // Ordered as the lock protocols' acquire and relaxed atomics are.
-            Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) => {
-                self.in_program_order(task, now, mem, AccessKind::Rmw, Order::Acquire)
+            Step::RelaxedRmw(t) | Step::AcquireRmw(t) => {
+                self.in_program_order(task, now, t.mem(), AccessKind::Rmw, t.by, Order::Acquire)
             }
             Step::Atomic => match self.tasks[task as usize].op.atomic {
                 Some(atomic) => self.user_atomic(task, now, atomic),
                 None => unreachable!("an atomic step belongs to an Op::Atomic"),
             },
-            Step::Load(mem) => match self.issue_load(task, now, mem) {
+            Step::Load(t) => match self.issue_load(task, now, t.mem(), t.by) {
                 Ok(true) => Some(now),
                 Ok(false) => None,
                 Err(at) => self.again_at(task, at),
@@ -222,10 +232,10 @@ impl Engine<'_> {
         }
     }
 
-    /// A load or RMW of the script: it waits for the loads in flight, and
-    /// an RMW whose `order` asks it for the store buffer to drain; then
-    /// the task waits for it. An RMW that orders nothing on this core waits
-    /// for neither.
+    /// A load or RMW of the script, made by `by`: it waits for the loads
+    /// in flight, and an RMW whose `order` asks it for the store buffer to
+    /// drain; then the task waits for it. An RMW that orders nothing on
+    /// this core waits for neither.
     // Inlined into `run_step`, which says why.
     #[inline(always)]
     fn in_program_order(
@@ -234,6 +244,7 @@ impl Engine<'_> {
         now: Ps,
         mem: Mem,
         kind: AccessKind,
+        by: Symbol,
         order: Order,
     ) -> Option<Ps> {
         let ready = match kind {
@@ -250,7 +261,7 @@ impl Engine<'_> {
         if let Some(at) = ready {
             return self.again_at(task, at);
         }
-        let Some(out) = self.request(task, now, mem, kind) else {
+        let Some(out) = self.request(task, now, mem, kind, by) else {
             return self.park(task, Redo::Step);
         };
         self.go_on(task, out.done, self.in_own_cache(now, out))
@@ -352,23 +363,24 @@ impl Engine<'_> {
     /// before it (nothing, for the posted RMW).
     fn user_atomic(&mut self, task: u32, now: Ps, atomic: UserAtomic) -> Option<Ps> {
         let UserAtomic { word, op, posted } = atomic;
+        let by = Symbol::Workload;
         let (old, done, own_cache) = match op {
             _ if posted => {
                 let carries = Carries::Atomic { task, word, op };
-                let stored = self.store(task, now, word.mem, carries, || Redo::Step)?;
+                let stored = self.store(task, now, word.mem, by, carries, || Redo::Step)?;
                 (0, stored.at, stored.at_once)
             }
             AtomicOp::Store(value) => {
                 let old = self.user_value(task, word);
                 let carries = Carries::Word { task, word, value };
-                let stored = self.store(task, now, word.mem, carries, || Redo::Step)?;
+                let stored = self.store(task, now, word.mem, by, carries, || Redo::Step)?;
                 (old, stored.at, stored.at_once)
             }
             AtomicOp::Load => {
                 if let Some(at) = self.loads_pending(task, now) {
                     return self.again_at(task, at);
                 }
-                let Some(out) = self.request(task, now, word.mem, AccessKind::Read) else {
+                let Some(out) = self.request(task, now, word.mem, AccessKind::Read, by) else {
                     return self.park(task, Redo::Step);
                 };
                 let old = self.user_value(task, word);
@@ -389,7 +401,7 @@ impl Engine<'_> {
                 // Drained: no store of the task's own is left to forward.
                 let old = op.perform(&mut self.futex, task, word);
                 let kind = op.access_as_performed(old, self.m.compare_exchange);
-                let Some(out) = self.request(task, now, word.mem, kind) else {
+                let Some(out) = self.request(task, now, word.mem, kind, by) else {
                     unreachable!("an access whose line is free or granted is served")
                 };
                 (old, out.done, self.in_own_cache(now, out))
@@ -450,10 +462,10 @@ impl Engine<'_> {
         }
     }
 
-    /// One request through the directory; a write wakes the line's
-    /// spinners at the moment it completes. None when the request waits at
-    /// its line: the caller parks the task (`park`) until the line's turn
-    /// grants it.
+    /// One request through the directory, made by the function `by`; a
+    /// write wakes the line's spinners at the moment it completes. None
+    /// when the request waits at its line: the caller parks the task
+    /// (`park`) until the line's turn grants it.
     // Forced, as `ask` is: every access of a step goes through both.
     #[inline(always)]
     pub(super) fn request(
@@ -462,8 +474,9 @@ impl Engine<'_> {
         now: Ps,
         mem: Mem,
         kind: AccessKind,
+        by: Symbol,
     ) -> Option<coherence::Outcome> {
-        let out = self.ask(task, now, mem, kind)?;
+        let out = self.ask(task, now, mem, kind, by)?;
         if kind != AccessKind::Read {
             self.wake_spinners(mem.line, out.done);
         }
@@ -480,12 +493,13 @@ impl Engine<'_> {
         now: Ps,
         mem: Mem,
         kind: AccessKind,
+        by: Symbol,
     ) -> Option<coherence::Outcome> {
         let waiter = Waiter::Task(task).id();
         let t = &mut self.tasks[task as usize];
         let granted = t.takes_grant(mem.line);
         let asked = self.dir.request(
-            self.m, t.cpu, now, mem.line, mem.addr, kind, waiter, granted,
+            self.m, t.cpu, now, mem.line, mem.addr, kind, by, waiter, granted,
         );
         match asked {
             Request::Served(out) => Some(out),
@@ -566,9 +580,7 @@ fn prefetch_lines(dir: &Directory, locks: &Locks, script: &[Step]) {
     for step in script {
         match *step {
             Step::Access(a) => dir.prefetch(a.mem().line),
-            Step::RelaxedRmw(mem) | Step::AcquireRmw(mem) | Step::Load(mem) => {
-                dir.prefetch(mem.line)
-            }
+            Step::RelaxedRmw(t) | Step::AcquireRmw(t) | Step::Load(t) => dir.prefetch(t.mem().line),
             Step::WaitersInc(w) | Step::WaitersRead(w) => dir.prefetch(w.mem().line),
             Step::Lock(lock) => {
                 dir.prefetch(lock.word().line);

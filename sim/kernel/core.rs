@@ -16,6 +16,7 @@ use crate::coherence::AccessKind;
 use crate::hash::word_hasher::WordMap;
 use crate::machine::{MemoryModel, Ps};
 use crate::memory::{LineId, Mem, MemoryMap, RegionId};
+use crate::symbol::Symbol;
 
 /// A futex syscall as a workload issues it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,14 +112,15 @@ impl PerCpuOp {
         }
     }
 
-    /// The steps of this_cpu_inc or this_cpu_dec of the counter at `counter`.
-    fn steps(self, counter: Mem, s: &mut Script) {
+    /// The steps of this_cpu_inc or this_cpu_dec of the counter at
+    /// `counter`, made by `by`.
+    fn steps(self, counter: Mem, by: Symbol, s: &mut Script) {
         match self {
             PerCpuOp::Plain => s.extend([
-                Step::access(counter, AccessKind::Read),
-                Step::access(counter, AccessKind::Write),
+                Step::access(counter, AccessKind::Read, by),
+                Step::access(counter, AccessKind::Write, by),
             ]),
-            PerCpuOp::RelaxedAtomic => s.push(Step::RelaxedRmw(counter)),
+            PerCpuOp::RelaxedAtomic => s.push(Step::relaxed_rmw(counter, by)),
         }
     }
 }
@@ -509,12 +511,12 @@ impl InTransit {
 /// futex_hb_waiters_inc's RMW of a bucket's `waiters`: atomic_inc then
 /// smp_mb__after_atomic, fully ordered on every core.
 pub(super) fn waiters_inc_step(waiters: Mem) -> Step {
-    Step::access(waiters, AccessKind::Rmw)
+    Step::access(waiters, AccessKind::Rmw, Symbol::FutexHbWaitersInc)
 }
 
 /// futex_hb_waiters_dec's: a bare atomic_dec, which orders nothing.
 pub(super) fn waiters_dec_step(waiters: Mem) -> Step {
-    Step::RelaxedRmw(waiters)
+    Step::relaxed_rmw(waiters, Symbol::FutexHbWaitersDec)
 }
 
 impl FutexSystem {
@@ -619,8 +621,8 @@ impl FutexSystem {
     /// 4.15, 450cbdd0125c; mfence before), a locked RMW of a line of the
     /// task's kernel stack (its futex_q's, which it holds) that waits for
     /// the store buffer to drain; on arm64 `dmb ish`, as fully ordered.
-    pub(super) fn full_barrier(&self, task: u32) -> Step {
-        Step::access(self.futex_q[task as usize], AccessKind::Rmw)
+    pub(super) fn full_barrier(&self, task: u32, by: Symbol) -> Step {
+        Step::access(self.futex_q[task as usize], AccessKind::Rmw, by)
     }
 
     /// The per-CPU counter 6.17 takes its reference on.
@@ -630,8 +632,14 @@ impl FutexSystem {
 
     /// this_cpu_inc or this_cpu_dec of `task`'s CPU's counter, as the
     /// architecture runs it.
-    pub(super) fn this_cpu_ref_step(&self, memory: &MemoryMap, task: u32, s: &mut Script) {
-        self.percpu_op.steps(self.percpu_ref(memory, task), s);
+    pub(super) fn this_cpu_ref_step(
+        &self,
+        memory: &MemoryMap,
+        task: u32,
+        by: Symbol,
+        s: &mut Script,
+    ) {
+        self.percpu_op.steps(self.percpu_ref(memory, task), by, s);
     }
 
     /// How many CPUs have a per-CPU area: every possible CPU.
@@ -681,9 +689,13 @@ impl FutexSystem {
         let Some(ph) = self.hash.design.private.as_ref() else {
             return;
         };
+        let by = match reference {
+            Reference::Get => Symbol::FutexPrivateHashGet,
+            Reference::Put => Symbol::FutexPrivateHashPut,
+        };
         let header = |offset| self.header_in(memory, process, bucket.table, offset);
         let read = |m: Option<Mem>, s: &mut Script| {
-            s.extend(m.map(|m| Step::access(m, AccessKind::Read)));
+            s.extend(m.map(|m| Step::access(m, AccessKind::Read, by)));
         };
         if ph.immutable_flag {
             read(header(HEADER_IMMUTABLE), s);
@@ -697,8 +709,8 @@ impl FutexSystem {
                 // rcuref_get is atomic_add_negative_relaxed; rcuref_put is
                 // atomic_add_negative_release, whose earlier stores drain first.
                 s.extend(header(HEADER_REF).map(|m| match reference {
-                    Reference::Get => Step::RelaxedRmw(m),
-                    Reference::Put => Step::access(m, AccessKind::Rmw),
+                    Reference::Get => Step::relaxed_rmw(m, by),
+                    Reference::Put => Step::access(m, AccessKind::Rmw, by),
                 }));
             }
             RefcountMode::PerCpu => {
@@ -710,18 +722,18 @@ impl FutexSystem {
                 // taken by atomic_long_inc_not_zero and dropped by
                 // atomic_long_dec_and_test, both fully ordered.
                 match self.atomic_reference(process) {
-                    Some(atomic) => s.push(Step::access(atomic, AccessKind::Rmw)),
-                    None => self.this_cpu_ref_step(memory, task, s),
+                    Some(atomic) => s.push(Step::access(atomic, AccessKind::Rmw, by)),
+                    None => self.this_cpu_ref_step(memory, task, by, s),
                 }
             }
         }
     }
 
-    /// futex_hash_put's read of `hb->priv`, where the era reaches the table
-    /// back through the bucket.
+    /// futex_hash's or futex_hash_put's (`by`) read of `hb->priv`, where
+    /// the era reaches the table back through the bucket.
     // Forced: on a global hash only its check runs; the ten forced save 8%.
     #[inline(always)]
-    fn read_priv(&self, memory: &MemoryMap, bucket: Bucket, s: &mut Script) {
+    fn read_priv(&self, memory: &MemoryMap, bucket: Bucket, by: Symbol, s: &mut Script) {
         let through_bucket = self
             .hash
             .design
@@ -730,7 +742,7 @@ impl FutexSystem {
             .is_some_and(|p| p.lookup == PrivateLookup::BucketPriv);
         if through_bucket {
             if let Some(p) = self.field(memory, bucket, FieldName::Priv) {
-                s.push(Step::access(p, AccessKind::Read));
+                s.push(Step::access(p, AccessKind::Read, by));
             }
         }
     }
@@ -820,14 +832,16 @@ impl FutexSystem {
                 line: p.line,
             })
         };
-        let rmw =
-            |m: Option<Mem>, s: &mut Script| s.extend(m.map(|m| Step::access(m, AccessKind::Rmw)));
+        let by = Symbol::GetFutexKey;
+        let rmw = |m: Option<Mem>, s: &mut Script| {
+            s.extend(m.map(|m| Step::access(m, AccessKind::Rmw, by)));
+        };
         rmw(at(PAGE_REFCOUNT), s);
         let locks_page = pins == SharedKeyPins::LockPageAndRefs;
         if locks_page {
             // trylock_page's test_and_set_bit_lock is an acquire; unlock_page's
             // clear_bit_unlock is followed by smp_mb__after_atomic: fully ordered.
-            s.extend(at(PAGE_FLAGS).map(Step::AcquireRmw));
+            s.extend(at(PAGE_FLAGS).map(|m| Step::acquire_rmw(m, by)));
         }
         if pins != SharedKeyPins::PageOnly {
             rmw(Some(self.pinned_object(task, kind)), s);
@@ -860,7 +874,7 @@ impl FutexSystem {
             self.shared_key_steps(memory, task, uaddr, kind, s);
         } else if self.hash.design.path.wake_barrier == WakeBarrier::InKeyRefs {
             // get_futex_key_refs of a private key: "explicit smp_mb(); (B)".
-            s.push(self.full_barrier(task));
+            s.push(self.full_barrier(task, Symbol::GetFutexKeyRefs));
         }
         if let KeyKind::PrivateNuma(node) = kind {
             // The word's second half: read, and where it says FUTEX_NO_NODE
@@ -869,11 +883,19 @@ impl FutexSystem {
                 addr: uaddr.addr + 4,
                 line: uaddr.line,
             };
-            s.push(Step::access(node_word, AccessKind::Read));
+            s.push(Step::access(
+                node_word,
+                AccessKind::Read,
+                Symbol::GetFutexKey,
+            ));
             if node == FutexNode::NoNode && !self.numa_nodes.contains_key(&key) {
                 let cpu_node = self.cpu_nodes[self.tasks[task as usize].cpu as usize];
                 self.numa_nodes.insert(key, cpu_node);
-                s.push(Step::access(node_word, AccessKind::Write));
+                s.push(Step::access(
+                    node_word,
+                    AccessKind::Write,
+                    Symbol::GetFutexKey,
+                ));
             }
         }
         s.push(Step::Compute(Cost::Jhash2));
@@ -883,11 +905,11 @@ impl FutexSystem {
         if key.is_private() && kind == KeyKind::Private && !self.before_first_table(process) {
             s.extend(
                 self.header_in(memory, process, bucket.table, HEADER_MASK)
-                    .map(|m| Step::access(m, AccessKind::Read)),
+                    .map(|m| Step::access(m, AccessKind::Read, Symbol::FutexHash)),
             );
         }
         // futex_hash: `fph = hb->priv`, to take the reference.
-        self.read_priv(memory, bucket, s);
+        self.read_priv(memory, bucket, Symbol::FutexHash, s);
         (key, bucket)
     }
 
@@ -911,7 +933,7 @@ impl FutexSystem {
         });
         chain.push(Waiter { task, key });
         let node = self.futex_q[task as usize];
-        s.push(Step::access(node, AccessKind::Write));
+        s.push(Step::access(node, AccessKind::Write, Symbol::FutexQueue));
         if let Some(h) = head {
             s.extend(h.add(ends, node));
         }
@@ -943,21 +965,22 @@ impl FutexSystem {
     }
 
     /// Walks a bucket's chain under its lock (plist_for_each_entry_safe,
-    /// from the head's first link) and unqueues up to `nr` waiters on `key`
-    /// (__futex_unqueue: plist_del, then the waiter count). Returns them in
-    /// chain order.
+    /// from the head's first link, in `by`) and unqueues up to `nr`
+    /// waiters on `key` (__futex_unqueue: plist_del, then the waiter
+    /// count). Returns them in chain order.
     pub(super) fn unqueue_matches(
         &mut self,
         memory: &MemoryMap,
         bucket: Bucket,
         key: &FutexKey,
         nr: u32,
+        by: Symbol,
         s: &mut Script,
     ) -> Vec<u32> {
         let head = self.plist_head(memory, bucket);
         let waiters = self.field(memory, bucket, FieldName::Waiters);
         let mut woken = Vec::new();
-        s.extend(head.map(PlistHead::walk_start));
+        s.extend(head.map(|h| h.walk_start(by)));
         let Some(chain) = self.chains.get_mut(&bucket) else {
             return woken;
         };
@@ -967,6 +990,7 @@ impl FutexSystem {
             s.push(Step::access(
                 self.futex_q[w.task as usize],
                 AccessKind::Read,
+                by,
             ));
             if w.key == *key {
                 s.extend(Self::unlink_steps(&self.futex_q, head, chain, i));
@@ -990,7 +1014,7 @@ impl FutexSystem {
         ret: i64,
         s: &mut Script,
     ) {
-        self.read_priv(memory, f.bucket, s);
+        self.read_priv(memory, f.bucket, Symbol::FutexHashPut, s);
         self.private_reference(memory, task, f.bucket, Reference::Put, s);
         self.reference_dropped(f.bucket.table);
         if self.hash.design.path.shared_key != SharedKeyPins::PageOnly {
@@ -1002,6 +1026,7 @@ impl FutexSystem {
                     s.push(Step::access(
                         self.pinned_object(task, kind),
                         AccessKind::Rmw,
+                        Symbol::PutFutexKey,
                     ));
                 }
             }

@@ -13,10 +13,10 @@
 use super::core::{waiters_dec_step, FutexSystem, InFlight, PiState};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
-use super::plist::PlistHead;
 use super::script::{Cost, Decision, Script, Step};
 use crate::coherence::AccessKind;
 use crate::memory::{Mem, MemoryMap};
+use crate::symbol::Symbol;
 
 /// What futex_unlock_pi returns to a task that does not own the lock.
 pub const EPERM: i64 = -1;
@@ -25,12 +25,18 @@ impl FutexSystem {
     /// futex_q_lock, then futex_lock_pi_atomic reads the user word.
     pub(super) fn begin_lock_pi(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
         self.waiters_inc(f.lock, f.waiters(), s);
-        read_word_locked(f, uaddr, Decision::LockPiAtomic, s);
+        read_word_locked(f, uaddr, Decision::LockPiAtomic, Symbol::FutexLockPi, s);
     }
 
     /// futex_unlock_pi takes the bucket lock directly and reads the word.
     pub(super) fn begin_unlock_pi(&self, f: &InFlight, uaddr: Mem, s: &mut Script) {
-        read_word_locked(f, uaddr, Decision::UnlockPiHandOver, s);
+        read_word_locked(
+            f,
+            uaddr,
+            Decision::UnlockPiHandOver,
+            Symbol::FutexUnlockPi,
+            s,
+        );
     }
 
     /// Under the bucket lock: a free lock is taken with one cmpxchg of the
@@ -46,7 +52,11 @@ impl FutexSystem {
     ) -> i64 {
         let lock = f.lock;
         let waiters = f.waiters();
-        s.push(Step::access(uaddr, AccessKind::Rmw));
+        s.push(Step::access(
+            uaddr,
+            AccessKind::Rmw,
+            Symbol::FutexLockPiAtomic,
+        ));
         let cache = self.pi_state_cache[task as usize];
         let Some(state) = self.pi.get_mut(&f.key) else {
             self.pi.insert(
@@ -66,11 +76,15 @@ impl FutexSystem {
             None => (cache, AccessKind::Write),
         };
         state.object = Some(object);
-        s.push(Step::access(object, attach));
+        s.push(Step::access(object, attach, Symbol::FutexLockPiAtomic));
         self.queue(memory, task, f.bucket, f.key, s);
         self.waiters_arrived(f.lock);
         // rt_mutex_start_proxy_lock: the rt_mutex's wait_lock and waiter tree.
-        s.push(Step::access(object, AccessKind::Rmw));
+        s.push(Step::access(
+            object,
+            AccessKind::Rmw,
+            Symbol::RtMutexStartProxyLock,
+        ));
         s.push(Step::Unlock(lock));
         s.push(Step::Compute(Cost::Schedule));
         s.push(Step::Block);
@@ -107,18 +121,18 @@ impl FutexSystem {
         }
         let Some(next) = self.top_waiter(memory, f.bucket, &f.key, s) else {
             self.pi.remove(&f.key);
-            s.push(Step::access(uaddr, AccessKind::Rmw));
+            s.push(Step::access(uaddr, AccessKind::Rmw, Symbol::FutexUnlockPi));
             s.push(Step::Unlock(lock));
             return 0;
         };
         let state = self.pi.get_mut(&f.key).expect("checked above");
         state.owner = next;
         let object = state.object.expect("a waiter attached a pi_state");
-        s.push(Step::access(object, AccessKind::Rmw));
+        s.push(Step::access(object, AccessKind::Rmw, Symbol::FutexUnlockPi));
         s.push(Step::Unlock(lock));
         // wake_futex_pi: the new owner's TID | FUTEX_WAITERS, then the rt_mutex.
-        s.push(Step::access(uaddr, AccessKind::Rmw));
-        s.push(Step::access(object, AccessKind::Write));
+        s.push(Step::access(uaddr, AccessKind::Rmw, Symbol::WakeFutexPi));
+        s.push(Step::access(object, AccessKind::Write, Symbol::WakeFutexPi));
         s.push(Step::Wake(next));
         0
     }
@@ -133,11 +147,18 @@ impl FutexSystem {
         key: &FutexKey,
         s: &mut Script,
     ) -> Option<u32> {
-        s.extend(self.plist_head(memory, bucket).map(PlistHead::walk_start));
+        s.extend(
+            self.plist_head(memory, bucket)
+                .map(|h| h.walk_start(Symbol::FutexTopWaiter)),
+        );
         let chain = self.chains.get_mut(&bucket)?;
         let futex_q = &self.futex_q;
         let top = chain.iter().position(|w| {
-            s.push(Step::access(futex_q[w.task as usize], AccessKind::Read));
+            s.push(Step::access(
+                futex_q[w.task as usize],
+                AccessKind::Read,
+                Symbol::FutexTopWaiter,
+            ));
             w.key == *key
         })?;
         Some(chain.remove(top).task)
@@ -145,10 +166,10 @@ impl FutexSystem {
 }
 
 /// How both PI ops begin once the bucket is known: take its lock, read the
-/// user word, and decide under the lock what the word says to do.
-fn read_word_locked(f: &InFlight, uaddr: Mem, then: Decision, s: &mut Script) {
+/// user word (in `by`), and decide under the lock what the word says to do.
+fn read_word_locked(f: &InFlight, uaddr: Mem, then: Decision, by: Symbol, s: &mut Script) {
     s.push(Step::Lock(f.lock));
-    s.push(Step::access(uaddr, AccessKind::Read));
+    s.push(Step::access(uaddr, AccessKind::Read, by));
     s.push(Step::Decide(then));
 }
 

@@ -30,6 +30,7 @@
 use super::script::Step;
 use crate::coherence::AccessKind;
 use crate::memory::Mem;
+use crate::symbol::Symbol;
 
 /// The words of a bucket's `chain` (struct plist_head) a path touches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,9 +69,10 @@ impl PlistHead {
     }
 
     /// The read a walk of the chain starts with (plist_for_each_entry:
-    /// `head->node_list.next`; futex_top_waiter's and futex_wake's walks).
-    pub(super) fn walk_start(self) -> Step {
-        Step::access(self.next, AccessKind::Read)
+    /// `head->node_list.next`; futex_top_waiter's and futex_wake's walks),
+    /// made by the walker `by`.
+    pub(super) fn walk_start(self, by: Symbol) -> Step {
+        Step::access(self.next, AccessKind::Read, by)
     }
 
     /// plist_add of `node` at the tail of a chain whose first and last
@@ -78,8 +80,8 @@ impl PlistHead {
     /// plist_node_init (__futex_queue) is the caller's: a requeue or a
     /// rehash links a node plist_del has just reset.
     pub(super) fn add(self, ends: Option<(Mem, Mem)>, node: Mem) -> impl Iterator<Item = Step> {
-        let read = |m: Mem| Step::access(m, AccessKind::Read);
-        let write = |m: Mem| Step::access(m, AccessKind::Write);
+        let read = |m: Mem| Step::access(m, AccessKind::Read, Symbol::PlistAdd);
+        let write = |m: Mem| Step::access(m, AccessKind::Write, Symbol::PlistAdd);
         let mut steps = Vec::with_capacity(10);
         match self.prio_list {
             // 2.6.18-2.6.38: list_for_each_entry over the head's prio_list.
@@ -122,8 +124,8 @@ impl PlistHead {
         node: Mem,
         next: Option<Mem>,
     ) -> impl Iterator<Item = Step> {
-        let write = |m: Mem| Step::access(m, AccessKind::Write);
-        let mut steps = vec![Step::access(node, AccessKind::Read)];
+        let write = |m: Mem| Step::access(m, AccessKind::Write, Symbol::PlistDel);
+        let mut steps = vec![Step::access(node, AccessKind::Read, Symbol::PlistDel)];
         if let (Some((prio_next, prio_prev)), None) = (self.prio_list, prev) {
             // 2.6.18-2.6.38: the first node leaves the head's prio_list, the
             // next one (list_move_tail) taking its place.
@@ -260,6 +262,9 @@ mod tests {
                 "write q0"
             ]
         );
-        assert_eq!(h.walk_start(), Step::access(mem(0x1010), AccessKind::Read));
+        assert_eq!(
+            h.walk_start(Symbol::FutexWake),
+            Step::access(mem(0x1010), AccessKind::Read, Symbol::FutexWake)
+        );
     }
 }

@@ -6,11 +6,11 @@
 use super::core::{waiters_dec_step, waiters_inc_step, FutexOp, FutexSystem, Waiter, EAGAIN};
 use super::futex_hash::Bucket;
 use super::key::FutexKey;
-use super::plist::PlistHead;
 use super::script::{Decision, Script, Step};
 use super::table::FieldName;
 use crate::coherence::AccessKind;
 use crate::memory::MemoryMap;
+use crate::symbol::Symbol;
 
 impl FutexSystem {
     /// After the first word's key and hash: the second word's, then both
@@ -34,7 +34,7 @@ impl FutexSystem {
         for lock in self.double_lock_order(f.bucket, hb2) {
             s.push(Step::Lock(self.lock_of(memory, lock)));
         }
-        s.push(Step::access(uaddr, AccessKind::Read));
+        s.push(Step::access(uaddr, AccessKind::Read, Symbol::FutexRequeue));
         s.push(Step::Decide(Decision::RequeueWalk));
     }
 
@@ -76,7 +76,7 @@ impl FutexSystem {
             self.unlock_and_wake(memory, hb1, hb2, &[], s);
             return self.requeue_done(memory, hb2, EAGAIN, s);
         }
-        let woken = self.unqueue_matches(memory, hb1, &key1, nr_wake, s);
+        let woken = self.unqueue_matches(memory, hb1, &key1, nr_wake, Symbol::FutexRequeue, s);
         let moved = self.move_waiters(memory, (hb1, key1), (hb2, key2), nr_requeue, s);
         self.unlock_and_wake(memory, hb1, hb2, &woken, s);
         self.requeue_done(memory, hb2, (woken.len() + moved) as i64, s)
@@ -123,13 +123,13 @@ impl FutexSystem {
         let waiters1 = self.field(memory, hb1, FieldName::Waiters);
         let waiters2 = self.field(memory, hb2, FieldName::Waiters);
         let mut moved = 0;
-        s.extend(head1.map(PlistHead::walk_start));
+        s.extend(head1.map(|h| h.walk_start(Symbol::FutexRequeue)));
         let mut chain = self.chains.remove(&hb1).unwrap_or_default();
         let mut i = 0;
         while i < chain.len() && moved < nr {
             let w = chain[i];
             let node = self.futex_q[w.task as usize];
-            s.push(Step::access(node, AccessKind::Read));
+            s.push(Step::access(node, AccessKind::Read, Symbol::FutexRequeue));
             if w.key != key1 {
                 i += 1;
                 continue;
@@ -138,7 +138,7 @@ impl FutexSystem {
             if hb1 == hb2 {
                 // Same chain: only the key changes.
                 chain[i].key = key2;
-                s.push(Step::access(node, AccessKind::Write));
+                s.push(Step::access(node, AccessKind::Write, Symbol::RequeueFutex));
                 i += 1;
                 continue;
             }
@@ -159,7 +159,7 @@ impl FutexSystem {
             });
             s.extend(head2.into_iter().flat_map(|h| h.add(ends, node)));
             // The moved futex_q gets its new lock pointer and key.
-            s.push(Step::access(node, AccessKind::Write));
+            s.push(Step::access(node, AccessKind::Write, Symbol::RequeueFutex));
         }
         if !chain.is_empty() {
             self.chains.insert(hb1, chain);

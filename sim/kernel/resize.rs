@@ -50,6 +50,7 @@ use super::table::{FieldName, RefcountMode};
 use crate::coherence::AccessKind;
 use crate::machine::Ps;
 use crate::memory::{Arena, Home, Mem, MemoryMap};
+use crate::symbol::Symbol;
 
 /// Offsets in the line futexsim gives the mm_struct's futex fields:
 /// `futex_hash_lock`'s owner word, `futex_phash`, `futex_atomic`.
@@ -350,29 +351,32 @@ impl FutexSystem {
             (Some(old), None) => {
                 g.stats.allocated += 1;
                 g.allocated_at = now;
-                let pending = match refcount {
-                    // rcuref_put of the initial reference: dead at once
-                    // where no op holds one.
-                    RefcountMode::Shared => {
-                        s.extend(header_ref.map(|m| Step::access(m, AccessKind::Rmw)));
-                        Pending {
-                            generation,
-                            atomic_from: now,
-                            dead_from: now,
+                let pending =
+                    match refcount {
+                        // rcuref_put of the initial reference: dead at once
+                        // where no op holds one.
+                        RefcountMode::Shared => {
+                            s.extend(header_ref.map(|m| {
+                                Step::access(m, AccessKind::Rmw, Symbol::FutexHashAllocate)
+                            }));
+                            Pending {
+                                generation,
+                                atomic_from: now,
+                                dead_from: now,
+                            }
                         }
-                    }
-                    // futex_ref_drop: a grace period after the last
-                    // publication, then the switch to the atomic, then one
-                    // more before the count can be read as dead.
-                    _ => {
-                        let atomic_from = now.max(g.last_publish + grace_period);
-                        Pending {
-                            generation,
-                            atomic_from,
-                            dead_from: atomic_from + grace_period,
+                        // futex_ref_drop: a grace period after the last
+                        // publication, then the switch to the atomic, then one
+                        // more before the count can be read as dead.
+                        _ => {
+                            let atomic_from = now.max(g.last_publish + grace_period);
+                            Pending {
+                                generation,
+                                atomic_from,
+                                dead_from: atomic_from + grace_period,
+                            }
                         }
-                    }
-                };
+                    };
                 let dead = g.refs[old as usize] == 0 && now >= pending.dead_from;
                 g.pending = (!dead).then_some(pending);
                 dead
@@ -440,6 +444,7 @@ impl FutexSystem {
                     line: memory.line_in(t.region, at),
                 },
                 AccessKind::Write,
+                Symbol::FutexHashAllocate,
             ));
             addr += line_size;
         }
@@ -452,7 +457,11 @@ impl FutexSystem {
                 FieldName::Lock,
             ] {
                 if let Some(m) = self.field(memory, bucket, field) {
-                    s.push(Step::access(m, AccessKind::Write));
+                    s.push(Step::access(
+                        m,
+                        AccessKind::Write,
+                        Symbol::FutexHashAllocate,
+                    ));
                 }
             }
         }
@@ -499,10 +508,14 @@ impl FutexSystem {
         if self.refcount_mode() == RefcountMode::PerCpu {
             s.extend(
                 self.header_in(memory, process, new, HEADER_REF)
-                    .map(|m| Step::access(m, AccessKind::Write)),
+                    .map(|m| Step::access(m, AccessKind::Write, Symbol::FutexPivotHash)),
             );
         }
-        s.push(Step::access(mm_phash, AccessKind::Write));
+        s.push(Step::access(
+            mm_phash,
+            AccessKind::Write,
+            Symbol::FutexPivotHash,
+        ));
         s.push(Step::Decide(Decision::HashPublished(process)));
     }
 
@@ -526,13 +539,14 @@ impl FutexSystem {
             line: g.mm_line.line,
         };
         let counters = (0..self.possible_cpus()).map(|cpu| self.percpu_ref_of_cpu(memory, cpu));
-        s.extend(counters.clone().map(Step::Load));
+        let by = Symbol::FutexRefAtomicEnd;
+        s.extend(counters.clone().map(|c| Step::load(c, by)));
         s.push(Step::Join);
-        s.extend(counters.map(|c| Step::access(c, AccessKind::Write)));
+        s.extend(counters.map(|c| Step::access(c, AccessKind::Write, by)));
         // this_cpu_inc(*mm->futex_ref): the count's initial reference for the next cycle.
-        self.this_cpu_ref_step(memory, task, s);
+        self.this_cpu_ref_step(memory, task, by, s);
         // atomic_long_add_return, fully ordered.
-        s.push(Step::access(atomic, AccessKind::Rmw));
+        s.push(Step::access(atomic, AccessKind::Rmw, by));
     }
 
     /// futex_rehash_private from `old` to `new`: each old bucket under its
@@ -576,7 +590,11 @@ impl FutexSystem {
                 chain.push(w);
                 let node = self.futex_q[w.task as usize];
                 s.extend(to_head.into_iter().flat_map(|h| h.add(ends, node)));
-                s.push(Step::access(node, AccessKind::Write));
+                s.push(Step::access(
+                    node,
+                    AccessKind::Write,
+                    Symbol::FutexRehashPrivate,
+                ));
                 s.push(Step::Unlock(to_lock));
                 if let Some(f) = self.in_flight[w.task as usize].as_mut() {
                     f.bucket = to;
@@ -843,13 +861,18 @@ mod tests {
             line: mm_line.line,
         };
         let own = k.sys.percpu_ref(&k.memory, 1);
-        let mut expected: Vec<Step> = counters.iter().map(|&c| Step::Load(c)).collect();
+        let by = Symbol::FutexRefAtomicEnd;
+        let mut expected: Vec<Step> = counters.iter().map(|&c| Step::load(c, by)).collect();
         expected.push(Step::Join);
-        expected.extend(counters.iter().map(|&c| Step::access(c, AccessKind::Write)));
+        expected.extend(
+            counters
+                .iter()
+                .map(|&c| Step::access(c, AccessKind::Write, by)),
+        );
         expected.extend([
-            Step::access(own, AccessKind::Read),
-            Step::access(own, AccessKind::Write),
-            Step::access(atomic, AccessKind::Rmw),
+            Step::access(own, AccessKind::Read, by),
+            Step::access(own, AccessKind::Write, by),
+            Step::access(atomic, AccessKind::Rmw, by),
         ]);
         assert_eq!(s[start..start + expected.len()], expected[..]);
         assert!(
@@ -861,7 +884,7 @@ mod tests {
             .map(|cpu| k.sys.percpu_ref_of_cpu(&k.memory, cpu).line)
             .collect();
         let touches_a_counter = |st: &Step| match st {
-            Step::Load(m) => counter_lines.contains(&m.line),
+            Step::Load(m) => counter_lines.contains(&m.mem().line),
             Step::Access(a) => counter_lines.contains(&a.mem().line),
             _ => false,
         };

@@ -4,6 +4,7 @@
 
 use crate::coherence::AccessKind;
 use crate::memory::{LineId, Mem};
+use crate::symbol::Symbol;
 
 /// A spinlock: a dense id for its logical state, and its lock word. The
 /// word is kept as its two halves, not as a `Mem`, so that the id fills
@@ -35,18 +36,49 @@ impl LockRef {
     }
 }
 
-/// An access in program order: the byte and what is done to it, the byte
-/// kept as a `Mem`'s two halves so that the kind fills what would be its
-/// padding (as `LockRef` keeps its id): an access step stays 24 bytes.
+/// An access in program order: the byte, what is done to it and the
+/// function that does it, the byte kept as a `Mem`'s two halves so that the
+/// kind and the symbol fill what would be its padding (as `LockRef` keeps
+/// its id): an access step stays 24 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Access {
     addr: u64,
     line: LineId,
     pub kind: AccessKind,
+    pub by: Symbol,
 }
 
 impl Access {
     /// The byte accessed.
+    #[inline]
+    pub const fn mem(self) -> Mem {
+        Mem {
+            addr: self.addr,
+            line: self.line,
+        }
+    }
+}
+
+/// A byte an access of a fixed kind touches (a load, a relaxed or acquire
+/// RMW), and the function that touches it, in what would be a `Mem`'s
+/// padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touch {
+    addr: u64,
+    line: LineId,
+    pub by: Symbol,
+}
+
+impl Touch {
+    pub const fn new(mem: Mem, by: Symbol) -> Touch {
+        Touch {
+            addr: mem.addr,
+            line: mem.line,
+            by,
+        }
+    }
+
+    /// The byte touched.
     #[inline]
     pub const fn mem(self) -> Mem {
         Mem {
@@ -142,24 +174,26 @@ pub enum Step {
     /// is a locked instruction like any other and drains the store buffer,
     /// as `Access(_, Rmw)` does; on a weakly ordered core it waits neither
     /// for the stores nor for the loads before it.
-    RelaxedRmw(Mem),
+    RelaxedRmw(Touch),
     /// An acquire RMW (lock_page's test_and_set_bit_lock): it orders what
     /// comes after it, not what came before. Timed as `RelaxedRmw`: the
     /// next step waits for it in either case.
-    AcquireRmw(Mem),
+    AcquireRmw(Touch),
     /// A load nothing waits for yet: it issues, up to the core's
     /// outstanding misses, and the script goes on. The next dependent
     /// access, `Join`, lock or the op's end waits for it.
-    Load(Mem),
+    Load(Touch),
     /// Waits for the loads in flight: what follows needs their values.
     Join,
     /// futex_hb_waiters_inc before the bucket lock: a fully ordered RMW of
-    /// `waiters`, timed as `Access(_, Rmw)`. The bucket counts the task as
+    /// `waiters`, timed as `Access(_, Rmw)`: futex_hb_waiters_inc's (the
+    /// field and the lock's id fill the step, so the variant names the
+    /// function). The bucket counts the task as
     /// a waiter from the moment the line serves it, when the line holds
     /// the new value, not from the op's start.
     WaitersInc(WaitersWord),
-    /// futex_hb_waiters_pending's read of `waiters` (3.14+), timed as
-    /// `Access(_, Read)`: futex_wake decides whether to take the lock
+    /// futex_hb_waiters_pending's read of `waiters` (3.14+), futex_wake's,
+    /// timed as `Access(_, Read)`: futex_wake decides whether to take the lock
     /// (`Decision::WakeCheckWaiters`) on the value the line holds when it
     /// serves the read, not on the value at the read's completion.
     WaitersRead(WaitersWord),
@@ -189,14 +223,33 @@ pub enum Step {
 }
 
 impl Step {
-    /// `Access`: `kind` of `mem`, in program order.
+    /// `Access`: `kind` of `mem` by the function `by`, in program order.
     #[inline]
-    pub const fn access(mem: Mem, kind: AccessKind) -> Step {
+    pub const fn access(mem: Mem, kind: AccessKind, by: Symbol) -> Step {
         Step::Access(Access {
             addr: mem.addr,
             line: mem.line,
             kind,
+            by,
         })
+    }
+
+    /// `Load`: a load of `mem` by `by` that nothing waits for yet.
+    #[inline]
+    pub const fn load(mem: Mem, by: Symbol) -> Step {
+        Step::Load(Touch::new(mem, by))
+    }
+
+    /// `RelaxedRmw` of `mem` by `by`.
+    #[inline]
+    pub const fn relaxed_rmw(mem: Mem, by: Symbol) -> Step {
+        Step::RelaxedRmw(Touch::new(mem, by))
+    }
+
+    /// `AcquireRmw` of `mem` by `by`.
+    #[inline]
+    pub const fn acquire_rmw(mem: Mem, by: Symbol) -> Step {
+        Step::AcquireRmw(Touch::new(mem, by))
     }
 }
 

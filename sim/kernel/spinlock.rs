@@ -25,6 +25,7 @@ use super::script::LockRef;
 use crate::coherence::AccessKind;
 use crate::machine::{CompareExchange, LockKind, MemoryModel};
 use crate::memory::Mem;
+use crate::symbol::Symbol;
 
 const NONE: u32 = u32::MAX;
 
@@ -115,6 +116,16 @@ impl LockWait {
         )
     }
 
+    /// The function a task in this state runs: its spinning reads are
+    /// that function's accesses.
+    pub fn symbol(&self) -> Symbol {
+        match self {
+            LockWait::Ticket { .. } => Symbol::RawSpinLock,
+            LockWait::Releasing { .. } => Symbol::RawSpinUnlock,
+            _ => Symbol::QueuedSpinLockSlowpath,
+        }
+    }
+
     pub fn lock(&self) -> LockRef {
         match *self {
             LockWait::Ticket { lock, .. }
@@ -178,14 +189,15 @@ pub enum Next {
     Acquired,
     /// Read the watched line at once, as `After::Look`.
     Look(LockWait),
-    /// Make one access, ordered as `order` says; what a plain store hands
-    /// to waiters is `publishes`.
+    /// Make one access, ordered as `order` says, as part of the function
+    /// `by`; what a plain store hands to waiters is `publishes`.
     Do {
         mem: Mem,
         kind: AccessKind,
         order: Order,
         publishes: Publishes,
         after: After,
+        by: Symbol,
     },
 }
 
@@ -326,6 +338,7 @@ impl Locks {
                 order: Order::Load,
                 publishes: Publishes::Nothing,
                 after: After::Move(LockWait::Releasing { lock }),
+                by: Symbol::RawSpinUnlock,
             },
             LockKind::Queued => Self::release_store(lock, task),
         }
@@ -341,6 +354,7 @@ impl Locks {
             order: Order::Posted,
             publishes: Publishes::Release { id: lock.id, task },
             after: After::Released,
+            by: Symbol::RawSpinUnlock,
         }
     }
 
@@ -403,6 +417,7 @@ impl Locks {
             order: self.first_atomic_order(),
             publishes: Publishes::Nothing,
             after,
+            by: Symbol::RawSpinLock,
         }
     }
 
@@ -481,6 +496,7 @@ impl Locks {
                         order: Order::Acquire,
                         publishes: Publishes::Nothing,
                         after: After::Acquired,
+                        by: Symbol::QueuedSpinLockSlowpath,
                     };
                 }
                 self.xchg_tail(lock, task)
@@ -496,6 +512,7 @@ impl Locks {
                     order: Order::Posted,
                     publishes: Publishes::Nothing,
                     after: After::Acquired,
+                    by: Symbol::QueuedSpinLockSlowpath,
                 }
             }
             LockWait::Link { lock, prev } => Next::Do {
@@ -505,6 +522,7 @@ impl Locks {
                 order: Order::Posted,
                 publishes: Publishes::Link { prev, task },
                 after: After::Look(LockWait::Queued { lock }),
+                by: Symbol::QueuedSpinLockSlowpath,
             },
             LockWait::Queued { lock } => {
                 let head = LockWait::Head { lock };
@@ -518,6 +536,7 @@ impl Locks {
                         order: Order::PrefetchForWrite,
                         publishes: Publishes::Nothing,
                         after: After::Look(head),
+                        by: Symbol::QueuedSpinLockSlowpath,
                     },
                 }
             }
@@ -534,6 +553,7 @@ impl Locks {
                         order: Order::Acquire,
                         publishes: Publishes::Nothing,
                         after: After::Acquired,
+                        by: Symbol::QueuedSpinLockSlowpath,
                     };
                 }
                 // set_locked: a store of the locked byte; then hand the queue on.
@@ -543,6 +563,7 @@ impl Locks {
                     order: Order::Posted,
                     publishes: Publishes::Nothing,
                     after: After::Move(LockWait::HandOn { lock }),
+                    by: Symbol::QueuedSpinLockSlowpath,
                 }
             }
             LockWait::HandOn { lock } | LockWait::AwaitNext { lock } => match self.node_next[t] {
@@ -554,6 +575,7 @@ impl Locks {
                     order: Order::Posted,
                     publishes: Publishes::HandOn { next },
                     after: After::Acquired,
+                    by: Symbol::QueuedSpinLockSlowpath,
                 },
             },
             LockWait::Releasing { lock } => Self::release_store(lock, task),
@@ -579,6 +601,7 @@ impl Locks {
                 order: Order::Acquire,
                 publishes: Publishes::Nothing,
                 after: After::Look(LockWait::Pending { lock }),
+                by: Symbol::QueuedSpinLockSlowpath,
             };
         }
         Next::Do {
@@ -587,6 +610,7 @@ impl Locks {
             order: Order::Load,
             publishes: Publishes::Nothing,
             after: After::Move(LockWait::Trylock { lock }),
+            by: Symbol::QueuedSpinLockSlowpath,
         }
     }
 
@@ -608,6 +632,7 @@ impl Locks {
             order: Order::Full,
             publishes: Publishes::Nothing,
             after,
+            by: Symbol::QueuedSpinLockSlowpath,
         }
     }
 
@@ -663,13 +688,14 @@ mod tests {
         )
     }
 
-    fn on_word(kind: AccessKind, order: Order, after: After) -> Next {
+    fn on_word(kind: AccessKind, order: Order, after: After, by: Symbol) -> Next {
         Next::Do {
             mem: LOCK.word(),
             kind,
             order,
             publishes: Publishes::Nothing,
             after,
+            by,
         }
     }
 
@@ -700,12 +726,18 @@ mod tests {
                 task: 3,
             },
             after: After::Released,
+            by: Symbol::RawSpinUnlock,
         };
         let mut ticket = locks(LockKind::Ticket);
         let releasing = LockWait::Releasing { lock: LOCK };
         assert_eq!(
             ticket.unlock(LOCK, 3),
-            on_word(AccessKind::Read, Order::Load, After::Move(releasing))
+            on_word(
+                AccessKind::Read,
+                Order::Load,
+                After::Move(releasing),
+                Symbol::RawSpinUnlock
+            )
         );
         assert_eq!(ticket.next(releasing, 3), release);
         assert_eq!(locks(LockKind::Queued).unlock(LOCK, 3), release);
@@ -774,7 +806,12 @@ mod tests {
             assert!(l.sees_turn(settles, 3));
             assert_eq!(
                 l.next(settles, 3),
-                on_word(AccessKind::Rmw, Order::Acquire, After::Look(pending))
+                on_word(
+                    AccessKind::Rmw,
+                    Order::Acquire,
+                    After::Look(pending),
+                    Symbol::QueuedSpinLockSlowpath
+                )
             );
         }
     }
@@ -789,7 +826,12 @@ mod tests {
         l.arrive(LOCK, 3);
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 3),
-            on_word(AccessKind::Read, Order::Load, After::Move(trylock))
+            on_word(
+                AccessKind::Read,
+                Order::Load,
+                After::Move(trylock),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         // 1 releases and 2, the pending waiter, takes and releases it too.
         l.release(0, 1, 1);
@@ -797,14 +839,20 @@ mod tests {
         l.release(0, 2, 2);
         assert_eq!(
             l.next(trylock, 3),
-            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
+            on_word(
+                AccessKind::Rmw,
+                Order::Acquire,
+                After::Acquired,
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         assert_eq!(
             l.arrive(LOCK, 4),
             on_word(
                 AccessKind::Rmw,
                 Order::Acquire,
-                After::Move(LockWait::Slow { lock: LOCK })
+                After::Move(LockWait::Slow { lock: LOCK }),
+                Symbol::RawSpinLock
             )
         );
     }
@@ -814,7 +862,12 @@ mod tests {
         let mut l = locks(LockKind::Ticket);
         assert_eq!(
             l.arrive(LOCK, 0),
-            on_word(AccessKind::Rmw, Order::Full, After::Acquired)
+            on_word(
+                AccessKind::Rmw,
+                Order::Full,
+                After::Acquired,
+                Symbol::RawSpinLock
+            )
         );
         let first = LockWait::Ticket {
             lock: LOCK,
@@ -826,11 +879,21 @@ mod tests {
         };
         assert_eq!(
             l.arrive(LOCK, 1),
-            on_word(AccessKind::Rmw, Order::Full, After::Spin(first))
+            on_word(
+                AccessKind::Rmw,
+                Order::Full,
+                After::Spin(first),
+                Symbol::RawSpinLock
+            )
         );
         assert_eq!(
             l.arrive(LOCK, 2),
-            on_word(AccessKind::Rmw, Order::Full, After::Spin(second))
+            on_word(
+                AccessKind::Rmw,
+                Order::Full,
+                After::Spin(second),
+                Symbol::RawSpinLock
+            )
         );
         // Every ticket waiter watches the lock word.
         assert_eq!(
@@ -857,38 +920,58 @@ mod tests {
         // The fast path's cmpxchg takes a free lock.
         assert_eq!(
             l.arrive(LOCK, 1),
-            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
+            on_word(
+                AccessKind::Rmw,
+                Order::Acquire,
+                After::Acquired,
+                Symbol::RawSpinLock
+            )
         );
         // The first waiter sets the pending bit and spins on the lock word.
         assert_eq!(
             l.arrive(LOCK, 2),
-            on_word(AccessKind::Rmw, Order::Acquire, slow)
+            on_word(AccessKind::Rmw, Order::Acquire, slow, Symbol::RawSpinLock)
         );
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 2),
-            on_word(AccessKind::Rmw, Order::Acquire, After::Look(pending))
+            on_word(
+                AccessKind::Rmw,
+                Order::Acquire,
+                After::Look(pending),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         // The next initialises its node, tries the lock once more with a
         // read of the word (queued_spin_trylock), finds it held and
         // exchanges the tail: the queue was empty, so it is the head.
         assert_eq!(
             l.arrive(LOCK, 3),
-            on_word(AccessKind::Rmw, Order::Acquire, slow)
+            on_word(AccessKind::Rmw, Order::Acquire, slow, Symbol::RawSpinLock)
         );
         let trylock = LockWait::Trylock { lock: LOCK };
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 3),
-            on_word(AccessKind::Read, Order::Load, After::Move(trylock))
+            on_word(
+                AccessKind::Read,
+                Order::Load,
+                After::Move(trylock),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         assert!(l.moves_by_atomic(trylock, 3));
         assert_eq!(
             l.next(trylock, 3),
-            on_word(AccessKind::Rmw, Order::Full, After::Look(head))
+            on_word(
+                AccessKind::Rmw,
+                Order::Full,
+                After::Look(head),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         // The one after links itself behind 3 with a store to 3's node.
         assert_eq!(
             l.arrive(LOCK, 4),
-            on_word(AccessKind::Rmw, Order::Acquire, slow)
+            on_word(AccessKind::Rmw, Order::Acquire, slow, Symbol::RawSpinLock)
         );
         let link = LockWait::Link {
             lock: LOCK,
@@ -896,11 +979,21 @@ mod tests {
         };
         assert_eq!(
             l.next(LockWait::Slow { lock: LOCK }, 4),
-            on_word(AccessKind::Read, Order::Load, After::Move(trylock))
+            on_word(
+                AccessKind::Read,
+                Order::Load,
+                After::Move(trylock),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         assert_eq!(
             l.next(trylock, 4),
-            on_word(AccessKind::Rmw, Order::Full, After::Move(link))
+            on_word(
+                AccessKind::Rmw,
+                Order::Full,
+                After::Move(link),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         let linked = Publishes::Link { prev: 3, task: 4 };
         assert_eq!(
@@ -910,7 +1003,8 @@ mod tests {
                 kind: AccessKind::Write,
                 order: Order::Posted,
                 publishes: linked,
-                after: After::Look(queued)
+                after: After::Look(queued),
+                by: Symbol::QueuedSpinLockSlowpath,
             }
         );
         l.publish(linked, 4);
@@ -925,7 +1019,12 @@ mod tests {
         assert!(!l.sees_turn(head, 3), "the pending bit still stands");
         assert_eq!(
             l.next(pending, 2),
-            on_word(AccessKind::Write, Order::Posted, After::Acquired)
+            on_word(
+                AccessKind::Write,
+                Order::Posted,
+                After::Acquired,
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         l.release(0, 2, 6);
         // The head takes it with set_locked, then hands the queue on to 4.
@@ -934,7 +1033,12 @@ mod tests {
         let hand_on = LockWait::HandOn { lock: LOCK };
         assert_eq!(
             l.next(head, 3),
-            on_word(AccessKind::Write, Order::Posted, After::Move(hand_on))
+            on_word(
+                AccessKind::Write,
+                Order::Posted,
+                After::Move(hand_on),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         let handed_on = Publishes::HandOn { next: 4 };
         assert_eq!(
@@ -944,7 +1048,8 @@ mod tests {
                 kind: AccessKind::Write,
                 order: Order::Posted,
                 publishes: handed_on,
-                after: After::Acquired
+                after: After::Acquired,
+                by: Symbol::QueuedSpinLockSlowpath,
             }
         );
         // The successor is the head once the hand-on's store is its node's value.
@@ -960,13 +1065,23 @@ mod tests {
         l.release(0, 3, 7);
         assert_eq!(
             l.next(head, 4),
-            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
+            on_word(
+                AccessKind::Rmw,
+                Order::Acquire,
+                After::Acquired,
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         // The lock and its queue are empty again: the fast path works.
         l.release(0, 4, 8);
         assert_eq!(
             l.arrive(LOCK, 5),
-            on_word(AccessKind::Rmw, Order::Acquire, After::Acquired)
+            on_word(
+                AccessKind::Rmw,
+                Order::Acquire,
+                After::Acquired,
+                Symbol::RawSpinLock
+            )
         );
     }
 
@@ -996,7 +1111,8 @@ mod tests {
                 kind: AccessKind::Write,
                 order: Order::PrefetchForWrite,
                 publishes: Publishes::Nothing,
-                after: After::Look(LockWait::Head { lock: LOCK })
+                after: After::Look(LockWait::Head { lock: LOCK }),
+                by: Symbol::QueuedSpinLockSlowpath,
             }
         );
     }
@@ -1017,7 +1133,12 @@ mod tests {
         };
         assert_eq!(
             slow_path(&mut l, 3),
-            on_word(AccessKind::Rmw, Order::Full, After::Move(link))
+            on_word(
+                AccessKind::Rmw,
+                Order::Full,
+                After::Move(link),
+                Symbol::QueuedSpinLockSlowpath
+            )
         );
         l.release(0, 0, 1);
         l.next(LockWait::Pending { lock: LOCK }, 1);
@@ -1045,7 +1166,8 @@ mod tests {
                 kind: AccessKind::Write,
                 order: Order::Posted,
                 publishes: Publishes::HandOn { next: 3 },
-                after: After::Acquired
+                after: After::Acquired,
+                by: Symbol::QueuedSpinLockSlowpath,
             }
         );
     }

@@ -210,10 +210,10 @@ pub fn accesses(k: &Kernel, task: u32, uaddr: Mem, s: &Script) -> Vec<String> {
                 Step::Access(a) => (a.mem(), format!("{:?}", a.kind).to_lowercase()),
                 Step::WaitersInc(w) => (w.mem(), "rmw".into()),
                 Step::WaitersRead(w) => (w.mem(), "read".into()),
-                Step::RelaxedRmw(m) => (m, "relaxed-rmw".into()),
-                Step::AcquireRmw(m) => (m, "acquire-rmw".into()),
+                Step::RelaxedRmw(m) => (m.mem(), "relaxed-rmw".into()),
+                Step::AcquireRmw(m) => (m.mem(), "acquire-rmw".into()),
                 // A load issued to overlap with what follows is a read all the same.
-                Step::Load(m) => (m, "read".into()),
+                Step::Load(m) => (m.mem(), "read".into()),
                 Step::Lock(_) => return Some("lock".into()),
                 Step::Unlock(_) => return Some("unlock".into()),
                 _ => return None,

@@ -7,6 +7,7 @@
 use super::script::{LockRef, Step};
 use crate::coherence::AccessKind;
 use crate::memory::Mem;
+use crate::symbol::Symbol;
 
 /// The two lines of the wakee's task_struct that a wake-up touches.
 #[derive(Clone, Copy, Debug)]
@@ -55,13 +56,18 @@ pub fn try_to_wake_up<G: IntoIterator<Item = Mem>>(
     let WakeeLines { state, pi_lock } = lines;
     // The most a wake-up takes without placement reads: one allocation.
     let mut steps = Vec::with_capacity(8);
+    let ttwu = Symbol::TryToWakeUp;
     steps.extend([
-        Step::access(pi_lock, AccessKind::Rmw),
-        Step::access(state, AccessKind::Read),
+        Step::access(pi_lock, AccessKind::Rmw, ttwu),
+        Step::access(state, AccessKind::Read, ttwu),
     ]);
     for group in placement_reads {
         let before = steps.len();
-        steps.extend(group.into_iter().map(Step::Load));
+        steps.extend(
+            group
+                .into_iter()
+                .map(|m| Step::load(m, Symbol::SelectTaskRqFair)),
+        );
         if steps.len() > before {
             steps.push(Step::Join);
         }
@@ -69,23 +75,27 @@ pub fn try_to_wake_up<G: IntoIterator<Item = Mem>>(
     match queue {
         RunqueueAccess::Lock(rq_lock) => steps.extend([
             Step::Lock(rq_lock),
-            Step::access(rq_lock.word(), AccessKind::Write),
-            Step::access(state, AccessKind::Write),
+            Step::access(rq_lock.word(), AccessKind::Write, Symbol::TtwuDoActivate),
+            Step::access(state, AccessKind::Write, Symbol::TtwuDoActivate),
             Step::Activate(wakee),
             Step::Unlock(rq_lock),
         ]),
         RunqueueAccess::WakeList(runqueue) => steps.extend([
-            Step::access(runqueue, AccessKind::Rmw),
+            Step::access(runqueue, AccessKind::Rmw, Symbol::TtwuQueueWakelist),
             Step::Activate(wakee),
         ]),
     }
-    steps.push(Step::access(pi_lock, AccessKind::Write));
+    steps.push(Step::access(pi_lock, AccessKind::Write, ttwu));
     steps.into_iter()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TTWU: Symbol = Symbol::TryToWakeUp;
+    const PLACE: Symbol = Symbol::SelectTaskRqFair;
+    const ACTIVATE: Symbol = Symbol::TtwuDoActivate;
 
     fn mem(line: u32) -> Mem {
         Mem {
@@ -113,21 +123,21 @@ mod tests {
         assert_eq!(
             steps,
             [
-                Step::access(mem(2), AccessKind::Rmw),
-                Step::access(mem(1), AccessKind::Read),
-                Step::Load(mem(10)),
-                Step::Load(mem(11)),
+                Step::access(mem(2), AccessKind::Rmw, TTWU),
+                Step::access(mem(1), AccessKind::Read, TTWU),
+                Step::load(mem(10), PLACE),
+                Step::load(mem(11), PLACE),
                 Step::Join,
-                Step::Load(mem(12)),
-                Step::Load(mem(13)),
-                Step::Load(mem(14)),
+                Step::load(mem(12), PLACE),
+                Step::load(mem(13), PLACE),
+                Step::load(mem(14), PLACE),
                 Step::Join,
                 Step::Lock(rq_lock),
-                Step::access(mem(3), AccessKind::Write),
-                Step::access(mem(1), AccessKind::Write),
+                Step::access(mem(3), AccessKind::Write, ACTIVATE),
+                Step::access(mem(1), AccessKind::Write, ACTIVATE),
                 Step::Activate(5),
                 Step::Unlock(rq_lock),
-                Step::access(mem(2), AccessKind::Write),
+                Step::access(mem(2), AccessKind::Write, TTWU),
             ]
         );
     }
@@ -150,11 +160,11 @@ mod tests {
         assert_eq!(
             steps,
             [
-                Step::access(mem(2), AccessKind::Rmw),
-                Step::access(mem(1), AccessKind::Read),
-                Step::access(mem(3), AccessKind::Rmw),
+                Step::access(mem(2), AccessKind::Rmw, TTWU),
+                Step::access(mem(1), AccessKind::Read, TTWU),
+                Step::access(mem(3), AccessKind::Rmw, Symbol::TtwuQueueWakelist),
                 Step::Activate(5),
-                Step::access(mem(2), AccessKind::Write),
+                Step::access(mem(2), AccessKind::Write, TTWU),
             ]
         );
     }

@@ -7,6 +7,7 @@ use super::core::{FutexSystem, InFlight, EAGAIN};
 use super::script::{Cost, Decision, Script, Step, WaitersWord};
 use super::table::WakeBarrier;
 use crate::memory::{Mem, MemoryMap};
+use crate::symbol::Symbol;
 
 impl FutexSystem {
     pub(super) fn begin_wait(&mut self, f: &InFlight, uaddr: Mem, s: &mut Script) {
@@ -15,7 +16,7 @@ impl FutexSystem {
         s.push(Step::Lock(f.lock));
         // The compare needs the word, but the queueing stores after it do
         // not wait for it: they commit behind it, the unlock included.
-        s.push(Step::Load(uaddr));
+        s.push(Step::load(uaddr, Symbol::FutexWaitSetup));
         s.push(Step::Decide(Decision::WaitCompare));
     }
 
@@ -26,7 +27,7 @@ impl FutexSystem {
             // smp_mb(); before, get_futex_key's (core.rs).
             Some(w) => {
                 if self.hash.design.path.wake_barrier == WakeBarrier::BeforeWaitersRead {
-                    s.push(self.full_barrier(task));
+                    s.push(self.full_barrier(task, Symbol::FutexHbWaitersPending));
                 }
                 // The decision is taken as the line serves the read.
                 s.push(Step::WaitersRead(WaitersWord::new(f.lock.id, w)));
@@ -85,7 +86,7 @@ impl FutexSystem {
         s: &mut Script,
     ) -> i64 {
         let lock = f.lock;
-        let woken = self.unqueue_matches(memory, f.bucket, &f.key, nr, s);
+        let woken = self.unqueue_matches(memory, f.bucket, &f.key, nr, Symbol::FutexWake, s);
         s.push(Step::Unlock(lock));
         let n = woken.len() as i64;
         s.extend(woken.into_iter().map(Step::Wake));

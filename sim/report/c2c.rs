@@ -1,18 +1,25 @@
 //! perf c2c's view of a run, laid out as `perf c2c report --stdio` lays out
-//! its Shared Data Cache Line Table and its Shared Cache Line Distribution
-//! Pareto, so that a user can put a simulated run beside a capture and read
-//! (or diff) them column by column.
+//! its Trace Event Information, its Global Shared Cache Line Event
+//! Information, its Shared Data Cache Line Table and its Shared Cache Line
+//! Distribution Pareto, so that a user can put a simulated run beside a
+//! capture and read (or diff) them line by line and column by column.
 //!
-//! The columns perf has carry perf's definitions (docs/reports.md, "The c2c
-//! tables"): HITM and the other load classes count loads only, stores are
-//! L1 hits or misses, and each Pareto percentage is the offset's share of
-//! the line's count in that column, so a column sums to 100 % over the
-//! line. What futexsim knows and perf does not (what lives at an offset,
-//! stores that took a Modified line) comes after perf's columns, under
-//! names perf does not use. perf's columns futexsim cannot fill from a
-//! simulation (code address, pid, tid, symbol) are left out, not faked.
+//! The lines and columns perf has carry perf's definitions (docs/reports.md,
+//! "The c2c tables"): HITM and the other load classes count loads only,
+//! stores are L1 hits or misses, and each Pareto percentage is the row's
+//! share of the line's count in that column, so a column sums to 100 % over
+//! the line. A Pareto row is an offset and the function that made the
+//! accesses (perf's Symbol). What futexsim knows and perf does not (what
+//! lives at an offset, stores that took a Modified line) comes after perf's
+//! columns, under names perf does not use. What futexsim cannot fill from a
+//! simulation (code address, pid, tid, object, source line; the summary
+//! lines of load classes the run's totals do not keep apart from stores) is
+//! left out, not faked.
 
-use crate::record::{BucketRef, CoherenceRecord, LineRecord, OffsetRecord, RunRecord};
+use crate::record::{
+    AccessCounts, BucketRef, CoherenceRecord, LineRecord, OffsetRecord, RunRecord,
+};
+use crate::symbol::Symbol;
 use std::fmt::Write;
 
 /// The buckets whose lock words lie on the line, in offset order. Two or
@@ -36,9 +43,39 @@ pub fn percent(part: u64, total: u64) -> f64 {
     }
 }
 
-/// One Pareto row's percentages: the offset's share of the line's remote
+/// One Pareto row, as perf makes one for each offset and code address: an
+/// offset and the accesses one function made there. A record written
+/// before functions were kept has one row an offset, with no symbol.
+#[derive(Clone, Copy, Debug)]
+pub struct ParetoRow<'a> {
+    pub offset: &'a OffsetRecord,
+    pub symbol: Option<Symbol>,
+    pub counts: &'a AccessCounts,
+}
+
+/// The line's Pareto rows: by offset, then by function.
+pub fn pareto_rows(line: &LineRecord) -> Vec<ParetoRow<'_>> {
+    let mut rows = Vec::new();
+    for o in &line.offsets {
+        if o.symbols.is_empty() {
+            rows.push(ParetoRow {
+                offset: o,
+                symbol: None,
+                counts: &o.counts,
+            });
+        }
+        rows.extend(o.symbols.iter().map(|s| ParetoRow {
+            offset: o,
+            symbol: Some(s.symbol),
+            counts: &s.counts,
+        }));
+    }
+    rows
+}
+
+/// One Pareto row's percentages: the row's share of the line's remote
 /// HITM, local HITM, store L1 hits and store L1 misses. Each is a share of
-/// the line's total in that column, so over a line's offsets every column
+/// the line's total in that column, so over a line's rows every column
 /// sums to 100 % (or is 0 throughout when the line has none of that kind).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParetoShares {
@@ -48,16 +85,27 @@ pub struct ParetoShares {
     pub store_l1_miss: f64,
 }
 
+/// The shares of each of `pareto_rows(line)`, in order.
 pub fn pareto_shares(line: &LineRecord) -> Vec<ParetoShares> {
-    line.offsets
+    pareto_rows(line)
         .iter()
-        .map(|o| ParetoShares {
-            rmt_hitm: percent(o.rmt_hitm, line.rmt_hitm),
-            lcl_hitm: percent(o.lcl_hitm, line.lcl_hitm),
-            store_l1_hit: percent(o.store_l1_hit, line.store_l1_hit),
-            store_l1_miss: percent(o.store_l1_miss, line.store_l1_miss),
+        .map(|r| ParetoShares {
+            rmt_hitm: percent(r.counts.rmt_hitm, line.rmt_hitm),
+            lcl_hitm: percent(r.counts.lcl_hitm, line.lcl_hitm),
+            store_l1_hit: percent(r.counts.store_l1_hit, line.store_l1_hit),
+            store_l1_miss: percent(r.counts.store_l1_miss, line.store_l1_miss),
         })
         .collect()
+}
+
+/// perf's Symbol column: the function, `[k]` before a kernel function's
+/// name and `[.]` before user space's, as perf marks them.
+pub fn symbol_cell(symbol: Option<Symbol>) -> String {
+    match symbol {
+        None => String::new(),
+        Some(Symbol::Workload) => format!("[.] {}", Symbol::Workload.name()),
+        Some(s) => format!("[k] {}", s.name()),
+    }
 }
 
 /// perf c2c's Tot Hitm %: the line's share of every HITM load in the run.
@@ -67,8 +115,8 @@ pub fn tot_hitm_percent(line: &LineRecord, run: &CoherenceRecord) -> f64 {
 
 /// perf c2c's Node column (its default form): the nodes of the CPUs that
 /// made the accesses, each as `%2d`, one space apart.
-pub fn nodes(o: &OffsetRecord) -> String {
-    o.nodes
+pub fn nodes(c: &AccessCounts) -> String {
+    c.nodes
         .iter()
         .map(|n| format!("{n:2}"))
         .collect::<Vec<_>>()
@@ -200,7 +248,7 @@ const LINE_COLUMNS: [Column; 26] = [
     left("Region", 6),
 ];
 
-const PARETO_COLUMNS: [Column; 18] = [
+const PARETO_COLUMNS: [Column; 19] = [
     col("Num", 5),
     group("----- HITM -----", 2, "RmtHitm", 7),
     col("LclHitm", 7),
@@ -215,6 +263,7 @@ const PARETO_COLUMNS: [Column; 18] = [
     col("load", 8),
     group("Total", 1, "records", 7),
     group("cpu", 1, "cnt", 8),
+    left("Symbol", 34),
     left("Node", 4),
     group(RFO_GROUP, 2, "Lcl", 8),
     col("Rmt", 8),
@@ -226,9 +275,78 @@ const PARETO_COLUMNS: [Column; 18] = [
 const PARETO_LINE_RULE: &str =
     "  ----------------------------------------------------------------------";
 
-/// Both tables for one run, as `perf c2c report --stdio` prints them.
+/// One line of perf's summaries: its label padded to perf's 34 columns,
+/// then the value in 10.
+fn summary_line(out: &mut String, label: &str, value: impl std::fmt::Display) {
+    let _ = writeln!(out, "  {label:<34}: {value:>10}");
+}
+
+/// perf's Trace Event Information, of every access the run counted: the
+/// lines the run's totals fill. The load classes below HITM (L1D, LLC,
+/// remote clean hits, DRAM, and what perf derives from them) and the
+/// stores' L1D hits and misses are kept by the run's totals for loads and
+/// stores together, and so are left out; a simulation makes no
+/// uncacheable, I/O or unmapped access, and every sample parses.
+fn trace_event_information(out: &mut String, c: &CoherenceRecord) {
+    banner_plain(out, "Trace Event Information");
+    summary_line(out, "Total records", c.loads + c.stores);
+    summary_line(out, "Load Operations", c.loads);
+    summary_line(out, "Loads - uncacheable", 0);
+    summary_line(out, "Loads - IO", 0);
+    summary_line(out, "Loads - no mapping", 0);
+    summary_line(out, "Load Local HITM", c.lcl_hitm);
+    summary_line(out, "Load Remote HITM", c.rmt_hitm);
+    summary_line(out, "Store Operations", c.stores);
+    summary_line(out, "Store - uncacheable", 0);
+    summary_line(out, "Store - no mapping", 0);
+    summary_line(out, "No Page Map Rejects", 0);
+    summary_line(out, "Unable to parse data source", 0);
+}
+
+/// perf's Global Shared Cache Line Event Information, over the lines of
+/// the Shared Data Cache Line Table (perf's is over every line with a
+/// HITM: the same where the table holds them all). Locked and blocked
+/// accesses are not kept by line, and are left out; a simulated core has
+/// one private level, so fill-buffer and L2 hits are 0, as in the table.
+fn global_shared_cache_line_information(out: &mut String, lines: &[LineRecord]) {
+    let sum = |f: fn(&LineRecord) -> u64| lines.iter().map(f).sum::<u64>();
+    banner_plain(out, "Global Shared Cache Line Event Information");
+    summary_line(out, "Total Shared Cache Lines", lines.len());
+    summary_line(out, "Load HITs on shared lines", sum(|l| l.loads));
+    summary_line(out, "Fill Buffer Hits on shared lines", 0);
+    summary_line(
+        out,
+        "L1D hits on shared lines",
+        sum(LineRecord::load_l1_hit),
+    );
+    summary_line(out, "L2D hits on shared lines", 0);
+    summary_line(
+        out,
+        "LLC hits on shared lines",
+        sum(|l| l.lcl_hit + l.lcl_hitm),
+    );
+    summary_line(out, "Store HITs on shared lines", sum(|l| l.stores));
+    summary_line(
+        out,
+        "Store L1D hits on shared lines",
+        sum(|l| l.store_l1_hit),
+    );
+    summary_line(out, "Total Merged records", sum(|l| l.hitm() + l.stores));
+}
+
+/// perf's banner over its two summaries: the title centred, no `#` after.
+fn banner_plain(out: &mut String, title: &str) {
+    let rule = "=".repeat(49);
+    let _ = writeln!(out, "{rule}\n{title:^49}\n{rule}");
+}
+
+/// The four tables for one run, as `perf c2c report --stdio` prints them.
 pub fn stdio(r: &RunRecord) -> String {
     let mut out = String::new();
+    trace_event_information(&mut out, &r.coherence);
+    out.push('\n');
+    global_shared_cache_line_information(&mut out, &r.top_lines);
+    out.push('\n');
     banner(&mut out, "Shared Data Cache Line Table");
     header(&mut out, &LINE_COLUMNS);
     for (i, l) in r.top_lines.iter().enumerate() {
@@ -284,7 +402,8 @@ pub fn stdio(r: &RunRecord) -> String {
             format!("{:#x}", l.address)
         );
         let _ = writeln!(out, "{PARETO_LINE_RULE}");
-        for (o, share) in l.offsets.iter().zip(pareto_shares(l)) {
+        for (r, share) in pareto_rows(l).into_iter().zip(pareto_shares(l)) {
+            let c = r.counts;
             let cells = [
                 String::new(),
                 pct(share.rmt_hitm),
@@ -292,18 +411,19 @@ pub fn stdio(r: &RunRecord) -> String {
                 pct(share.store_l1_hit),
                 pct(share.store_l1_miss),
                 pct(0.0),
-                format!("{:#x}", o.offset),
+                format!("{:#x}", r.offset.offset),
                 l.node.to_string(),
                 "1".into(),
-                format!("{:6.0}", o.mean_rmt_hitm_ns),
-                format!("{:6.0}", o.mean_lcl_hitm_ns),
-                format!("{:6.0}", o.mean_load_ns),
-                (o.loads + o.stores).to_string(),
-                o.cpu_count.to_string(),
-                nodes(o),
-                o.lcl_rfo_modified.to_string(),
-                o.rmt_rfo_modified.to_string(),
-                o.what.to_string(),
+                format!("{:6.0}", c.mean_rmt_hitm_ns),
+                format!("{:6.0}", c.mean_lcl_hitm_ns),
+                format!("{:6.0}", c.mean_load_ns),
+                (c.loads + c.stores).to_string(),
+                c.cpu_count.to_string(),
+                symbol_cell(r.symbol),
+                nodes(c),
+                c.lcl_rfo_modified.to_string(),
+                c.rmt_rfo_modified.to_string(),
+                r.offset.what.to_string(),
             ];
             row(&mut out, &PARETO_COLUMNS, &cells);
         }
@@ -335,19 +455,22 @@ mod tests {
         OffsetRecord {
             offset,
             what,
-            lcl_hitm: 1,
-            rmt_hitm: 0,
-            loads: 1,
-            stores: 0,
-            store_l1_hit: 0,
-            store_l1_miss: 0,
-            lcl_rfo_modified: 0,
-            rmt_rfo_modified: 0,
-            mean_rmt_hitm_ns: 0.0,
-            mean_lcl_hitm_ns: 0.0,
-            mean_load_ns: 0.0,
-            cpu_count: 1,
-            nodes: vec![0, 1],
+            counts: AccessCounts {
+                lcl_hitm: 1,
+                rmt_hitm: 0,
+                loads: 1,
+                stores: 0,
+                store_l1_hit: 0,
+                store_l1_miss: 0,
+                lcl_rfo_modified: 0,
+                rmt_rfo_modified: 0,
+                mean_rmt_hitm_ns: 0.0,
+                mean_lcl_hitm_ns: 0.0,
+                mean_load_ns: 0.0,
+                cpu_count: 1,
+                nodes: vec![0, 1],
+            },
+            symbols: Vec::new(),
         }
     }
 
@@ -379,7 +502,7 @@ mod tests {
             ],
         };
         assert_eq!(lock_buckets(&line), [bucket(4), bucket(5)]);
-        assert_eq!(nodes(&line.offsets[0]), " 0  1");
+        assert_eq!(nodes(&line.offsets[0].counts), " 0  1");
     }
 
     /// A group's text spans its columns: the header lines are as wide as

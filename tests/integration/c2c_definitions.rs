@@ -8,6 +8,7 @@ use futexsim::machine::{presets::preset, Machine};
 use futexsim::memory::{Home, MemoryMap};
 use futexsim::record::{CoherenceRecord, LineRecord, Occupant};
 use futexsim::report::c2c;
+use futexsim::symbol::Symbol;
 
 /// On icx-2s, CPUs 0, 1 and 2 are three cores of node 0 and CPU 32 a core of node 1.
 const NODE0_A: u32 = 0;
@@ -58,7 +59,7 @@ fn run() -> Run {
     ];
     for (i, (cpu, addr, kind)) in steps.into_iter().enumerate() {
         let now = (i as u64 + 1) * 1_000_000;
-        d.access(&m, cpu, now, 0, addr, kind);
+        d.access(&m, cpu, now, 0, addr, kind, Symbol::Workload);
     }
     let stats = d.hottest_lines(1).pop().expect("the line moved");
     let line = LineRecord::from_stats(
@@ -91,8 +92,11 @@ fn hitm_counts_loads_only() {
         (1, 0)
     );
     let lock = &line.offsets[0];
-    assert_eq!((lock.offset, lock.rmt_hitm, lock.lcl_hitm), (0, 1, 0));
-    assert_eq!(lock.lcl_rfo_modified, 1);
+    assert_eq!(
+        (lock.offset, lock.counts.rmt_hitm, lock.counts.lcl_hitm),
+        (0, 1, 0)
+    );
+    assert_eq!(lock.counts.lcl_rfo_modified, 1);
 }
 
 #[test]
@@ -114,20 +118,24 @@ fn stores_are_l1_hits_or_misses() {
         panic!("two offsets: {:?}", line.offsets)
     };
     assert_eq!(
-        (lock.store_l1_hit, lock.store_l1_miss, lock.stores),
+        (
+            lock.counts.store_l1_hit,
+            lock.counts.store_l1_miss,
+            lock.counts.stores
+        ),
         (1, 1, 2)
     );
     assert_eq!(
         (
             neighbour.offset,
-            neighbour.store_l1_hit,
-            neighbour.store_l1_miss
+            neighbour.counts.store_l1_hit,
+            neighbour.counts.store_l1_miss
         ),
         (8, 0, 1)
     );
     // Total records: loads plus stores.
-    assert_eq!(lock.loads + lock.stores, 4);
-    assert_eq!(neighbour.loads + neighbour.stores, 2);
+    assert_eq!(lock.counts.loads + lock.counts.stores, 4);
+    assert_eq!(neighbour.counts.loads + neighbour.counts.stores, 2);
 }
 
 #[test]
@@ -175,12 +183,18 @@ fn node_and_cpu_cnt_name_who_accessed_the_offset() {
     assert_eq!(line.node, 0);
     let lock = &line.offsets[0];
     // CPUs 32 and 1 touched the lock word once it was counted; CPU 0 only before.
-    assert_eq!((lock.cpu_count, lock.nodes.as_slice()), (2, &[0, 1][..]));
-    assert_eq!(c2c::nodes(lock), " 0  1");
+    assert_eq!(
+        (lock.counts.cpu_count, lock.counts.nodes.as_slice()),
+        (2, &[0, 1][..])
+    );
+    assert_eq!(c2c::nodes(&lock.counts), " 0  1");
     // CPUs 2 and 0 touched the neighbour, both on node 0.
     let neighbour = &line.offsets[1];
     assert_eq!(
-        (neighbour.cpu_count, neighbour.nodes.as_slice()),
+        (
+            neighbour.counts.cpu_count,
+            neighbour.counts.nodes.as_slice()
+        ),
         (2, &[0][..])
     );
 }

@@ -13,7 +13,10 @@ use futexsim::coherence::probe::{
 use futexsim::coherence::AccessKind;
 use futexsim::machine::presets::{names, preset};
 use futexsim::machine::{Level, Machine};
+use futexsim::symbol::Symbol;
 
+/// The function the probes' accesses are counted under.
+const BY: Symbol = Symbol::Workload;
 const TOLERANCE: f64 = 1.5;
 
 /// Where the requesting CPU sits relative to the line's holder.
@@ -232,18 +235,26 @@ fn idle_ns(m: &Machine, distance: Distance) -> f64 {
     let mut d = directory(m, home);
     let line = 0;
     if !matches!(distance, Distance::DramLocal | Distance::DramRemote) {
-        d.access(m, holder, 0, line, LINE_ADDR, AccessKind::Read);
-        d.access(m, holder, IDLE_GAP, line, LINE_ADDR, kind_first);
+        d.access(m, holder, 0, line, LINE_ADDR, AccessKind::Read, BY);
+        d.access(m, holder, IDLE_GAP, line, LINE_ADDR, kind_first, BY);
         if let Distance::LocalClean = distance {
             // A second core's copy makes the line Shared, as MLC's HIT test does.
             let third = (1..m.cpus())
                 .find(|&c| c != requester && m.level(0, c) == Level::Complex)
                 .unwrap_or(holder);
-            d.access(m, third, 2 * IDLE_GAP, line, LINE_ADDR, AccessKind::Read);
+            d.access(
+                m,
+                third,
+                2 * IDLE_GAP,
+                line,
+                LINE_ADDR,
+                AccessKind::Read,
+                BY,
+            );
         }
     }
     let now = 3 * IDLE_GAP;
-    let out = d.access(m, requester, now, line, LINE_ADDR, AccessKind::Read);
+    let out = d.access(m, requester, now, line, LINE_ADDR, AccessKind::Read, BY);
     (out.done - now) as f64 / 1000.0
 }
 

@@ -9,6 +9,7 @@ use futexsim::report::summary::{duration_ns, figure};
 use futexsim::report::{self, GENERATION, REPORT_MD, RESULTS_JSON};
 use futexsim::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
 use futexsim::scenario::Scenario;
+use futexsim::symbol::Symbol;
 use futexsim::task::RunWindow;
 use futexsim::workload::{perf_hash::PerfHash, WorkloadSpec};
 use std::path::{Path, PathBuf};
@@ -549,4 +550,156 @@ fn c2c_prints_one_run_s_tables_and_refuses_what_is_not_there() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The functions that made the accesses at each offset of a line.
+fn symbols_at(line: &futexsim::record::LineRecord, field: table::FieldName) -> Vec<Symbol> {
+    line.offsets
+        .iter()
+        .filter(|o| {
+            matches!(o.what, futexsim::record::Occupant::Bucket { field: Some(f), .. } if f == field)
+        })
+        .flat_map(|o| o.symbols.iter().map(|s| s.symbol))
+        .collect()
+}
+
+#[test]
+fn the_pareto_names_the_lock_s_functions_at_the_lock_word_and_the_waiter_count_s_at_waiters() {
+    let (set, _) = campaign();
+    let r = records(set, 64, "fixed-256")[0];
+    let shared = r
+        .top_lines
+        .iter()
+        .find(|line| report::c2c::lock_buckets(line).len() >= 2)
+        .expect("fixed-256 at 64 CPUs has a line with two bucket locks");
+    let at_lock = symbols_at(shared, table::FieldName::Lock);
+    assert!(
+        at_lock.contains(&Symbol::RawSpinLock) && at_lock.contains(&Symbol::RawSpinUnlock),
+        "{at_lock:?}"
+    );
+    assert!(at_lock.iter().all(|s| matches!(
+        s,
+        Symbol::RawSpinLock | Symbol::RawSpinUnlock | Symbol::QueuedSpinLockSlowpath
+    )));
+    // fixed-256's buckets have no waiter count; aligned-3.14's do. perf
+    // bench futex hash's wait fails at the compare: the count rises before
+    // the lock and falls after it, and nothing wakes.
+    let aligned = records(set, 64, "aligned-3.14")[0];
+    let at_waiters: Vec<Symbol> = aligned
+        .top_lines
+        .iter()
+        .flat_map(|line| symbols_at(line, table::FieldName::Waiters))
+        .collect();
+    assert!(
+        at_waiters.contains(&Symbol::FutexHbWaitersInc),
+        "{at_waiters:?}"
+    );
+    assert!(at_waiters
+        .iter()
+        .all(|s| matches!(s, Symbol::FutexHbWaitersInc | Symbol::FutexHbWaitersDec)));
+    let md = std::fs::read_to_string(rendered("symbols").0.join("points/point-1.md")).unwrap();
+    assert!(md.contains("[k] _raw_spin_lock") && md.contains("[k] futex_hb_waiters_inc"));
+}
+
+#[test]
+fn every_pareto_column_sums_to_100_over_a_line_s_function_rows() {
+    let (set, _) = campaign();
+    for run in &set.runs {
+        for line in &run.record.top_lines {
+            let rows = report::c2c::pareto_rows(line);
+            assert!(rows.iter().all(|r| r.symbol.is_some()));
+            for o in &line.offsets {
+                let of = |f: fn(&futexsim::record::AccessCounts) -> u64| {
+                    o.symbols.iter().map(|s| f(&s.counts)).sum::<u64>()
+                };
+                assert_eq!(
+                    (
+                        of(|c| c.loads),
+                        of(|c| c.stores),
+                        of(|c| c.lcl_hitm + c.rmt_hitm)
+                    ),
+                    (
+                        o.counts.loads,
+                        o.counts.stores,
+                        o.counts.lcl_hitm + o.counts.rmt_hitm
+                    ),
+                    "offset {:#x}: its functions' counts are its own",
+                    o.offset
+                );
+            }
+            let shares = report::c2c::pareto_shares(line);
+            let sum = |f: fn(&report::c2c::ParetoShares) -> f64| shares.iter().map(f).sum::<f64>();
+            for (total, column) in [
+                (line.rmt_hitm, sum(|s| s.rmt_hitm)),
+                (line.lcl_hitm, sum(|s| s.lcl_hitm)),
+                (line.store_l1_hit, sum(|s| s.store_l1_hit)),
+                (line.store_l1_miss, sum(|s| s.store_l1_miss)),
+            ] {
+                let expected = if total == 0 { 0.0 } else { 100.0 };
+                assert!((column - expected).abs() < 1e-6, "{column} of {total}");
+            }
+        }
+    }
+}
+
+/// The value perf prints after a summary line's label.
+fn summary_value(text: &str, label: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            (name.trim() == label).then(|| value.trim().parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no line {label}"))
+}
+
+#[test]
+fn perf_s_summary_tables_agree_with_the_run_and_its_shared_data_table() {
+    let (set, _) = campaign();
+    let r = records(set, 64, "fixed-256")[0];
+    let text = report::c2c::stdio(r);
+    let trace = text.find("Trace Event Information").unwrap();
+    let global = text
+        .find("Global Shared Cache Line Event Information")
+        .unwrap();
+    let table = text.find("Shared Data Cache Line Table").unwrap();
+    assert!(trace < global && global < table, "perf's order");
+    let c = &r.coherence;
+    let (trace, global) = (&text[trace..global], &text[global..table]);
+    assert_eq!(summary_value(trace, "Total records"), c.loads + c.stores);
+    assert_eq!(summary_value(trace, "Load Operations"), c.loads);
+    assert_eq!(summary_value(trace, "Load Local HITM"), c.lcl_hitm);
+    assert_eq!(summary_value(trace, "Load Remote HITM"), c.rmt_hitm);
+    assert_eq!(summary_value(trace, "Store Operations"), c.stores);
+    let lines = &r.top_lines;
+    let sum = |f: fn(&futexsim::record::LineRecord) -> u64| lines.iter().map(f).sum::<u64>();
+    assert_eq!(
+        summary_value(global, "Total Shared Cache Lines"),
+        lines.len() as u64
+    );
+    assert_eq!(
+        summary_value(global, "Load HITs on shared lines"),
+        sum(|l| l.loads)
+    );
+    assert_eq!(
+        summary_value(global, "L1D hits on shared lines"),
+        sum(|l| l.load_l1_hit())
+    );
+    assert_eq!(
+        summary_value(global, "LLC hits on shared lines"),
+        sum(|l| l.lcl_hit + l.lcl_hitm)
+    );
+    assert_eq!(
+        summary_value(global, "Store HITs on shared lines"),
+        sum(|l| l.stores)
+    );
+    assert_eq!(
+        summary_value(global, "Store L1D hits on shared lines"),
+        sum(|l| l.store_l1_hit)
+    );
+    assert_eq!(
+        summary_value(global, "Total Merged records"),
+        sum(|l| l.hitm() + l.stores)
+    );
+    // The lines in the table are a part of the run's accesses.
+    assert!(sum(|l| l.lcl_hitm) <= c.lcl_hitm && sum(|l| l.loads) <= c.loads);
 }
