@@ -1852,3 +1852,52 @@ fn a_waker_decides_on_the_waiters_count_its_line_served_not_the_one_at_the_reads
     );
     assert_eq!(o.asleep_at_end, 1, "the wake found nobody to wake");
 }
+
+#[test]
+fn the_waker_sets_a_polling_idle_cpus_need_resched_flag_with_a_cmpxchg_on_its_idle_tasks_line() {
+    // With the IPI free, a halting target costs the waker only
+    // set_nr_if_polling's read of flags nobody wrote; a polling one also
+    // its cmpxchg of the line the target wrote when it last left its
+    // polling loop.
+    let free_ipi = |polls: bool| {
+        icx_with(|s| {
+            s.idle_polls = polls;
+            s.ipi_send = 0.0;
+            s.ipi = 0.0;
+        })
+    };
+    let polled = wake_up_times(&free_ipi(true), 1).0;
+    let halted = wake_up_times(&free_ipi(false), 1).0;
+    assert!(polled > halted, "polling {polled} ps, halting {halted} ps");
+}
+
+#[test]
+fn an_idle_cpu_woken_by_an_ipi_runs_its_handler_before_the_wakee() {
+    let handler = |ns: f64| {
+        icx_with(|s| {
+            s.idle_polls = false;
+            s.ipi_handler = ns;
+        })
+    };
+    let (short, long) = (wake_up_times(&handler(500.0), 1), wake_up_times(&handler(1500.0), 1));
+    // The waker does not wait for the handler; the wakee runs 1 us later.
+    assert_eq!(short.0, long.0);
+    let later = (long.1 - short.1).abs_diff(1_000_000);
+    assert!(later < 10_000, "{short:?} {long:?}");
+}
+
+#[test]
+fn a_queued_wake_up_leaves_the_target_its_wake_list_and_its_runqueue_lock_before_the_wakee_runs() {
+    let queued = icx_with(|s| s.ttwu_queue = true);
+    let locked = icx_with(|s| s.ttwu_queue = false);
+    let (by_list, by_lock) = (wake_up_times(&queued, 1), wake_up_times(&locked, 1));
+    // After the waker is done, the target of a queued wake-up still takes
+    // the list the waker wrote (an xchg), the runqueue line the waker
+    // wrote `ttwu_pending` in (its lock) and the wakee's first line the
+    // waker linked (TASK_RUNNING): three lines from the waker's core.
+    let after = |t: (u64, u64)| t.1 - t.0;
+    assert!(
+        after(by_list) >= after(by_lock) + 2 * queued.llc_ps,
+        "queued {by_list:?}, locked {by_lock:?}"
+    );
+}
