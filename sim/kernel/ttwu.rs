@@ -27,7 +27,10 @@ pub enum RunqueueAccess {
     /// another CPU, `wakeup_preempt` -> `resched_curr` first reads the
     /// flags of the task the target runs (its idle task when idle) and sets
     /// TIF_NEED_RESCHED there with `fetch_or`, a cmpxchg loop: `resched`.
-    Lock { rq_lock: LockRef, resched: Option<Mem> },
+    Lock {
+        rq_lock: LockRef,
+        resched: Option<Mem>,
+    },
     /// `ttwu_queue_wakelist`: the waker sets the target runqueue's
     /// `ttwu_pending`, links the task onto the target CPU's
     /// `call_single_queue` (`__smp_call_single_queue`'s llist_add: it reads
@@ -278,8 +281,7 @@ mod tests {
     fn the_target_clears_its_polling_flag_then_takes_its_wake_list_whole_and_enqueues_under_its_own_lock(
     ) {
         let rq_lock = LockRef::new(7, mem(3));
-        let steps: Vec<Step> =
-            target_side(mem(1), Some(mem(8)), Some((mem(6), rq_lock))).collect();
+        let steps: Vec<Step> = target_side(mem(1), Some(mem(8)), Some((mem(6), rq_lock))).collect();
         assert_eq!(
             steps,
             [

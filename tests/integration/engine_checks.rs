@@ -1879,7 +1879,10 @@ fn an_idle_cpu_woken_by_an_ipi_runs_its_handler_before_the_wakee() {
             s.ipi_handler = ns;
         })
     };
-    let (short, long) = (wake_up_times(&handler(500.0), 1), wake_up_times(&handler(1500.0), 1));
+    let (short, long) = (
+        wake_up_times(&handler(500.0), 1),
+        wake_up_times(&handler(1500.0), 1),
+    );
     // The waker does not wait for the handler; the wakee runs 1 us later.
     assert_eq!(short.0, long.0);
     let later = (long.1 - short.1).abs_diff(1_000_000);
