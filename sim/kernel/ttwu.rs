@@ -272,7 +272,7 @@ mod tests {
         .collect();
         let on_flags: Vec<&Step> = steps
             .iter()
-            .filter(|s| matches!(s, Step::Access(a) if a.line == 8))
+            .filter(|s| matches!(s, Step::Access(a) if a.mem() == mem(8)))
             .collect();
         assert_eq!(on_flags, [&Step::access(mem(8), AccessKind::Read)]);
     }
