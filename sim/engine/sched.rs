@@ -90,12 +90,24 @@ impl SchedLayout {
     /// Lays out a runqueue per CPU and a task_struct per task (homed on
     /// its CPU's node).
     pub fn new(machine: &Machine, memory: &mut MemoryMap, task_cpus: &[u32]) -> SchedLayout {
+        // A line each, unless the machine's lines are so long that one
+        // holds all three (a 4 KiB line): then one region per CPU spans them.
+        let apart = memory.line_size() <= CALL_SINGLE_QUEUE_OFFSET;
+        let pages: Vec<Option<_>> = (0..machine.cpus())
+            .map(|cpu| {
+                let home = Home::Node(machine.node_of(cpu));
+                let page = RUNQUEUES + u64::from(cpu) * 4096;
+                let name = format!("cpu {cpu} runqueue page");
+                (!apart).then(|| memory.add(name, page, IDLE_TASK_OFFSET + 64, home))
+            })
+            .collect();
         let mut per_cpu_line = |what: &str, offset: u64| -> Vec<Mem> {
             (0..machine.cpus())
                 .map(|cpu| {
                     let addr = RUNQUEUES + u64::from(cpu) * 4096 + offset;
                     let home = Home::Node(machine.node_of(cpu));
-                    let region = memory.add(format!("cpu {cpu} {what}"), addr, 64, home);
+                    let region = pages[cpu as usize]
+                        .unwrap_or_else(|| memory.add(format!("cpu {cpu} {what}"), addr, 64, home));
                     Mem {
                         addr,
                         line: memory.line_in(region, addr),
