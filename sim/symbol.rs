@@ -114,6 +114,19 @@ symbols! {
     TtwuDoActivate = "ttwu_do_activate",
     /// ttwu_queue_wakelist: the wakee queued on the target CPU's list.
     TtwuQueueWakelist = "ttwu_queue_wakelist",
+    /// resched_curr under the target runqueue's lock: the running task's
+    /// flags read and TIF_NEED_RESCHED set.
+    ReschedCurr = "resched_curr",
+    /// set_nr_if_polling: the target's idle task's flags read, and set
+    /// with a cmpxchg where it polls (no IPI then).
+    SetNrIfPolling = "set_nr_if_polling",
+    /// do_idle leaving a polling loop: TIF_POLLING_NRFLAG cleared.
+    DoIdle = "do_idle",
+    /// flush_smp_call_function_queue: the CPU's wake list taken whole.
+    FlushSmpCallFunctionQueue = "flush_smp_call_function_queue",
+    /// sched_ttwu_pending: a queued wakee enqueued under the target's own
+    /// runqueue lock.
+    SchedTtwuPending = "sched_ttwu_pending",
     /// The workload's own accesses: its user-space code, or the kernel
     /// work it stands for outside the futex code.
     Workload = "workload",

@@ -14,16 +14,19 @@
 //! |---|---|---|
 //! | the wakee's `pi_lock` and `__state` | `try_to_wake_up` | an atomic on its task_struct line, a read, the store of TASK_RUNNING |
 //! | the target runqueue's lock | `ttwu_queue` -> `rq_lock` | the machine's spinlock on `rq->__lock`, a line of its own per CPU homed on the CPU's node |
-//! | the wake list | `ttwu_queue_wakelist` when `ttwu_queue_cond` holds (another LLC, or an idle target) | one RMW of the target runqueue's line by the waker; the target enqueues the task under its own lock, priced as nothing beside its exit from idle |
+//! | the wake list | `ttwu_queue_wakelist` when `ttwu_queue_cond` holds (another LLC, or an idle target) | the waker stores `ttwu_pending` in the target's runqueue line and links the wakee onto the target's `call_single_queue` (llist_add: a read and a cmpxchg of that line); the target takes the list with an xchg (`flush_smp_call_function_queue`) and enqueues the task under its own runqueue lock (`sched_ttwu_pending`), as the wakee's first steps there |
+//! | the need-resched flag | `set_nr_if_polling` (wake list) or `resched_curr`'s `fetch_or` (runqueue lock) on the target's current task, its idle task when idle | a read and, where the idle task polls or under the lock, a cmpxchg of that task's first line; a polling idle CPU clears its polling flag with a locked bit clear when it leaves the loop |
 //! | the enqueue | `ttwu_do_activate` -> `activate_task` (`rq->nr_running`, the cfs_rq, beside the lock) | a store to the runqueue's line |
 //! | preempting the current task | `wakeup_preempt` -> `resched_curr`, the tick's `task_tick_fair` | at the current task's next return to user space (op boundary); a task spinning in user space at the tick |
-//! | the IPI | `resched_curr` -> `smp_send_reschedule`, or `send_call_function_single_ipi` for the wake list, to a remote CPU | the waker pays `ipi_send`, the target takes it `ipi` later; none to an idle CPU that polls (`idle_polls`: TIF_POLLING_NRFLAG, `set_nr_if_polling`) |
+//! | the IPI | `resched_curr` -> `smp_send_reschedule`, or `send_call_function_single_ipi` for the wake list, to a remote CPU | the waker pays `ipi_send`, the target takes it `ipi` later and, when idle, runs its handler (`ipi_handler`) after leaving idle; none to an idle CPU that polls (`idle_polls`: TIF_POLLING_NRFLAG, `set_nr_if_polling`) |
 //! | the target leaving idle | `do_idle` -> cpuidle's exit latency, then `schedule_idle` | C1's exit latency, or C6's once the CPU has been idle past C6's target residency (the ladder governor's promotion) |
 //! | the switch | `__schedule` -> `context_switch` | the profile's `kernel.schedule` |
 //!
 //! Left out: load balancing (a task moves only when placed at a wake-up),
-//! the store of TIF_NEED_RESCHED into a polling idle task's flags, the time
-//! a busy target spends in the IPI's handler, vruntime: runnable tasks take turns in FIFO
+//! the time a busy target spends in the IPI's handler (its current task
+//! goes on undelayed; the handler's enqueue runs as the wakee's first
+//! steps), a second wake-up queued on a target whose list is not yet
+//! taken (each finds it empty and sends its own notice), vruntime: runnable tasks take turns in FIFO
 //! order, and a woken task preempts the current one (CFS's sleeper credit
 //! of half sched_latency exceeds wakeup_granularity, so a task woken after
 //! a sleep preempts) at its next op boundary or tick, not at once by the
@@ -52,6 +55,13 @@ use std::collections::{HashMap, VecDeque};
 /// Per-CPU runqueues, in a range of the direct map no other kernel object
 /// of the model reaches: one page apart, so no two share a line.
 const RUNQUEUES: u64 = crate::address_map::RUNQUEUES.base;
+/// In each CPU's page after its runqueue, a line each: its
+/// `call_single_queue` (per-CPU data, the wake list's head) and the first
+/// line of its idle task's task_struct (thread_info's flags, which a
+/// polling idle loop watches); fork_idle allocates the idle task on the
+/// CPU's node.
+const CALL_SINGLE_QUEUE_OFFSET: u64 = 1024;
+const IDLE_TASK_OFFSET: u64 = 2048;
 /// task_structs, from the task_struct slab: 16 KiB apart (a task_struct is
 /// 9-10 KiB on x86-64).
 const TASK_STRUCTS: u64 = crate::address_map::TASK_STRUCTS.base;
@@ -64,8 +74,13 @@ const FIRST_BYTES: u64 = 128;
 
 /// Where the scheduler's kernel state lives in memory.
 pub struct SchedLayout {
-    /// Each CPU's `rq->__lock`, with `nr_running` and the cfs_rq on its line.
+    /// Each CPU's `rq->__lock`, with `nr_running`, `ttwu_pending` and the
+    /// cfs_rq on its line.
     runqueues: Vec<Mem>,
+    /// Each CPU's `call_single_queue`.
+    wake_lists: Vec<Mem>,
+    /// Each CPU's idle task's `thread_info.flags`.
+    idle_flags: Vec<Mem>,
     /// Each task's `__state` and `pi_lock`.
     states: Vec<Mem>,
     pi_locks: Vec<Mem>,
@@ -75,17 +90,34 @@ impl SchedLayout {
     /// Lays out a runqueue per CPU and a task_struct per task (homed on
     /// its CPU's node).
     pub fn new(machine: &Machine, memory: &mut MemoryMap, task_cpus: &[u32]) -> SchedLayout {
-        let runqueues = (0..machine.cpus())
+        // A line each, unless the machine's lines are so long that one
+        // holds all three (a 4 KiB line): then one region per CPU spans them.
+        let apart = memory.line_size() <= CALL_SINGLE_QUEUE_OFFSET;
+        let pages: Vec<Option<_>> = (0..machine.cpus())
             .map(|cpu| {
-                let addr = RUNQUEUES + u64::from(cpu) * 4096;
                 let home = Home::Node(machine.node_of(cpu));
-                let region = memory.add(format!("cpu {cpu} runqueue"), addr, 64, home);
-                Mem {
-                    addr,
-                    line: memory.line_in(region, addr),
-                }
+                let page = RUNQUEUES + u64::from(cpu) * 4096;
+                let name = format!("cpu {cpu} runqueue page");
+                (!apart).then(|| memory.add(name, page, IDLE_TASK_OFFSET + 64, home))
             })
             .collect();
+        let mut per_cpu_line = |what: &str, offset: u64| -> Vec<Mem> {
+            (0..machine.cpus())
+                .map(|cpu| {
+                    let addr = RUNQUEUES + u64::from(cpu) * 4096 + offset;
+                    let home = Home::Node(machine.node_of(cpu));
+                    let region = pages[cpu as usize]
+                        .unwrap_or_else(|| memory.add(format!("cpu {cpu} {what}"), addr, 64, home));
+                    Mem {
+                        addr,
+                        line: memory.line_in(region, addr),
+                    }
+                })
+                .collect()
+        };
+        let runqueues = per_cpu_line("runqueue", 0);
+        let wake_lists = per_cpu_line("call_single_queue", CALL_SINGLE_QUEUE_OFFSET);
+        let idle_flags = per_cpu_line("idle task", IDLE_TASK_OFFSET);
         let (mut states, mut pi_locks) = (Vec::new(), Vec::new());
         for (task, &cpu) in task_cpus.iter().enumerate() {
             let base = TASK_STRUCTS + task as u64 * TASK_STRUCT_STRIDE;
@@ -117,6 +149,8 @@ impl SchedLayout {
         }
         SchedLayout {
             runqueues,
+            wake_lists,
+            idle_flags,
             states,
             pi_locks,
         }
@@ -211,6 +245,9 @@ pub(super) struct OnCpu {
     pub compute_end: Ps,
     /// Runnable or asleep, but not the CPU's current task.
     pub off: bool,
+    /// The wake-up in flight went through the target's wake list: the
+    /// target enqueues the task (ttwu::target_side).
+    pub queued: bool,
     /// The CPU the wake-up in flight chose for it.
     pub wake_cpu: u32,
     /// The first CPU the scheduler may place it on; None: it stays on its CPU.
@@ -427,10 +464,27 @@ impl Engine<'_> {
             _ => (prev, Vec::new(), 0),
         };
         let waker_cpu = self.tasks[waker as usize].cpu;
-        let queue = if s.queues_on_wake_list(self.m, waker_cpu, target) {
-            RunqueueAccess::WakeList(s.layout.runqueues[target as usize])
+        let queued = s.queues_on_wake_list(self.m, waker_cpu, target);
+        let on_target = s.cpus[target as usize].current;
+        let queue = if queued {
+            RunqueueAccess::WakeList {
+                runqueue: s.layout.runqueues[target as usize],
+                wake_list: s.layout.wake_lists[target as usize],
+                idle_flags: s.layout.idle_flags[target as usize],
+                polling: on_target.is_none() && s.costs.idle_polls,
+            }
         } else {
-            RunqueueAccess::Lock(s.rq_lock(target))
+            // resched_curr on another CPU sets the need-resched flag of
+            // the task it runs, its idle task when idle; on its own CPU
+            // the flag is in the waker's own line.
+            let resched = (target != waker_cpu).then(|| match on_target {
+                Some(current) => s.layout.states[current as usize],
+                None => s.layout.idle_flags[target as usize],
+            });
+            RunqueueAccess::Lock {
+                rq_lock: s.rq_lock(target),
+                resched,
+            }
         };
         let (affine_reads, scan_reads) = read.split_at(affine);
         let groups = [affine_reads, scan_reads]
@@ -439,7 +493,9 @@ impl Engine<'_> {
         let t = &mut self.tasks[waker as usize];
         let at = t.pc as usize;
         t.script.splice(at..at, steps);
-        self.tasks[wakee as usize].on_cpu.wake_cpu = target;
+        let on_cpu = &mut self.tasks[wakee as usize].on_cpu;
+        on_cpu.wake_cpu = target;
+        on_cpu.queued = queued;
     }
 
     /// ttwu_do_activate, with the target's runqueue lock held: the time
@@ -447,13 +503,25 @@ impl Engine<'_> {
     /// still on its way to sleep just will not sleep.
     pub(super) fn activate(&mut self, waker: u32, wakee: u32, now: Ps) -> Ps {
         let o = &mut self.tasks[wakee as usize];
+        let queued = std::mem::take(&mut o.on_cpu.queued);
         if o.wait != Wait::Blocked {
             o.op.woken_early = true;
             return now;
         }
         o.wait = Wait::Running;
         // set_task_cpu: the wakee moves to the CPU its wake-up chose.
-        o.cpu = o.on_cpu.wake_cpu;
+        let target = o.on_cpu.wake_cpu;
+        o.cpu = target;
+        let s = &self.sched;
+        let polled = s.cpus[target as usize].current.is_none() && s.costs.idle_polls;
+        let steps = ttwu::target_side(
+            s.layout.states[wakee as usize],
+            polled.then(|| s.layout.idle_flags[target as usize]),
+            queued.then(|| (s.layout.wake_lists[target as usize], s.rq_lock(target))),
+        );
+        let w = &mut self.tasks[wakee as usize];
+        let at = w.pc as usize;
+        w.script.splice(at..at, steps);
         let from = self.tasks[waker as usize].cpu;
         let ipi = self.make_runnable(wakee, now, Some(from));
         now + if ipi { self.sched.costs.ipi_send } else { 0 }
@@ -476,7 +544,9 @@ impl Engine<'_> {
             let ipi = remote && !s.costs.idle_polls;
             let at = now + if ipi { s.costs.ipi } else { 0 };
             let since = c.idle_since;
-            let at = at + s.idle_exit(since, at) + s.schedule;
+            // The CPU leaves idle, then runs the IPI's handler.
+            let at = at + s.idle_exit(since, at);
+            let at = at + if ipi { s.costs.ipi_handler } else { 0 } + s.schedule;
             self.sched.cpus[cpu as usize].current = Some(task);
             self.switch_in(task, at);
             return ipi;

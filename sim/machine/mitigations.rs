@@ -215,6 +215,13 @@ enum SpectreV2 {
 }
 
 impl CpuFacts {
+    /// spectre_v2_select_mitigation() under `spectre_v2=auto`, read in
+    /// v4.15, v4.19, v5.19, v6.9 and v6.15: enhanced IBRS wherever the part
+    /// enumerates it (from 4.19); else, from 5.19, IBRS on every entry on
+    /// an Intel part the kernel marks X86_BUG_RETBLEED (CONFIG_*IBRS_ENTRY,
+    /// on by default); else retpolines (spectre_v2_select_retpoline: the
+    /// generic thunk on Intel). 6.15 moves the IBRS choice into
+    /// spectre_v2_update_mitigation() with the same conditions.
     fn spectre_v2(&self, version: KernelVersion) -> SpectreV2 {
         if version < RETPOLINE_FROM {
             SpectreV2::None
@@ -240,12 +247,22 @@ impl CpuFacts {
         if spectre_v2 == SpectreV2::Retpoline && version < DIRECT_DISPATCH_FROM {
             applied.push(Mitigation::Retpoline);
         }
+        // mds_select_mitigation(), v5.1: VERW on every return to user
+        // space where the part is open to MDS. TAA (5.4) and MMIO stale
+        // data (5.19) add the same VERW only on a part open to MDS or with
+        // TSX on, which the kernel's default (CONFIG_X86_INTEL_TSX_MODE_OFF)
+        // turns off.
         if self.mds && version >= MDS_FROM {
             applied.push(Mitigation::Mds);
         }
-        // bhi_select_mitigation(): retpolines cover BHI on a part without
-        // RRSBA behaviour, which only enhanced-IBRS parts enumerate; a part
-        // with BHI_DIS_S sets it once.
+        // bhi_select_mitigation(), v6.9: retpolines cover BHI on a part
+        // without RRSBA behaviour, which only enhanced-IBRS parts enumerate;
+        // a part with BHI_CTRL sets BHI_DIS_S once (spec_ctrl_bhi_dis);
+        // else clear_bhb_loop runs on every syscall. 6.9-rc3 cleared only
+        // on VM exit by default (spectre_bhi=auto); 6.9-rc4 removed `auto`
+        // and the released 6.9 defaults to the syscall clear
+        // (CONFIG_MITIGATION_SPECTRE_BHI). From 6.17 the attack-vector
+        // controls keep the same default.
         if version >= BHI_FROM && spectre_v2 != SpectreV2::Retpoline && !self.bhi_ctrl {
             applied.push(Mitigation::Bhi);
         }

@@ -172,6 +172,8 @@ pub struct SchedCosts {
     pub slice: Ps,
     pub ipi_send: Ps,
     pub ipi: Ps,
+    /// An idle target's time in the IPI's handler, after it leaves idle.
+    pub ipi_handler: Ps,
     /// An idle CPU polls its need-resched flag: waking it sends no IPI.
     pub idle_polls: bool,
     /// TTWU_QUEUE: a wake-up across LLCs, or onto an idle CPU, goes to the
@@ -389,6 +391,7 @@ impl Machine {
                 slice: ns_to_ps(spec.scheduler.slice),
                 ipi_send: ns_to_ps(spec.scheduler.ipi_send),
                 ipi: ns_to_ps(spec.scheduler.ipi),
+                ipi_handler: ns_to_ps(spec.scheduler.ipi_handler),
                 idle_polls: spec.scheduler.idle_polls,
                 ttwu_queue: spec.scheduler.ttwu_queue,
                 idle_exit: ns_to_ps(spec.scheduler.idle_exit),

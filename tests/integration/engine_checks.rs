@@ -1337,9 +1337,9 @@ fn an_idle_cpu_that_polls_is_woken_without_an_ipi() {
     let halting = icx_with(|s| s.idle_polls = false);
     let (polled, halted) = (wake_up_times(&polling, 1), wake_up_times(&halting, 1));
     let k = &halting.sched;
-    // Halted, the waker pays the IPI's send and the wakee waits for its
-    // delivery; polling, neither.
-    assert!(halted.0 >= polled.0 + k.ipi_send, "{polled:?} {halted:?}");
+    // Halted, the wakee waits for the IPI's delivery; polling, it does
+    // not. (The waker's side differs by the send against the polling
+    // CPU's cmpxchg: the_waker_sets_a_polling_idle_cpus_need_resched_flag...)
     assert!(halted.1 >= polled.1 + k.ipi, "{polled:?} {halted:?}");
 }
 
@@ -1369,10 +1369,14 @@ fn a_wake_up_across_llcs_is_queued_on_the_target_without_its_runqueue_lock() {
     assert_ne!(queued.llc_of(0), queued.llc_of(other_socket));
     let by_list = wake_up_times(&queued, other_socket).0;
     let by_lock = wake_up_times(&locked, other_socket).0;
-    // The waker neither takes the remote runqueue's lock nor writes the
-    // wakee's state: one remote RMW instead of a lock, a store and a release.
+    // The waker takes no remote lock, but stores `ttwu_pending`, links the
+    // wakee onto the target's list (a read and a cmpxchg) and reads and
+    // sets the polling idle task's flags (a read and a cmpxchg): more of
+    // the target's lines than the lock's, so on an uncontended lock the
+    // queued wake-up costs the waker more; it pays off where wakers would
+    // contend for the target's lock, which this run does not have.
     assert!(
-        by_list < by_lock,
+        by_list > by_lock,
         "queued {by_list} ps, locked {by_lock} ps"
     );
 }
@@ -1878,4 +1882,56 @@ fn a_waker_decides_on_the_waiters_count_its_line_served_not_the_one_at_the_reads
         "only the waiter took the bucket lock"
     );
     assert_eq!(o.asleep_at_end, 1, "the wake found nobody to wake");
+}
+
+#[test]
+fn the_waker_sets_a_polling_idle_cpus_need_resched_flag_with_a_cmpxchg_on_its_idle_tasks_line() {
+    // With the IPI free, a halting target costs the waker only
+    // set_nr_if_polling's read of flags nobody wrote; a polling one also
+    // its cmpxchg of the line the target wrote when it last left its
+    // polling loop.
+    let free_ipi = |polls: bool| {
+        icx_with(|s| {
+            s.idle_polls = polls;
+            s.ipi_send = 0.0;
+            s.ipi = 0.0;
+        })
+    };
+    let polled = wake_up_times(&free_ipi(true), 1).0;
+    let halted = wake_up_times(&free_ipi(false), 1).0;
+    assert!(polled > halted, "polling {polled} ps, halting {halted} ps");
+}
+
+#[test]
+fn an_idle_cpu_woken_by_an_ipi_runs_its_handler_before_the_wakee() {
+    let handler = |ns: f64| {
+        icx_with(|s| {
+            s.idle_polls = false;
+            s.ipi_handler = ns;
+        })
+    };
+    let (short, long) = (
+        wake_up_times(&handler(500.0), 1),
+        wake_up_times(&handler(1500.0), 1),
+    );
+    // The waker does not wait for the handler; the wakee runs 1 us later.
+    assert_eq!(short.0, long.0);
+    let later = (long.1 - short.1).abs_diff(1_000_000);
+    assert!(later < 10_000, "{short:?} {long:?}");
+}
+
+#[test]
+fn a_queued_wake_up_leaves_the_target_its_wake_list_and_its_runqueue_lock_before_the_wakee_runs() {
+    let queued = icx_with(|s| s.ttwu_queue = true);
+    let locked = icx_with(|s| s.ttwu_queue = false);
+    let (by_list, by_lock) = (wake_up_times(&queued, 1), wake_up_times(&locked, 1));
+    // After the waker is done, the target of a queued wake-up still takes
+    // the list the waker wrote (an xchg), the runqueue line the waker
+    // wrote `ttwu_pending` in (its lock) and the wakee's first line the
+    // waker linked (TASK_RUNNING): three lines from the waker's core.
+    let after = |t: (u64, u64)| t.1 - t.0;
+    assert!(
+        after(by_list) >= after(by_lock) + 2 * queued.llc_ps,
+        "queued {by_list:?}, locked {by_lock:?}"
+    );
 }
