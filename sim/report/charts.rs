@@ -53,6 +53,9 @@ pub fn nodes_chart(design: &str) -> String {
     format!("{DIR}/hitm_nodes-{}.svg", file_part(design))
 }
 
+/// A figure of one run.
+type ReadRun = fn(&RunRecord) -> f64;
+
 /// One figure drawn against the thread count.
 struct Figure {
     /// The chart's file.
@@ -870,7 +873,7 @@ fn bar_chart(
 /// serialises from one that bounces.
 fn lock_chart(busiest: &[&Cell]) -> std::io::Result<Vec<u8>> {
     // The hold in a lighter shade of the design's colour.
-    let figures: [(&str, fn(&RunRecord) -> f64, bool); 2] = [
+    let figures: [(&str, ReadRun, bool); 2] = [
         ("wait", |r| r.locks.mean_wait_ns, false),
         ("hold", |r| r.locks.mean_hold_ns, true),
     ];

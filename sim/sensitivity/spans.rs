@@ -25,6 +25,10 @@ use serde::{Deserialize, Serialize};
 /// A figure of a run, read from its record.
 pub type Figure = fn(&RunRecord) -> f64;
 
+/// A figure of a run, whether a plain function or one that carries what
+/// it reads (a question's figure).
+type ReadFigure<'a> = &'a dyn Fn(&RunRecord) -> f64;
+
 /// The figures of a run spanned, by name, each a mean over repetitions.
 pub const FIGURES: [(&str, Figure); 4] = [
     (LeadFigure::ThreadOpsPerSec.name(), |r| {
@@ -236,13 +240,13 @@ pub fn sensitivity(
     // The judged figure first, unless it is one of the figures every span
     // table has.
     let judged_apart = !FIGURES.iter().any(|(name, _)| *name == judged.name);
-    let spanned: Vec<(&str, &dyn Fn(&RunRecord) -> f64)> = judged_apart
+    let spanned: Vec<(&str, ReadFigure)> = judged_apart
         .then_some((judged.name.as_str(), headline))
         .into_iter()
         .chain(
             FIGURES
                 .iter()
-                .map(|(name, figure)| (*name, figure as &dyn Fn(&RunRecord) -> f64)),
+                .map(|(name, figure)| (*name, figure as ReadFigure)),
         )
         .collect();
     let mut figures = Vec::new();
