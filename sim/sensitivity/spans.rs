@@ -375,6 +375,16 @@ mod tests {
         set
     }
 
+    /// The samples' result set: the parameter at its low (sample s01,
+    /// point 0), then at its high (s02, point 1).
+    fn low_then_high(mut low: ResultSet, high: ResultSet) -> ResultSet {
+        low.runs.extend(high.runs.into_iter().map(|mut r| {
+            r.point = 1;
+            r
+        }));
+        low
+    }
+
     fn per_thread() -> Judged<'static> {
         Judged::lead(LeadFigure::ThreadOpsPerSec)
     }
@@ -399,12 +409,10 @@ mod tests {
         assert_eq!(plan.swings, [[Some(0), Some(1)]]);
         let nominal = set(&[100.0, 100.0], &[110.0, 120.0]);
         // Sample s01 (rmw at its low), then s02 (at its high), one point each.
-        let mut samples = set(&[100.0, 100.0], &[90.0, 90.0]);
-        let high = set(&[100.0, 100.0], &[130.0, 130.0]);
-        samples.runs.extend(high.runs.into_iter().map(|mut r| {
-            r.point = 1;
-            r
-        }));
+        let samples = low_then_high(
+            set(&[100.0, 100.0], &[90.0, 90.0]),
+            set(&[100.0, 100.0], &[130.0, 130.0]),
+        );
         let s = sensitivity(&plan, &nominal, &samples, &per_thread());
         let ratio = &s.ratios[0];
         // The paired ratio: (110/100 + 120/100) / 2.
@@ -423,12 +431,7 @@ mod tests {
     fn a_ratio_on_one_side_of_one_throughout_is_told() {
         let plan = plan();
         let nominal = set(&[100.0], &[150.0]);
-        let mut samples = set(&[100.0], &[140.0]);
-        let high = set(&[100.0], &[160.0]);
-        samples.runs.extend(high.runs.into_iter().map(|mut r| {
-            r.point = 1;
-            r
-        }));
+        let samples = low_then_high(set(&[100.0], &[140.0]), set(&[100.0], &[160.0]));
         let s = sensitivity(&plan, &nominal, &samples, &per_thread());
         assert!(!s.ratios[0].cannot_tell);
         assert!(!s.fastest[0].cannot_tell);
@@ -439,12 +442,7 @@ mod tests {
     fn a_figure_better_lower_names_the_design_with_less_of_it_best() {
         let plan = plan();
         let nominal = set(&[100.0], &[150.0]);
-        let mut samples = set(&[100.0], &[140.0]);
-        let high = set(&[100.0], &[160.0]);
-        samples.runs.extend(high.runs.into_iter().map(|mut r| {
-            r.point = 1;
-            r
-        }));
+        let samples = low_then_high(set(&[100.0], &[140.0]), set(&[100.0], &[160.0]));
         let time = Judged {
             name: "wake time".into(),
             better: Better::Lower,
