@@ -31,6 +31,18 @@ pub fn futexsim(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `futexsim native ARGS`, which must succeed, and gives what it
+/// printed: the lines a parser written for perf reads.
+pub fn native(args: &[&str]) -> String {
+    let out = futexsim(&[&["native"], args].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 impl Scratch {
     /// A scratch directory holding `text` as `file`, and that file's path:
     /// how the tests that drive `futexsim run` start from a config.

@@ -3,8 +3,8 @@
 //! (tools/perf/bench/futex-hash.c and futex.c), so a script that reads
 //! perf's output reads futexsim's unchanged.
 
+use crate::common::{futexsim, native};
 use regex::Regex;
-use std::process::Command;
 
 /// What a perf-output script takes from a run.
 #[derive(Debug, Default)]
@@ -88,17 +88,7 @@ fn parse_perf_hash(text: &str) -> Result<PerfHashRun, String> {
 }
 
 fn native_hash(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
-        .args(["native", "hash"])
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    native(&[&["hash"], args].concat())
 }
 
 #[test]
@@ -130,14 +120,9 @@ fn native_hash_prints_every_line_as_perf_does() {
     assert!(!run.hashing.is_empty());
 }
 
-/// perf bench futex hash takes `-t 0` as its default, a thread per online
-/// CPU; it does not print a run of 0 threads.
 #[test]
 fn a_hash_size_that_is_not_a_power_of_two_is_bad_input_not_an_old_kernel() {
-    let out = Command::new(env!("CARGO_BIN_EXE_futexsim"))
-        .args(["native", "hash", "-b", "3", "-r", "1", "-t", "1"])
-        .output()
-        .expect("the binary runs");
+    let out = futexsim(&["native", "hash", "-b", "3", "-r", "1", "-t", "1"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -148,6 +133,8 @@ fn a_hash_size_that_is_not_a_power_of_two_is_bad_input_not_an_old_kernel() {
     assert!(out.stdout.is_empty(), "nothing runs");
 }
 
+/// perf bench futex hash takes `-t 0` as its default, a thread per online
+/// CPU; it does not print a run of 0 threads.
 #[test]
 fn zero_threads_run_a_thread_per_online_cpu_as_perf_does() {
     let text = native_hash(&["-t", "0", "-r", "1", "-f", "16"]);

@@ -5,7 +5,7 @@
 //! futex-wake-parallel.c, futex-requeue.c, futex-lock-pi.c). The runs are
 //! short (two threads, one or two runs) for a small CI machine.
 
-use crate::common::{futexsim, run_sweep, Scratch};
+use crate::common::{futexsim, native, run_sweep, Scratch};
 use regex::{Captures, Regex};
 
 /// One benchmark's lines: the summary, the lines perf prints once per run
@@ -120,16 +120,6 @@ fn rel_stderr(samples: &[f64]) -> f64 {
     }
     let var = samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / (n - 1.0);
     100.0 * (var / n).sqrt() / mean
-}
-
-fn native(args: &[&str]) -> String {
-    let out = futexsim(&[&["native"], args].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
 #[test]
