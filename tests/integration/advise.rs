@@ -438,6 +438,35 @@ fn a_question_asked_with_flags_answers_as_the_question_file_it_prints() {
     assert!(["slots=16", "K=4"].contains(&recommended), "{from_flags}");
 }
 
+/// `--half-width-pct` stands for `[run] half_width_pct` in the question
+/// the flags make, and is read back from it.
+#[test]
+fn the_half_width_flag_is_the_question_file_s_run_length_target() {
+    let flags: Vec<&str> = QUICK_FLAGS
+        .iter()
+        .copied()
+        .chain(["5", "--half-width-pct", "4", "--print-question"])
+        .collect();
+    let printed = futexsim(&flags);
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let text = String::from_utf8_lossy(&printed.stdout);
+    let question: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(
+        question["run"]["half_width_pct"].as_float(),
+        Some(4.0),
+        "{text}"
+    );
+    let help = futexsim(&["advise", "--help"]);
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("--half-width-pct"),
+        "the flag is in advise's help"
+    );
+}
+
 #[test]
 fn a_mistake_in_the_flags_is_located_in_the_question_they_make_with_exit_2() {
     let flags: Vec<&str> = QUICK_FLAGS
