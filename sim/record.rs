@@ -14,7 +14,6 @@ use crate::engine::Outcome;
 use crate::kernel::futex_hash::{FutexHash, TableSel};
 use crate::machine::Machine;
 use crate::memory::MemoryMap;
-use crate::workload::TaskGroup;
 
 /// Lines listed in a record's c2c table.
 pub const TOP_LINES: usize = 10;
@@ -68,6 +67,19 @@ pub struct RunRecord {
     /// any other workload.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupRecord>,
+}
+
+/// A group of a run's tasks read apart in its record (`GroupRecord`): a
+/// mix's group (sim/workload/mix.rs), its tasks the run's `tasks`, in
+/// task order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskGroup {
+    /// As the config names the group, in every table.
+    pub label: String,
+    /// The group's workload, as a record names one.
+    pub workload: WorkloadName,
+    pub tasks: std::ops::Range<usize>,
+    pub processes: u32,
 }
 
 /// One group of a mix, read apart from the others.

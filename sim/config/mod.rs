@@ -704,6 +704,23 @@ fn resolve_point(
     let machine: MachineSpec = typed(src, &doc, "machine", &here)?;
     let run: RunSettings = typed(src, &doc, "run", &here)?;
     let workload: WorkloadSpec = typed(src, &doc, "workload", &here)?;
+    if let WorkloadSpec::Mix(mix) = &workload {
+        // A group's label names it in every table, as a design's name does.
+        for (i, group) in mix.group.iter().enumerate() {
+            check_printed_name("a group's label", &group.label).map_err(|e| {
+                here.locate(
+                    src,
+                    &[
+                        "workload".into(),
+                        "group".into(),
+                        i.to_string(),
+                        "label".into(),
+                    ],
+                    e.message,
+                )
+            })?;
+        }
+    }
     let designs = tables
         .iter()
         .enumerate()

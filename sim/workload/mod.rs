@@ -21,7 +21,7 @@ use crate::kernel::futex_hash::SetSlots;
 use crate::limits::MAX_OBJECTS;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
-use crate::record::{Metric, ThreadFutexes, WorkloadKind, WorkloadName};
+use crate::record::{Metric, TaskGroup, ThreadFutexes, WorkloadKind, WorkloadName};
 use crate::task::{Mem, RunWindow, TaskSpec, Timeline};
 use futex_words::FutexWords;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -118,18 +118,6 @@ pub trait Workload {
     fn task_groups(&self, _machine: &Machine) -> Vec<TaskGroup> {
         Vec::new()
     }
-}
-
-/// A group of a run's tasks read apart in its record: a mix's group
-/// (mix.rs), its tasks the run's `tasks`, in task order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskGroup {
-    /// As the config names the group, in every table.
-    pub label: String,
-    /// The group's workload, as a record names one.
-    pub workload: WorkloadName,
-    pub tasks: std::ops::Range<usize>,
-    pub processes: u32,
 }
 
 /// The CPU a workload pins its first task to; the next ones follow it,
