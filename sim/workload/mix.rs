@@ -28,8 +28,8 @@
 //!   it, each with an mm_struct of its own (`Setup::append`);
 //! - user memory: each group is laid out in an address space of its own
 //!   (`MemoryMap::in_space`), as different processes' pages are different
-//!   memory at the same virtual addresses: the addresses a group's futex
-//!   keys hash are those it draws alone;
+//!   memory at the same virtual addresses: a group draws the user
+//!   addresses its futex keys hash as it draws them alone;
 //! - CPUs: the groups fill the CPUs in order, a group's first task on the
 //!   CPU after the last task of the group before, round the machine; more
 //!   tasks than CPUs time-share them, as a workload's alone do.
@@ -69,7 +69,9 @@ pub struct Group {
     pub workload: GroupWorkload,
 }
 
-/// The workloads a mix takes: each a config's workload of the same name.
+/// The workloads a mix takes: each a config's workload of the same name,
+/// whose tasks are its threads, with no kernel locks of its own and no
+/// readout (what `Setup::append` joins).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "kebab-case")]
 pub enum GroupWorkload {
