@@ -10,10 +10,11 @@ use futexsim::campaign::Shard;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-const QUESTIONS: [&str; 3] = [
+const QUESTIONS: [&str; 4] = [
     "private-slots-k",
     "private-refcount-default",
     "numa-buckets-per-cpu",
+    "private-slots-k-beside-small",
 ];
 
 /// An empty store for one answer.

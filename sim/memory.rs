@@ -2,11 +2,22 @@
 //! allocations (a bucket array, a private hash, a heap of futex words, a set
 //! of stacks) with a home node; every coherence line inside them gets a dense
 //! id so the directory is a flat array.
+//!
+//! Addresses are those of one address space unless a caller lays regions
+//! out in another (`MemoryMap::in_space`): a mix of workloads lays each of
+//! its groups out in its own, so that two groups' processes, whose user
+//! addresses are drawn alike, never share a line (sim/workload/mix.rs).
 
 use std::collections::BTreeMap;
 
 pub type LineId = u32;
 pub type RegionId = u32;
+
+/// Which address space a region's address is in: 0 unless a caller lays
+/// regions out in another (`MemoryMap::in_space`). Regions of different
+/// spaces never share a line, whatever their addresses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AddressSpace(pub u32);
 
 pub const PAGE_SHIFT: u32 = 12;
 /// x86-64's base page. The futex code always works with base pages, even on
@@ -36,6 +47,7 @@ pub struct Region {
     pub base: u64,
     pub len: u64,
     pub home: Home,
+    pub space: AddressSpace,
     first_line: LineId,
     lines: u32,
 }
@@ -45,9 +57,12 @@ pub struct MemoryMap {
     line_shift: u32,
     regions: Vec<Region>,
     lines: u32,
-    /// First and last address line number of each region, by first: finds
-    /// an overlap in O(log n), so a map of thousands of stacks builds fast.
-    spans: BTreeMap<u64, u64>,
+    /// First and last address line number of each region, by its space and
+    /// first: finds an overlap in O(log n), so a map of thousands of stacks
+    /// builds fast.
+    spans: BTreeMap<(AddressSpace, u64), u64>,
+    /// The space regions are added in now (`in_space`).
+    space: AddressSpace,
 }
 
 impl Region {
@@ -69,7 +84,21 @@ impl MemoryMap {
             regions: Vec::new(),
             lines: 0,
             spans: BTreeMap::new(),
+            space: AddressSpace::default(),
         }
+    }
+
+    /// Runs `lay_out` with every region it adds, and every `is_free` it
+    /// asks, in `space`; then goes back to the space it was in.
+    pub fn in_space<R>(
+        &mut self,
+        space: AddressSpace,
+        lay_out: impl FnOnce(&mut MemoryMap) -> R,
+    ) -> R {
+        let outer = std::mem::replace(&mut self.space, space);
+        let laid_out = lay_out(self);
+        self.space = outer;
+        laid_out
     }
 
     pub fn line_size(&self) -> u64 {
@@ -77,11 +106,11 @@ impl MemoryMap {
     }
 
     /// Whether a region at `base` of `len` bytes would share no line with
-    /// the regions laid out so far.
+    /// the regions laid out so far in the current space.
     pub fn is_free(&self, base: u64, len: u64) -> bool {
         let (first, last) = self.line_span(base, len);
         self.spans
-            .range(..=last)
+            .range((self.space, 0)..=(self.space, last))
             .next_back()
             .is_none_or(|(_, &end)| end < first)
     }
@@ -102,6 +131,7 @@ impl MemoryMap {
             base,
             len,
             home,
+            space: self.space,
             first_line: self.lines,
             lines: (last - first + 1) as u32,
         };
@@ -110,7 +140,7 @@ impl MemoryMap {
             "region '{}' shares a line with another region",
             region.name
         );
-        self.spans.insert(first, last);
+        self.spans.insert((self.space, first), last);
         self.lines += region.lines;
         self.regions.push(region);
         (self.regions.len() - 1) as RegionId
@@ -240,6 +270,26 @@ mod tests {
         let mut m = MemoryMap::new(64);
         m.add("a", 0x1000, 40, Home::Node(0));
         m.add("b", 0x1028, 40, Home::Node(0));
+    }
+
+    /// Two regions at one address are two allocations where each is in a
+    /// space of its own: their lines are apart, and each space still
+    /// refuses a region that shares a line with one of its own.
+    #[test]
+    fn regions_at_one_address_in_two_spaces_share_no_line() {
+        let mut m = MemoryMap::new(64);
+        let a = m.add("a", 0x1000, 64, Home::Node(0));
+        let b = m.in_space(AddressSpace(1), |m| {
+            assert!(m.is_free(0x1000, 64));
+            let b = m.add("b", 0x1000, 64, Home::Node(1));
+            assert!(!m.is_free(0x1020, 8));
+            b
+        });
+        assert_ne!(m.line_in(a, 0x1000), m.line_in(b, 0x1000));
+        assert_eq!(m.region(b).space, AddressSpace(1));
+        // Back in the first space, its own region is there again.
+        assert!(!m.is_free(0x1000, 4));
+        assert_eq!(m.home_of_line(m.line_in(b, 0x1000)), 1);
     }
 
     #[test]

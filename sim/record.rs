@@ -63,6 +63,54 @@ pub struct RunRecord {
     /// lines (absent for other workloads).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub perf_threads: Vec<PerfThreadRecord>,
+    /// A mix's groups, each read apart (sim/workload/mix.rs); absent for
+    /// any other workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupRecord>,
+}
+
+/// A group of a run's tasks read apart in its record (`GroupRecord`): a
+/// mix's group (sim/workload/mix.rs), its tasks the run's `tasks`, in
+/// task order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskGroup {
+    /// As the config names the group, in every table.
+    pub label: String,
+    /// The group's workload, as a record names one.
+    pub workload: WorkloadName,
+    pub tasks: std::ops::Range<usize>,
+    pub processes: u32,
+}
+
+/// One group of a mix, read apart from the others.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupRecord {
+    /// As the config labels it.
+    pub label: String,
+    pub workload: WorkloadName,
+    pub threads: u32,
+    pub processes: u32,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    /// The mean of its threads' rates: its lead figure, as both workloads
+    /// a mix takes are read by it.
+    pub mean_thread_ops_per_sec: f64,
+}
+
+impl GroupRecord {
+    /// Its figures as the report's workload figures and a question's
+    /// `figure` name them: `LABEL ops/s` and `LABEL ops/s/thread`, their
+    /// names saying their unit.
+    pub fn figures(&self) -> [Metric; 2] {
+        [
+            Metric::new(format!("{} ops/s", self.label), self.ops_per_sec, ""),
+            Metric::new(
+                format!("{} ops/s/thread", self.label),
+                self.mean_thread_ops_per_sec,
+                "",
+            ),
+        ]
+    }
 }
 
 /// What a run's record is made of besides the engine's outcome: the
@@ -83,6 +131,8 @@ pub struct RunOrigin<'a> {
     pub lock_names: &'a [String],
     pub extra: Vec<Metric>,
     pub thread_futexes: &'a [ThreadFutexes],
+    /// A mix's groups of tasks; none for any other workload.
+    pub groups: &'a [TaskGroup],
     pub memory: &'a MemoryMap,
     pub hash: &'a FutexHash,
 }
@@ -190,7 +240,36 @@ impl RunRecord {
                     ops,
                 })
                 .collect(),
+            groups: origin
+                .groups
+                .iter()
+                .map(|g| {
+                    let ops_each = m.ops_per_task.get(g.tasks.clone()).unwrap_or_default();
+                    let rates_each = rates.get(g.tasks.clone()).unwrap_or_default();
+                    let ops: u64 = ops_each.iter().sum();
+                    GroupRecord {
+                        label: g.label.clone(),
+                        workload: g.workload.clone(),
+                        threads: ops_each.len() as u32,
+                        processes: g.processes,
+                        ops,
+                        ops_per_sec: ops as f64 / secs,
+                        mean_thread_ops_per_sec: rates_each.iter().sum::<f64>()
+                            / rates_each.len().max(1) as f64,
+                    }
+                })
+                .collect(),
         }
+    }
+
+    /// What the workload measured itself (`extra`), then each group's
+    /// figures for a mix (`GroupRecord::figures`): what the report's
+    /// workload figures show, and a question's `figure` may name.
+    pub fn workload_figures(&self) -> impl Iterator<Item = Metric> + '_ {
+        self.extra
+            .iter()
+            .cloned()
+            .chain(self.groups.iter().flat_map(GroupRecord::figures))
     }
 }
 

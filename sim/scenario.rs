@@ -229,6 +229,7 @@ impl Prepared<'_> {
             &self.scenario.design,
             self.machine,
             &size,
+            &self.workload.parts(self.machine),
             self.workload.set_slots(),
             self.workload.create_every_ns().is_some(),
         );
@@ -412,6 +413,7 @@ impl Prepared<'_> {
                 lock_names: &lock_names,
                 extra,
                 thread_futexes: &setup.thread_futexes,
+                groups: &self.workload.task_groups(machine),
                 memory: &memory,
                 hash: &hash,
             },
@@ -463,13 +465,15 @@ impl Prepared<'_> {
 /// The bucket locks of `design`'s tables for a workload of `size`, and the
 /// lines their arrays span, from the design's sizing rules: the global
 /// table's instances, each process's private hash (at the size its threads
-/// give it, and as much again for the tables it outgrows where threads
-/// are created in the run). A rule that gives no table counts none: the
-/// check refuses it.
+/// give it, each of the workload's `parts` (`Workload::parts`) counting
+/// its processes' threads alike, and as much again for the tables it
+/// outgrows where threads are created in the run). A rule that gives no
+/// table counts none: the check refuses it.
 fn table_size(
     design: &TableDesign,
     machine: &Machine,
     size: &crate::workload::Size,
+    parts: &[crate::workload::Size],
     set_slots: Option<SetSlots>,
     created_in_run: bool,
 ) -> (u64, u64) {
@@ -487,27 +491,29 @@ fn table_size(
     let mut slots = global.saturating_mul(instances);
     let mut tables = instances;
     if let Some(ph) = &design.private {
-        let processes = size.processes.max(1);
-        let threads = size.tasks.div_ceil(processes);
-        let per_process = match set_slots {
-            Some(set) => set.slots,
-            None if threads >= u64::from(ph.min_threads) => {
-                let at = |t| eval_slots(&ph.slots, &vars.for_process(t, global)).unwrap_or(0);
-                let last = if ph.grows {
-                    at(1).max(at(threads))
-                } else {
-                    at(1)
-                };
-                if created_in_run {
-                    last.saturating_mul(2)
-                } else {
-                    last
+        for part in parts {
+            let processes = part.processes.max(1);
+            let threads = part.tasks.div_ceil(processes);
+            let per_process = match set_slots {
+                Some(set) => set.slots,
+                None if threads >= u64::from(ph.min_threads) => {
+                    let at = |t| eval_slots(&ph.slots, &vars.for_process(t, global)).unwrap_or(0);
+                    let last = if ph.grows {
+                        at(1).max(at(threads))
+                    } else {
+                        at(1)
+                    };
+                    if created_in_run {
+                        last.saturating_mul(2)
+                    } else {
+                        last
+                    }
                 }
-            }
-            None => 0,
-        };
-        slots = slots.saturating_add(processes.saturating_mul(per_process));
-        tables = tables.saturating_add(processes);
+                None => 0,
+            };
+            slots = slots.saturating_add(processes.saturating_mul(per_process));
+            tables = tables.saturating_add(processes);
+        }
     }
     // More than this is refused as the tables are laid out.
     let bucket = u64::from(design.bucket.size).max(1);

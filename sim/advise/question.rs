@@ -64,7 +64,8 @@ pub enum Figure {
     OpsPerSec,
     /// The mean of the per-thread rates (perf's "Averaged").
     ThreadOpsPerSec,
-    /// One of the workload's own figures, by name (schbench's requests per second).
+    /// One of the workload's own figures, by name (schbench's requests per
+    /// second), or a mix's group's (`databases ops/s/thread`).
     Workload(String),
 }
 
@@ -101,8 +102,7 @@ impl Figure {
             Figure::OpsPerSec => Some(record.ops_per_sec),
             Figure::ThreadOpsPerSec => Some(record.mean_thread_ops_per_sec),
             Figure::Workload(name) => record
-                .extra
-                .iter()
+                .workload_figures()
                 .find(|m| &m.name == name)
                 .map(|m| m.value),
         }

@@ -39,6 +39,10 @@ pub struct QuickQuestion {
     pub figure: Option<String>,
     pub duration_us: Option<u64>,
     pub warmup_us: Option<u64>,
+    /// `[run] half_width_pct` (`--half-width-pct`): a run stops once its
+    /// throughput's batch-means interval is this tight; the question's
+    /// default (`question::DEFAULT_HALF_WIDTH_PCT`) when absent.
+    pub half_width_pct: Option<f64>,
 }
 
 /// A flag whose text is not of the form it takes.
@@ -102,6 +106,9 @@ impl QuickQuestion {
                     Value::Integer(us.try_into().unwrap_or(i64::MAX)),
                 );
             }
+        }
+        if let Some(pct) = self.half_width_pct {
+            run.insert("half_width_pct".into(), Value::from(pct));
         }
         if !run.is_empty() {
             doc.insert("run".into(), Value::Table(run));
@@ -231,6 +238,9 @@ impl fmt::Display for QuickQuestion {
                 write!(f, " {flag} {us}")?;
             }
         }
+        if let Some(pct) = self.half_width_pct {
+            write!(f, " --half-width-pct {pct}")?;
+        }
         Ok(())
     }
 }
@@ -297,6 +307,25 @@ mod tests {
             QuickQuestion::name(&a),
             QuickQuestion::name(&other.to_toml().unwrap())
         );
+    }
+
+    /// `--half-width-pct` is the question file's `[run] half_width_pct`:
+    /// every asked point's runs stop at that interval, not the default one.
+    #[test]
+    fn the_half_width_flag_sets_the_run_length_target_of_every_run() {
+        let default = slots().to_toml().unwrap();
+        let q = Question::parse("(flags)", &QuickQuestion::name(&default), &default).unwrap();
+        assert_eq!(
+            q.run_settings.half_width_pct,
+            Some(crate::advise::question::DEFAULT_HALF_WIDTH_PCT)
+        );
+        let mut quick = slots();
+        quick.half_width_pct = Some(5.0);
+        let text = quick.to_toml().unwrap();
+        let q = Question::parse("(flags)", &QuickQuestion::name(&text), &text).unwrap();
+        assert_eq!(q.run_settings.half_width_pct, Some(5.0));
+        assert!(q.asks.ends_with("--half-width-pct 5"), "{}", q.asks);
+        assert_ne!(QuickQuestion::name(&text), QuickQuestion::name(&default));
     }
 
     #[test]

@@ -97,6 +97,10 @@ pub struct QuickArgs {
     /// Simulated time before counting starts, in microseconds.
     #[arg(long)]
     warmup_us: Option<u64>,
+    /// Stop each run once its throughput's batch-means interval is within this percentage
+    /// of its mean ([run] half_width_pct; 1 by default): larger is quicker and rougher.
+    #[arg(long)]
+    half_width_pct: Option<f64>,
 }
 
 impl QuickArgs {
@@ -116,6 +120,7 @@ impl QuickArgs {
             figure: self.figure.clone(),
             duration_us: self.duration_us,
             warmup_us: self.warmup_us,
+            half_width_pct: self.half_width_pct,
         }
     }
 }

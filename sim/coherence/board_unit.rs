@@ -7,13 +7,14 @@
 //! cores writing different words of one line do. This module knows which
 //! lines make up a unit; the directory moves them (`Directory::move_unit`).
 
-use crate::memory::{LineId, MemoryMap};
+use crate::memory::{AddressSpace, LineId, MemoryMap};
 
-/// The lines of one region: its first line's id and its first line's
-/// number (its address over the line size).
+/// The lines of one region: its first line's id, and its first line's
+/// number (its address over the line size) in its address space.
 #[derive(Clone, Copy, Debug)]
 struct Span {
     first_id: LineId,
+    space: AddressSpace,
     first_number: u64,
     lines: u32,
 }
@@ -27,7 +28,7 @@ pub(super) struct BoardUnits {
     lines_shift: u32,
     /// Every region's lines, in id order.
     by_id: Vec<Span>,
-    /// Indices of `by_id`, in address order.
+    /// Indices of `by_id`, in address order within each address space.
     by_address: Vec<u32>,
 }
 
@@ -40,12 +41,13 @@ impl BoardUnits {
             .iter()
             .map(|r| Span {
                 first_id: r.first_line(),
+                space: r.space,
                 first_number: r.base >> line_shift,
                 lines: r.line_count(),
             })
             .collect();
         let mut by_address: Vec<u32> = (0..by_id.len() as u32).collect();
-        by_address.sort_by_key(|&i| by_id[i as usize].first_number);
+        by_address.sort_by_key(|&i| (by_id[i as usize].space, by_id[i as usize].first_number));
         BoardUnits {
             lines_shift,
             by_id,
@@ -64,13 +66,14 @@ impl BoardUnits {
         let number = span.first_number + u64::from(line - span.first_id);
         let first = number >> self.lines_shift << self.lines_shift;
         let last = first + (1 << self.lines_shift) - 1;
+        let space = span.space;
         let start = self.by_address.partition_point(|&i| {
             let s = &self.by_id[i as usize];
-            s.first_number + u64::from(s.lines) <= first
+            (s.space, s.first_number + u64::from(s.lines)) <= (space, first)
         });
         for &i in &self.by_address[start..] {
             let s = &self.by_id[i as usize];
-            if s.first_number > last {
+            if (s.space, s.first_number) > (space, last) {
                 break;
             }
             let end = s.first_number + u64::from(s.lines) - 1;

@@ -704,6 +704,23 @@ fn resolve_point(
     let machine: MachineSpec = typed(src, &doc, "machine", &here)?;
     let run: RunSettings = typed(src, &doc, "run", &here)?;
     let workload: WorkloadSpec = typed(src, &doc, "workload", &here)?;
+    if let WorkloadSpec::Mix(mix) = &workload {
+        // A group's label names it in every table, as a design's name does.
+        for (i, group) in mix.group.iter().enumerate() {
+            check_printed_name("a group's label", &group.label).map_err(|e| {
+                here.locate(
+                    src,
+                    &[
+                        "workload".into(),
+                        "group".into(),
+                        i.to_string(),
+                        "label".into(),
+                    ],
+                    e.message,
+                )
+            })?;
+        }
+    }
     let designs = tables
         .iter()
         .enumerate()
@@ -762,17 +779,26 @@ fn resolve_point(
 }
 
 /// A workload error, at the key it blames when the workload holds that key,
-/// else at the workload's name.
+/// else at the workload's name; in a mix, the group's key or name.
 fn workload_error(
     src: &Source,
     here: &Here,
     workload: &WorkloadSpec,
     error: WorkloadError,
 ) -> ConfigError {
+    let mut path = vec!["workload".to_string()];
+    if let Some(group) = error.group {
+        path.extend(["group".to_string(), group.to_string()]);
+    }
+    let written = Value::try_from(workload).ok();
+    let table = written.as_ref().and_then(|w| match error.group {
+        Some(group) => w.get("group")?.get(group),
+        None => Some(w),
+    });
     let key = error
         .key
-        .filter(|k| Value::try_from(workload).is_ok_and(|v| v.get(*k).is_some()));
-    let path = ["workload".to_string(), key.unwrap_or("name").to_string()];
+        .filter(|k| table.is_some_and(|t| t.get(*k).is_some()));
+    path.push(key.unwrap_or("name").to_string());
     let message = ScenarioError::Workload(error).to_string();
     here.locate(src, &path, message)
 }

@@ -36,7 +36,9 @@
 //! - `events` simulated, `asleep_at_end` (tasks blocked when the run ended);
 //! - `lcl_rfo_modified`, `rmt_rfo_modified`: stores and RMWs that took a line
 //!   from a cache holding it Modified (`lcl_hitm` and `rmt_hitm` count loads
-//!   only, as perf c2c's HITM does).
+//!   only, as perf c2c's HITM does);
+//! - for a mix (sim/workload/mix.rs), each group's
+//!   `group.LABEL.ops_per_sec` and `group.LABEL.thread_ops_per_sec`.
 //!
 //! A run is one seed's sample and has no interval; summary.csv gives each
 //! cell's. One row per (sweep point, design), in the result set's order:
@@ -114,6 +116,16 @@ fn columns(run: &RunResult, lead: &[LeadFigure]) -> Vec<(String, String)> {
         .map(|(name, value)| (name.to_string(), value))
         .collect();
     all.splice(identity..identity, leading);
+    for g in &run.record.groups {
+        all.push((
+            format!("group.{}.ops_per_sec", g.label),
+            g.ops_per_sec.to_string(),
+        ));
+        all.push((
+            format!("group.{}.thread_ops_per_sec", g.label),
+            g.mean_thread_ops_per_sec.to_string(),
+        ));
+    }
     all
 }
 

@@ -412,10 +412,17 @@ fn summary_table(md: &mut String, set: &ResultSet, cells: &[Cell]) {
 /// per second, wake-up latency...), for the workloads that have them; a run
 /// that lacks one (a time never reached) shows a dash.
 fn workload_figures(md: &mut String, cells: &[Cell]) {
-    let mut names: Vec<(&str, &str)> = Vec::new();
-    for m in cells.iter().flat_map(|c| &c.runs).flat_map(|r| &r.extra) {
-        if !names.contains(&(m.name.as_str(), m.unit.as_str())) {
-            names.push((&m.name, &m.unit));
+    let mut names: Vec<(String, String)> = Vec::new();
+    for m in cells
+        .iter()
+        .flat_map(|c| &c.runs)
+        .flat_map(|r| r.workload_figures())
+    {
+        if !names
+            .iter()
+            .any(|(name, unit)| *name == m.name && *unit == m.unit)
+        {
+            names.push((m.name, m.unit));
         }
     }
     if names.is_empty() {
@@ -423,8 +430,8 @@ fn workload_figures(md: &mut String, cells: &[Cell]) {
     }
     let header: Vec<String> = names
         .iter()
-        .map(|(name, unit)| match *unit {
-            "" => name.to_string(),
+        .map(|(name, unit)| match unit.as_str() {
+            "" => name.clone(),
             unit => format!("{name} ({unit})"),
         })
         .collect();
@@ -442,7 +449,7 @@ fn workload_figures(md: &mut String, cells: &[Cell]) {
                 let each: Vec<f64> = c
                     .runs
                     .iter()
-                    .filter_map(|r| r.extra.iter().find(|m| m.name == *name))
+                    .filter_map(|r| r.workload_figures().find(|m| m.name == *name))
                     .map(|m| m.value)
                     .collect();
                 match SeedInterval::of(&each, CONFIDENCE) {

@@ -21,7 +21,7 @@ use crate::kernel::futex_hash::SetSlots;
 use crate::limits::MAX_OBJECTS;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
-use crate::record::{Metric, ThreadFutexes, WorkloadKind, WorkloadName};
+use crate::record::{Metric, TaskGroup, ThreadFutexes, WorkloadKind, WorkloadName};
 use crate::task::{Mem, RunWindow, TaskSpec, Timeline};
 use futex_words::FutexWords;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -104,6 +104,33 @@ pub trait Workload {
     fn figures(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Its processes in parts whose processes have alike threads, each
+    /// counted as `size` counts the whole: what the estimate sizes each
+    /// process's private hash from. One part but for a mix (mix.rs),
+    /// whose groups' processes size their tables each from its own threads.
+    fn parts(&self, machine: &Machine) -> Vec<Size> {
+        vec![self.size(machine)]
+    }
+
+    /// Its groups of tasks, each read apart in the record (`GroupRecord`):
+    /// none but for a mix.
+    fn task_groups(&self, _machine: &Machine) -> Vec<TaskGroup> {
+        Vec::new()
+    }
+}
+
+/// The CPU a workload pins its first task to; the next ones follow it,
+/// round the machine's CPUs. A workload alone starts at CPU 0; each group of
+/// a mix starts where the one before it ended (mix.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FirstCpu(pub u32);
+
+impl FirstCpu {
+    /// The CPU of the workload's `task`th task.
+    pub fn cpu_of(self, task: u32, machine: &Machine) -> u32 {
+        ((u64::from(self.0) + u64::from(task)) % u64::from(machine.cpus())) as u32
+    }
 }
 
 /// Declares each workload's module and its variant of [`WorkloadSpec`] from
@@ -154,6 +181,8 @@ workloads! {
     LruLock => lru_lock::LruLock,
     /// A task program written in TOML as a list of steps.
     Program => program::ProgramSpec,
+    /// Groups of workloads as processes of one machine, sharing its tables.
+    Mix => mix::Mix,
 }
 
 /// What a workload lays out, counted from its numbers (`Workload::size`):
@@ -198,6 +227,50 @@ pub struct Setup {
     /// Each thread's futexes, in thread order, where the benchmark prints
     /// them (perf bench futex hash); empty elsewhere.
     pub thread_futexes: Vec<ThreadFutexes>,
+}
+
+impl Setup {
+    /// Appends `group`, laid out on its own after this one: its processes
+    /// numbered after this one's, each mm_struct one of its own (two
+    /// groups draw theirs alike, so one taken already is drawn again from
+    /// `rng`), its futex words joined to these where both are mapped
+    /// alike (else the analysis has no one population to take, and the
+    /// run none). The groups a mix takes have no locks of their own and no
+    /// readout; the threads' futexes perf prints are perf's own output,
+    /// which a mix does not print.
+    pub fn append(&mut self, group: Setup, rng: &mut Xoshiro256PlusPlus) {
+        let first_process = self.mms.len() as u32;
+        let mut mms = group.mms;
+        for i in 0..mms.len() {
+            while self.mms.contains(&mms[i]) || mms[..i].contains(&mms[i]) {
+                mms[i] = user_memory::mm_addresses(1, rng)[0];
+            }
+        }
+        let appended_first = self.tasks.is_empty();
+        self.tasks.extend(group.tasks);
+        self.task_process
+            .extend(group.task_process.iter().map(|p| p + first_process));
+        self.futexes = self.futexes.saturating_add(group.futexes);
+        self.keys = match (appended_first, self.keys.take(), group.keys) {
+            (true, _, Some(words)) => Some(FutexWords {
+                mms: mms.clone(),
+                ..words
+            }),
+            (false, Some(mut words), Some(more)) if words.kind == more.kind => {
+                words.mms.extend(&mms);
+                words.threads.extend(more.threads);
+                words
+                    .arrays
+                    .extend(more.arrays.into_iter().map(|a| futex_words::WordArray {
+                        process: a.process + first_process,
+                        ..a
+                    }));
+                Some(words)
+            }
+            _ => None,
+        };
+        self.mms.extend(mms);
+    }
 }
 
 /// Turns what a run noted (its window; when tasks read the clock and exited)

@@ -12,7 +12,7 @@
 use crate::limits::{MAX_PERF_HASH_BUCKETS, MAX_PERF_HASH_WORDS};
 use super::futex_words::{FutexWords, WordArray};
 use super::perf::{key_kind, shared_flag, threads_flag};
-use super::{user_memory, Setup, Size, Workload, WorkloadError};
+use super::{user_memory, FirstCpu, Setup, Size, Workload, WorkloadError};
 use crate::kernel::futex_hash::SetSlots;
 use crate::machine::Machine;
 use crate::memory::{Home, LineId, MemoryMap, RegionId, PAGE_SHIFT};
@@ -205,17 +205,52 @@ impl Workload for PerfHash {
         memory: &mut MemoryMap,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
+        self.setup_from(FirstCpu::default(), machine, memory, rng)
+    }
+
+    fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
+        Some(self.place(threads, rng))
+    }
+
+    fn set_slots(&self) -> Option<SetSlots> {
+        u64::try_from(self.buckets).ok().map(|slots| SetSlots {
+            slots,
+            immutable: self.immutable,
+        })
+    }
+
+    fn create_every_ns(&self) -> Option<u64> {
+        self.create_every_ns
+    }
+}
+
+
+/// At most what lies between two threads' arrays on the heap beside their
+/// chunk headers: the next thread's DTV (user_memory::perf_hash_arrays).
+const ARRAY_GAP: u64 = 512;
+
+impl PerfHash {
+    /// Lays perf out with its threads pinned from `first_cpu` on: its
+    /// main thread, which callocs every array, runs on that CPU's node.
+    pub fn setup_from(
+        &self,
+        first_cpu: FirstCpu,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
         let threads = self.threads(machine);
         let words = self.place(threads, rng);
         let arrays: Vec<u64> = words.arrays.iter().map(|a| a.base).collect();
         let bytes = u64::from(self.futexes) * 4;
-        let regions = array_regions(&arrays, bytes, Home::Node(machine.node_of(0)), memory);
+        let main_node = machine.node_of(first_cpu.cpu_of(0, machine));
+        let regions = array_regions(&arrays, bytes, Home::Node(main_node), memory);
         let tasks = arrays
             .iter()
             .enumerate()
             .zip(regions)
             .map(|((i, &base), region)| TaskSpec {
-                cpu: i as u32 % machine.cpus(),
+                cpu: first_cpu.cpu_of(i as u32, machine),
                 program: Box::new(Worker {
                     first: Mem {
                         addr: base,
@@ -248,28 +283,6 @@ impl Workload for PerfHash {
         }
     }
 
-    fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
-        Some(self.place(threads, rng))
-    }
-
-    fn set_slots(&self) -> Option<SetSlots> {
-        u64::try_from(self.buckets).ok().map(|slots| SetSlots {
-            slots,
-            immutable: self.immutable,
-        })
-    }
-
-    fn create_every_ns(&self) -> Option<u64> {
-        self.create_every_ns
-    }
-}
-
-
-/// At most what lies between two threads' arrays on the heap beside their
-/// chunk headers: the next thread's DTV (user_memory::perf_hash_arrays).
-const ARRAY_GAP: u64 = 512;
-
-impl PerfHash {
     /// Every random choice perf's futexes depend on, in the order it makes
     /// them: the process's mm_struct, then each thread's array.
     pub fn place(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> FutexWords {

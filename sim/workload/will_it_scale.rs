@@ -22,7 +22,7 @@
 
 use super::WorkloadError;
 use super::futex_words::{FutexWords, WordArray};
-use super::{user_memory, Setup, Size, Workload};
+use super::{user_memory, FirstCpu, Setup, Size, Workload};
 use crate::memory::PAGE_SIZE;
 use crate::machine::Machine;
 use crate::memory::{Home, MemoryMap};
@@ -117,6 +117,24 @@ impl Workload for WillItScale {
         memory: &mut MemoryMap,
         rng: &mut Xoshiro256PlusPlus,
     ) -> Setup {
+        self.setup_from(FirstCpu::default(), machine, memory, rng)
+    }
+
+    fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
+        Some(self.place(threads, rng))
+    }
+}
+
+impl WillItScale {
+    /// Lays the tasks out pinned from `first_cpu` on, each stack on its
+    /// CPU's node.
+    pub fn setup_from(
+        &self,
+        first_cpu: FirstCpu,
+        machine: &Machine,
+        memory: &mut MemoryMap,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Setup {
         let tasks = self.threads(machine);
         let process_mode = self.mode == Mode::Process;
         let words = self.place(tasks, rng);
@@ -125,7 +143,7 @@ impl Workload for WillItScale {
             .iter()
             .enumerate()
             .map(|(i, &WordArray { base: word, .. })| {
-                let cpu = i as u32 % machine.cpus();
+                let cpu = first_cpu.cpu_of(i as u32, machine);
                 // Each task's own copy of the line: its thread stack, or its
                 // process's stack page.
                 let line_of = if process_mode {
@@ -161,12 +179,6 @@ impl Workload for WillItScale {
         }
     }
 
-    fn placed_words(&self, threads: u32, rng: &mut Xoshiro256PlusPlus) -> Option<FutexWords> {
-        Some(self.place(threads, rng))
-    }
-}
-
-impl WillItScale {
     /// Every random choice the tasks' futexes depend on, in the order the
     /// kernel makes them: each process's mm_struct, then each task's stack
     /// word. In process mode task i is process i.

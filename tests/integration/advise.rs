@@ -252,6 +252,37 @@ fn advise_json(question: &std::path::Path, store: &std::path::Path) -> serde_jso
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A question whose workload is a mix: judged on one group's own figure,
+/// the mean rate of the database's threads beside many single-futex
+/// processes, which each of the family's sizes of the private hash gives.
+#[test]
+fn a_question_over_a_mix_answers_on_its_named_group_s_figure() {
+    let s = Scratch::new("advise-mix");
+    let question = s.0.join("mix.toml");
+    let text = small_question(ONE_POINT)
+        .replace(
+            "[[workload]]\nname = \"perf-hash\"\nfutexes = 16\n",
+            "[[workload]]\nname = \"mix\"\n\
+             [[workload.group]]\nlabel = \"db\"\nname = \"perf-hash\"\nthreads = 4\nfutexes = 16\n\
+             [[workload.group]]\nlabel = \"small\"\nname = \"will-it-scale\"\ntest = 4\n\
+             mode = \"process\"\ntasks = 4\n",
+        )
+        .replace("cpus = 4\nthreads = 4\n", "cpus = 8\n")
+        .replace(
+            "machines = [\"icx-2s\"]",
+            "machines = [\"icx-2s\"]\nfigure = \"db ops/s/thread\"",
+        );
+    assert!(text.contains("label = \"small\""), "{text}");
+    std::fs::write(&question, &text).unwrap();
+    let json = advise_json(&question, &s.0.join("store"));
+    let point = &json["points"][0];
+    assert_eq!(point["point"], "icx-2s, mix, cpus=8");
+    let recommended = point["recommended"].as_str().unwrap();
+    assert!(["K=1", "K=4", "K=16"].contains(&recommended), "{point}");
+    let gain = &point["gain"];
+    assert!(gain["mean"].as_f64().unwrap().is_finite(), "{gain}");
+}
+
 #[test]
 fn a_small_question_answers_with_the_promised_fields_in_its_json() {
     let s = Scratch::new("advise-small");
@@ -436,6 +467,35 @@ fn a_question_asked_with_flags_answers_as_the_question_file_it_prints() {
     );
     let recommended = from_flags["points"][0]["recommended"].as_str().unwrap();
     assert!(["slots=16", "K=4"].contains(&recommended), "{from_flags}");
+}
+
+/// `--half-width-pct` stands for `[run] half_width_pct` in the question
+/// the flags make, and is read back from it.
+#[test]
+fn the_half_width_flag_is_the_question_file_s_run_length_target() {
+    let flags: Vec<&str> = QUICK_FLAGS
+        .iter()
+        .copied()
+        .chain(["5", "--half-width-pct", "4", "--print-question"])
+        .collect();
+    let printed = futexsim(&flags);
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let text = String::from_utf8_lossy(&printed.stdout);
+    let question: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(
+        question["run"]["half_width_pct"].as_float(),
+        Some(4.0),
+        "{text}"
+    );
+    let help = futexsim(&["advise", "--help"]);
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("--half-width-pct"),
+        "the flag is in advise's help"
+    );
 }
 
 #[test]

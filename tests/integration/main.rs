@@ -40,6 +40,7 @@ mod ticket_knee;
 mod tlb_reach;
 mod validate;
 mod workload_keys;
+mod workloads_mix;
 mod workloads_perf;
 mod workloads_program;
 mod workloads_programs;
