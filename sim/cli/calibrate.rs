@@ -9,7 +9,7 @@ use crate::cli::check_signed_toml_out;
 use crate::cli::machine::{base_profile, write_profile};
 use crate::cli::CliError;
 use clap::Args;
-use futexsim::host::calibrate::{profile, ticket_check};
+use futexsim::host::calibrate::{profile, ticket_check, Calibrated};
 use futexsim::host::measure::{measure, Effort};
 use futexsim::machine::MachineSpec;
 use std::io::Write;
@@ -93,7 +93,11 @@ pub fn calibrate(
             path.display()
         )));
     }
-    let spec = profile(&figures, &base_spec, base).map_err(|e| CliError::Input(e.to_string()))?;
+    let Calibrated { spec, fits } =
+        profile(&figures, &base_spec, base).map_err(|e| CliError::Input(e.to_string()))?;
+    for fit in &fits {
+        writeln!(out, "{fit}")?;
+    }
     // The fit's own check: a hand-off the fitted occupancies do not
     // reproduce is the model's limit on this machine, not a bad figure, so
     // it is said and the profile still written.

@@ -10,13 +10,19 @@
 //! long an ownership transfer holds the line, bisected until the
 //! directory's increments on as many CPUs come as far apart as the host's;
 //! the widest one split over two sockets then sets
-//! `coherence.remote_transfer_occupancy` the same way. The fan-out's slope
+//! `coherence.remote_transfer_occupancy` the same way. Where a node holds
+//! several last-level caches, the line transfer between two CPUs sharing
+//! one sets `coherence.llc_transfer_occupancy`, and where the host has
+//! several nodes but no lock add across two sockets, the transfer between
+//! its nearest nodes sets `coherence.remote_transfer_occupancy`: half a
+//! ping-pong's round trip is, in the model, one occupancy and the RMW, the
+//! shipped profiles' fit (docs/machines.md 2.3). The fan-out's slope
 //! sets `coherence.read_occupancy` (each further reader of a written line
 //! gets a Shared copy, which holds the line's server that long). The
 //! owner's burst (`coherence.snoop_delay`) is kept from the base: a lock
 //! add's rate does not tell a longer occupancy from a longer burst.
 
-use super::measure::{slope, HostFigures};
+use super::measure::{slope, spread, HostFigures, Transfer};
 use super::topology::Distance;
 use crate::coherence::probe;
 use crate::config::{Config, ConfigError};
@@ -29,13 +35,20 @@ fn tenth(ns: f64) -> f64 {
     (ns * 10.0).round() / 10.0
 }
 
+/// A profile fitted to the host, and what each fit set, from what, with the
+/// spread of the figures it used: one line each, as calibrate prints them.
+pub struct Calibrated {
+    pub spec: MachineSpec,
+    pub fits: Vec<String>,
+}
+
 /// The host's profile: `base` (named `base_name` in the source) with the
 /// measured figures in place.
 pub fn profile(
     figures: &HostFigures,
     base: &MachineSpec,
     base_name: &str,
-) -> Result<MachineSpec, CalibrateError> {
+) -> Result<Calibrated, CalibrateError> {
     let mut spec = base.clone();
     spec.name = "host".into();
     let flat = TopologySpec {
@@ -159,7 +172,7 @@ pub fn profile(
             format!("{} and l1_hit, dram, rmw and the other kernel costs", unmeasured.join(", "))
         }
     );
-    Ok(spec)
+    Ok(Calibrated { spec, fits: fitted })
 }
 
 /// Why no profile is fitted to the host's figures.
@@ -269,13 +282,14 @@ fn lock_add_cpus(order: &[u32], second: &[u32], cpus: usize, sockets: usize) -> 
 
 /// Bisects one occupancy until the model's lock add on the widest
 /// measurement of `sockets` sockets meets the host's; says what it set.
+/// None where the host ran no lock add on 2 CPUs of that many sockets.
 fn fit_occupancy(
     spec: &mut MachineSpec,
     figures: &HostFigures,
     sockets: usize,
     what: &str,
     set: impl Fn(&mut MachineSpec, f64),
-) -> Result<String, MachineError> {
+) -> Result<Option<String>, MachineError> {
     let m = Machine::new(spec.clone())?;
     let (order, second) = (nearest_first(&m), second_socket(&m));
     let widest = figures
@@ -285,9 +299,7 @@ fn fit_occupancy(
         .filter_map(|l| Some((l, lock_add_cpus(&order, &second, l.cpus, sockets)?)))
         .max_by_key(|(l, _)| l.cpus);
     let Some((l, cpus)) = widest else {
-        return Ok(format!(
-            "coherence.{what} from the base: no lock add on 2 CPUs of {sockets} socket(s)"
-        ));
+        return Ok(None);
     };
     let target = 1e9 / l.ops_per_sec;
     let farthest = cpus
@@ -310,35 +322,100 @@ fn fit_occupancy(
     };
     let ns = tenth(ns);
     set(spec, ns);
-    Ok(format!(
-        "coherence.{what} {ns:.1} ns{bound} fitted to lock add on {} CPUs of {sockets} socket(s) ({target:.1} ns an increment)",
-        l.cpus
-    ))
+    Ok(Some(format!(
+        "coherence.{what} {ns:.1} ns{bound} fitted to lock add on {} CPUs of {sockets} socket(s) ({target:.1} ns an increment) {}",
+        l.cpus,
+        spread(l.spread)
+    )))
 }
 
-/// Sets `coherence.transfer_occupancy` and
-/// `coherence.remote_transfer_occupancy` from the contended lock add and
-/// `coherence.read_occupancy` from the fan-out (see the file's comment);
-/// says what it set, from what, for the source.
+/// Sets the occupancy `set` gives from one line transfer the host measured
+/// (half a ping-pong's round trip): in the model that is one occupancy and
+/// the RMW, so the transfer less the profile's RMW, at least the least
+/// occupancy the model takes; says what it set.
+fn fit_ping_pong(
+    spec: &mut MachineSpec,
+    transfer: &Transfer,
+    what: &str,
+    set: impl Fn(&mut MachineSpec, f64),
+) -> String {
+    let rmw = spec.latency.rmw;
+    let ns = tenth((transfer.ns - rmw).max(LEAST_OCCUPANCY_NS));
+    let bound = if ns <= LEAST_OCCUPANCY_NS {
+        " (the least the model takes: the host's transfer took no longer than the RMW)"
+    } else {
+        ""
+    };
+    set(spec, ns);
+    format!(
+        "coherence.{what} {ns:.1} ns{bound} fitted to the line transfer between CPUs {} and {} ({}): {:.1} ns less the {rmw:.1} ns RMW {}",
+        transfer.from,
+        transfer.to,
+        transfer.distance,
+        transfer.ns,
+        spread(transfer.spread)
+    )
+}
+
+/// Sets the transfer occupancies from the contended lock add and the line
+/// transfers, and `coherence.read_occupancy` from the fan-out (see the
+/// file's comment); says what it set, from what, for the source.
 fn fit_coherence(
     spec: &mut MachineSpec,
     figures: &HostFigures,
 ) -> Result<Vec<String>, MachineError> {
-    let mut said = vec![fit_occupancy(
-        spec,
-        figures,
-        1,
-        "transfer_occupancy",
-        |s, ns| s.coherence.transfer_occupancy = Some(ns),
-    )?];
-    if spec.topology.sockets > 1 {
-        said.push(fit_occupancy(
+    let mut said = Vec::new();
+    let t = &spec.topology;
+    let several_llcs = t.cores_per_llc < t.cores_per_socket / t.nodes_per_socket.max(1);
+    let several_nodes = t.sockets * t.nodes_per_socket > 1;
+    let two_sockets = t.sockets > 1;
+    // Before the lock add's bisection, which then runs with the transfers
+    // inside a cache domain priced as the host's.
+    let inside_llc = figures
+        .transfers
+        .iter()
+        .find(|t| t.distance == Distance::Llc);
+    if let (true, Some(transfer)) = (several_llcs, inside_llc) {
+        said.push(fit_ping_pong(
             spec,
-            figures,
-            2,
+            transfer,
+            "llc_transfer_occupancy",
+            |s, ns| s.coherence.llc_transfer_occupancy = Some(ns),
+        ));
+    }
+    said.push(
+        fit_occupancy(spec, figures, 1, "transfer_occupancy", |s, ns| {
+            s.coherence.transfer_occupancy = Some(ns)
+        })?
+        .unwrap_or_else(|| {
+            "coherence.transfer_occupancy from the base: no lock add on 2 CPUs of 1 socket".into()
+        }),
+    );
+    let set_remote = |s: &mut MachineSpec, ns| s.coherence.remote_transfer_occupancy = Some(ns);
+    let by_lock_add = if two_sockets {
+        fit_occupancy(spec, figures, 2, "remote_transfer_occupancy", set_remote)?
+    } else {
+        None
+    };
+    // One occupancy serves every pair of nodes and none may hold a line
+    // longer than its own transfer takes, so the nearest pair sets it.
+    let nearest_nodes = figures
+        .transfers
+        .iter()
+        .filter(|t| t.distance == Distance::Remote)
+        .min_by(|a, b| a.ns.total_cmp(&b.ns));
+    match (by_lock_add, nearest_nodes) {
+        (Some(line), _) => said.push(line),
+        (None, Some(transfer)) if several_nodes => said.push(fit_ping_pong(
+            spec,
+            transfer,
             "remote_transfer_occupancy",
-            |s, ns| s.coherence.remote_transfer_occupancy = Some(ns),
-        )?);
+            set_remote,
+        )),
+        (None, _) if several_nodes => said.push(
+            "coherence.remote_transfer_occupancy from the base: no lock add across two sockets and no transfer between nodes".into(),
+        ),
+        (None, _) => {}
     }
     let order = nearest_first(&Machine::new(spec.clone())?);
     let readers: Vec<(usize, f64)> = figures
@@ -365,9 +442,15 @@ fn fit_coherence(
         |m| model_slope(m).unwrap_or(0.0),
     )?;
     spec.coherence.read_occupancy = Some(tenth(occupancy.max(0.1)));
+    let widest = figures
+        .fan_out
+        .iter()
+        .map(|(_, t)| t.spread)
+        .fold(0.0, f64::max);
     said.push(format!(
-        "coherence.read_occupancy {:.1} ns fitted to the fan-out slope ({measured:.1} ns a reader)",
-        occupancy.max(0.1)
+        "coherence.read_occupancy {:.1} ns fitted to the fan-out slope ({measured:.1} ns a reader; the widest middle half of its rounds within {:.1} %)",
+        occupancy.max(0.1),
+        widest * 100.0
     ));
     Ok(said)
 }
@@ -635,6 +718,113 @@ mod tests {
         let said = fit_coherence(&mut spec, &slow).unwrap();
         assert_eq!(spec.coherence.transfer_occupancy, Some(base.latency.llc));
         assert!(said[0].contains("one migration an increment"), "{said:?}");
+    }
+
+    /// The line transfers a host measured, each with a known median.
+    fn transfers(measured: &[(Distance, usize, usize, f64)]) -> HostFigures {
+        HostFigures {
+            transfers: measured
+                .iter()
+                .map(|&(distance, from, to, ns)| Transfer {
+                    from,
+                    to,
+                    distance,
+                    ns,
+                    spread: 0.02,
+                })
+                .collect(),
+            ..figures(Vec::new())
+        }
+    }
+
+    /// On a host whose nodes hold several last-level caches and which has
+    /// several nodes but ran no lock add across sockets, the occupancy
+    /// inside a cache domain and the one between nodes are the ping-pong's
+    /// half round trips less the RMW: 23 ns inside a CCX and 197 ns to the
+    /// nearer of two other nodes on Milan's shape give 17 and 191 ns back,
+    /// each said with the transfer and its spread.
+    #[test]
+    fn the_occupancies_inside_a_cache_domain_and_between_nodes_are_fitted_to_the_ping_pong() {
+        let base = crate::machine::presets::preset("milan-2s").unwrap();
+        let host = transfers(&[
+            (Distance::Llc, 0, 1, 23.0),
+            (Distance::Remote, 0, 96, 197.0),
+            (Distance::Remote, 96, 150, 240.0),
+        ]);
+        let mut spec = base.clone();
+        let said = fit_coherence(&mut spec, &host).unwrap();
+        assert_eq!(spec.coherence.llc_transfer_occupancy, Some(23.0 - 6.0));
+        assert_eq!(spec.coherence.remote_transfer_occupancy, Some(197.0 - 6.0));
+        assert_eq!(
+            spec.coherence.transfer_occupancy, base.coherence.transfer_occupancy,
+            "no lock add: the base's within-node occupancy stays"
+        );
+        let line = |what: &str| {
+            said.iter()
+                .find(|l| l.starts_with(&format!("coherence.{what} ")))
+                .unwrap_or_else(|| panic!("{what} not said: {said:?}"))
+                .clone()
+        };
+        let inside = line("llc_transfer_occupancy");
+        assert!(
+            inside.contains("CPUs 0 and 1") && inside.contains("23.0 ns less the 6.0 ns RMW"),
+            "{inside}"
+        );
+        assert!(inside.contains("middle half within 2.0 %"), "{inside}");
+        assert!(
+            line("remote_transfer_occupancy").contains("CPUs 0 and 96"),
+            "{said:?}"
+        );
+    }
+
+    /// Where a node holds one last-level cache, a transfer inside it is the
+    /// node's own and sets no occupancy of its own; on one node no remote
+    /// occupancy is set; and a transfer no longer than the RMW gives the
+    /// least occupancy the model takes, and says so.
+    #[test]
+    fn a_ping_pong_occupancy_is_fitted_only_where_the_host_has_that_level() {
+        let one_llc = crate::machine::presets::preset("icx-2s").unwrap();
+        let mut spec = one_llc.clone();
+        fit_coherence(&mut spec, &transfers(&[(Distance::Llc, 0, 1, 60.0)])).unwrap();
+        assert_eq!(spec.coherence.llc_transfer_occupancy, None);
+        let mut one_node = crate::machine::presets::preset("milan-2s").unwrap();
+        one_node.topology.sockets = 1;
+        one_node.latency.remote = RemoteSpec::Matrix(vec![vec![0.0]]);
+        one_node.latency.dram_remote = None;
+        one_node.coherence.remote_transfer_occupancy = None;
+        let mut spec = one_node.clone();
+        let said = fit_coherence(&mut spec, &transfers(&[(Distance::Llc, 0, 1, 4.0)])).unwrap();
+        assert_eq!(spec.coherence.remote_transfer_occupancy, None);
+        assert_eq!(
+            spec.coherence.llc_transfer_occupancy,
+            Some(LEAST_OCCUPANCY_NS)
+        );
+        assert!(said[0].contains("the least the model takes"), "{said:?}");
+    }
+
+    /// A lock add across two sockets, a contended curve, sets the remote
+    /// occupancy where the host ran one, whatever its transfers between
+    /// nodes say.
+    #[test]
+    fn the_lock_add_across_sockets_sets_the_remote_occupancy_before_the_ping_pong() {
+        let base = crate::machine::presets::preset("icx-2s").unwrap();
+        let mut host = lock_add_of(&base, 20.0, 90.0);
+        host.transfers = vec![Transfer {
+            from: 0,
+            to: 64,
+            distance: Distance::Remote,
+            ns: 300.0,
+            spread: 0.0,
+        }];
+        let mut spec = base.clone();
+        let said = fit_coherence(&mut spec, &host).unwrap();
+        let got = spec.coherence.remote_transfer_occupancy.unwrap();
+        assert!((got - 90.0).abs() <= 0.5, "fitted {got}, made with 90");
+        assert!(
+            said.iter()
+                .any(|l| l.contains("fitted to lock add on 8 CPUs of 2")),
+            "{said:?}"
+        );
     }
 
     /// A fan-out made with a known read occupancy is given back that

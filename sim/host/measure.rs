@@ -694,8 +694,9 @@ impl HostFigures {
     }
 }
 
-/// How a figure's spread is printed beside its median.
-fn spread(spread: f64) -> String {
+/// How a figure's spread is printed beside its median (and a fit's beside
+/// the figure it was fitted to).
+pub(super) fn spread(spread: f64) -> String {
     format!("(median; middle half within {:.1} %)", spread * 100.0)
 }
 
