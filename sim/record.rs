@@ -10,6 +10,7 @@ use crate::symbol::Symbol;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+use crate::engine::attribution::TimeSpent;
 use crate::engine::Outcome;
 use crate::kernel::futex_hash::{FutexHash, TableSel};
 use crate::machine::Machine;
@@ -63,6 +64,10 @@ pub struct RunRecord {
     /// lines (absent for other workloads).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub perf_threads: Vec<PerfThreadRecord>,
+    /// Where the counted ops' time went (`futexsim explain`); absent
+    /// unless the run was asked to attribute it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_spent: Option<TimeSpent>,
 }
 
 /// What a run's record is made of besides the engine's outcome: the
@@ -190,6 +195,16 @@ impl RunRecord {
                     ops,
                 })
                 .collect(),
+            time_spent: out.breakdown.map(|b| {
+                b.named(|addr| {
+                    let region = memory
+                        .regions()
+                        .iter()
+                        .find(|r| addr >= r.base && addr < r.base + r.len.max(1))
+                        .map_or("", |r| r.name.as_str());
+                    field_label(&describe(hash, region, addr))
+                })
+            }),
         }
     }
 }
@@ -939,6 +954,22 @@ impl fmt::Display for Occupant {
             Occupant::PrivateHashHeader => f.write_str(PRIVATE_HASH_HEADER),
             Occupant::Region(name) => f.write_str(name),
         }
+    }
+}
+
+/// What an access touched, for the rows of a run's time: a bucket's
+/// field (a private hash's bucket's apart), a private hash header, or the
+/// region; never which bucket, so that one field's accesses make one row.
+fn field_label(occupant: &Occupant) -> String {
+    match occupant {
+        Occupant::Bucket { bucket, field } => {
+            let table = match bucket.table {
+                BucketTable::Global => "bucket",
+                BucketTable::Private { .. } => "private bucket",
+            };
+            format!("{table} {}", field.map_or(PADDING, FieldName::as_str))
+        }
+        other => other.to_string(),
     }
 }
 

@@ -23,10 +23,12 @@
 //! state and its waits, memory_order.rs the CPUs' accesses in flight and
 //! compute (`Cpus`), spin.rs the spinners of each watched line
 //! (`Spinners`), sched.rs which task runs where (`Sched`), metrics.rs what
-//! the run counts. The lock protocols' state is the kernel's
+//! the run counts, attribution.rs where each counted op's time went (kept
+//! only when the run asks: `Engine::explaining`). The lock protocols' state is the kernel's
 //! (kernel::spinlock), and so are the scripts the engine runs, a
 //! wake-up's (kernel::ttwu) among them.
 
+pub mod attribution;
 mod event;
 mod memory_order;
 pub mod metrics;
@@ -44,6 +46,7 @@ use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{RunWindow, TaskSpec, Timeline};
+use attribution::{Attribution, Breakdown};
 use event::{Event, MAX_LINE_QUEUES};
 use memory_order::Cpus;
 use metrics::{Metrics, Recorder};
@@ -68,6 +71,8 @@ pub struct Outcome {
     pub stalled_at: Option<Ps>,
     /// Each process's private hash as its growth in the run left it.
     pub resizes: Vec<Option<(u64, ResizesInRun)>>,
+    /// Where the counted ops' time went, when the run asked.
+    pub breakdown: Option<Breakdown>,
 }
 
 /// Events at one simulated instant past which a run counts as stalled
@@ -87,6 +92,8 @@ pub struct Engine<'a> {
     record: Recorder,
     cpus: Cpus,
     sched: Sched,
+    /// Where each counted op's time goes; None unless the run asks.
+    attribution: Option<Box<Attribution>>,
 }
 
 impl<'a> Engine<'a> {
@@ -145,7 +152,15 @@ impl<'a> Engine<'a> {
             record,
             cpus: Cpus::new(m),
             sched,
+            attribution: None,
         }
+    }
+
+    /// The run charges each counted op's time to what its task waited on
+    /// (attribution.rs); every other result stays as without it.
+    pub fn explaining(mut self) -> Engine<'a> {
+        self.attribution = Some(Box::new(Attribution::new(self.tasks.len())));
+        self
     }
 
     /// Runs every task from time zero until the window closes and every
@@ -222,6 +237,7 @@ impl<'a> Engine<'a> {
             timeline,
             stalled_at,
             resizes,
+            breakdown: self.attribution.map(|a| a.finish()),
         }
     }
 

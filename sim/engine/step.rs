@@ -3,6 +3,7 @@
 //! compute, one lock); the script runs step by step, each priced through
 //! the coherence directory or the machine's costs, until one must wait.
 
+use super::attribution::{Part, Served};
 use super::event::{Event, Waiter};
 use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, UserAtomic, Wait};
@@ -38,6 +39,10 @@ impl Engine<'_> {
                 continue;
             };
             t.pc += 1;
+            if let Some(a) = self.attribution.as_deref_mut() {
+                let atomic = t.op.atomic.map(|atomic| atomic.word.mem.addr);
+                a.step_starts(task, now, &step, atomic);
+            }
             match self.run_step(task, now, step) {
                 Some(next) => now = next,
                 None => return,
@@ -55,6 +60,10 @@ impl Engine<'_> {
         t.measured.op_start = now;
         t.op.ret = 0;
         let next = t.program.next_op();
+        if let Some(a) = self.attribution.as_deref_mut() {
+            let afresh = t.measured.counting == Counting::EachOp;
+            a.op_begins(task, now, afresh, Part::before_steps(&next));
+        }
         match next {
             Op::Futex(op) => {
                 self.futex.begin(self.memory, task, now, op, &mut t.script);
@@ -111,8 +120,12 @@ impl Engine<'_> {
                 t.script.extend([Step::Unlock(lock), Step::OpDone]);
             }
             Op::Iteration => {
-                if t.measured.counting == Counting::Iterations && counted {
+                let iterations = t.measured.counting == Counting::Iterations;
+                if iterations && counted {
                     self.record.op_done(task, now - t.measured.iteration_start);
+                }
+                if let Some(a) = self.attribution.as_deref_mut().filter(|_| iterations) {
+                    a.measured(task, now, t.measured.iteration_start, counted);
                 }
                 self.tasks[task as usize].measured.iteration_start = now;
             }
@@ -313,9 +326,13 @@ impl Engine<'_> {
         let costs = &m.costs;
         let mut work = price(costs, c);
         let t = &mut self.tasks[task as usize];
+        let first = t.pc as usize - 1;
         while let Some(&Step::Compute(c)) = t.script.get(t.pc as usize) {
             t.pc += 1;
             work += price(costs, c);
+        }
+        if let Some(a) = self.attribution.as_deref_mut() {
+            a.computed(task, &t.script[first..t.pc as usize], |c| price(costs, c));
         }
         let end = self.compute_end(task, now, work);
         self.note_compute(task, c, end);
@@ -425,6 +442,10 @@ impl Engine<'_> {
     pub(super) fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
         let t = &mut self.tasks[task as usize];
         t.measured.lock_taken = at;
+        if let Some(a) = self.attribution.as_deref_mut() {
+            let waited = at.saturating_sub(t.measured.lock_asked);
+            a.acquired(task, at, waited > self.m.own_cache_ps());
+        }
         if self.record.counts(at) {
             let waited = at - t.measured.lock_asked;
             let contended = waited > self.m.own_cache_ps();
@@ -449,8 +470,15 @@ impl Engine<'_> {
     fn op_done(&mut self, task: u32, now: Ps) {
         let counted = self.record.counts(now);
         let t = &mut self.tasks[task as usize];
-        if t.measured.counting == Counting::EachOp && counted {
+        let each_op = t.measured.counting == Counting::EachOp;
+        if each_op && counted {
             self.record.op_done(task, now - t.measured.op_start);
+        }
+        if let Some(a) = self.attribution.as_deref_mut() {
+            match each_op {
+                true => a.measured(task, now, t.measured.op_start, counted),
+                false => a.op_returned(task, now),
+            }
         }
         t.program.op_returned(Done {
             now,
@@ -501,6 +529,13 @@ impl Engine<'_> {
         let asked = self.dir.request(
             self.m, t.cpu, now, mem.line, mem.addr, kind, by, waiter, granted,
         );
+        if let Some(a) = self.attribution.as_deref_mut() {
+            let served = match asked {
+                Request::Served(out) => out.class.into(),
+                Request::Waits(_) => Served::Queued,
+            };
+            a.served(task, served);
+        }
         match asked {
             Request::Served(out) => Some(out),
             Request::Waits(turn) => {

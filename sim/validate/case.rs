@@ -824,6 +824,7 @@ fn template_record() -> RunRecord {
         workload_locks: Vec::new(),
         extra: Vec::new(),
         perf_threads: Vec::new(),
+        time_spent: None,
     }
 }
 
