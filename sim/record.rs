@@ -969,8 +969,23 @@ fn field_label(occupant: &Occupant) -> String {
             };
             format!("{table} {}", field.map_or(PADDING, FieldName::as_str))
         }
-        other => other.to_string(),
+        other => without_indices(&other.to_string()),
     }
+}
+
+/// A region's name with each CPU, process or table number in it as `N`
+/// ("cpu N per-cpu"): every CPU's copy of a per-CPU line is one row.
+fn without_indices(name: &str) -> String {
+    name.split(' ')
+        .map(|word| {
+            let number = word.trim_end_matches(',');
+            match !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+                true => word.replacen(number, "N", 1),
+                false => word.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
@@ -1136,6 +1151,16 @@ mod tests {
             assert_eq!(Occupant::parse(text), Occupant::Region(text.into()));
             assert_eq!(Occupant::parse(text).to_string(), text);
         }
+    }
+
+    #[test]
+    fn a_region_s_cpu_process_and_table_numbers_read_as_n() {
+        assert_eq!(without_indices("cpu 17 per-cpu"), "cpu N per-cpu");
+        assert_eq!(
+            without_indices("process 3 private hash, table 12"),
+            "process N private hash, table N"
+        );
+        assert_eq!(without_indices("heap"), "heap");
     }
 
     #[test]

@@ -183,8 +183,14 @@ impl Scenario {
 
     /// Builds the scenario's machine, and simulates it there.
     pub fn simulate(&self) -> Result<(RunRecord, Speed), RunError> {
+        self.simulate_with(RunOptions::default())
+    }
+
+    /// `simulate`, with what the run records besides its results as
+    /// `options` asks.
+    pub fn simulate_with(&self, options: RunOptions) -> Result<(RunRecord, Speed), RunError> {
         let machine = Machine::new(self.machine.clone())?;
-        self.prepare(&machine)?.simulate()
+        self.prepare(&machine)?.simulate_with(options)
     }
 }
 

@@ -44,7 +44,8 @@ pub fn run(args: &ExplainArgs, out: &mut impl Write) -> Result<(), CliError> {
         .collect();
     let point = match &args.point {
         Some(wanted) => {
-            let points: Vec<(usize, &str)> = labels.iter().map(String::as_str).enumerate().collect();
+            let points: Vec<(usize, &str)> =
+                labels.iter().map(String::as_str).enumerate().collect();
             crate::cli::choose_point(&source, wanted, &points)?
         }
         None => 0,
@@ -85,7 +86,12 @@ pub fn run(args: &ExplainArgs, out: &mut impl Write) -> Result<(), CliError> {
         .iter()
         .filter_map(|r| {
             let spent = r.time_spent.as_ref()?;
-            Some(Explained::new(labels[point].clone(), &r.design, r.seed, spent))
+            Some(Explained::new(
+                labels[point].clone(),
+                &r.design,
+                r.seed,
+                spent,
+            ))
         })
         .collect();
     if args.json {

@@ -180,7 +180,11 @@ pub fn write_signed(path: &Path, text: &str, signature: Signature) -> Result<(),
 /// as a report writes them): its number (0 for the first) or its label;
 /// refused, with every point listed, when it names none. `source` is the
 /// config or directory the points are of.
-pub fn choose_point(source: &str, wanted: &str, points: &[(usize, &str)]) -> Result<usize, CliError> {
+pub fn choose_point(
+    source: &str,
+    wanted: &str,
+    points: &[(usize, &str)],
+) -> Result<usize, CliError> {
     let by_number = wanted.parse::<usize>().ok();
     points
         .iter()

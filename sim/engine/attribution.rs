@@ -205,9 +205,7 @@ impl Charge {
                 addr: atomic,
                 ..Charge::access(Part::Access, Symbol::Workload, 0)
             },
-            Step::Lock(lock) => {
-                Charge::access(Part::Lock, Symbol::RawSpinLock, lock.word().addr)
-            }
+            Step::Lock(lock) => Charge::access(Part::Lock, Symbol::RawSpinLock, lock.word().addr),
             Step::Unlock(lock) => {
                 Charge::access(Part::Unlock, Symbol::RawSpinUnlock, lock.word().addr)
             }
@@ -488,7 +486,7 @@ impl Breakdown {
             })
             .collect();
         // The most time first; the key orders ties, so the order is the run's own.
-        rows.sort_by(|a, b| b.ps.cmp(&a.ps));
+        rows.sort_by_key(|row| std::cmp::Reverse(row.ps));
         TimeSpent {
             ops: self.ops,
             latency_ps: self.latency_ps,
@@ -511,13 +509,17 @@ mod tests {
         let mut a = Attribution::new(1);
         a.op_begins(0, 1_000, true, Part::Other);
         a.step_starts(0, 1_000, &compute(Cost::SyscallHalf), None);
-        a.computed(0, &[compute(Cost::SyscallHalf), compute(Cost::Jhash2)], |c| {
-            if c == Cost::Jhash2 {
-                30_000
-            } else {
-                50_000
-            }
-        });
+        a.computed(
+            0,
+            &[compute(Cost::SyscallHalf), compute(Cost::Jhash2)],
+            |c| {
+                if c == Cost::Jhash2 {
+                    30_000
+                } else {
+                    50_000
+                }
+            },
+        );
         // The compute ended 5 ns late: its sibling's share.
         a.step_starts(0, 86_000, &Step::OpDone, None);
         a.measured(0, 86_000, 1_000, true);
@@ -552,13 +554,7 @@ mod tests {
 
     #[test]
     fn a_contended_lock_s_stretch_is_its_wait_and_an_uncontended_one_its_atomic() {
-        let lock = crate::kernel::script::LockRef::new(
-            0,
-            crate::memory::Mem {
-                addr: 64,
-                line: 1,
-            },
-        );
+        let lock = crate::kernel::script::LockRef::new(0, crate::memory::Mem { addr: 64, line: 1 });
         let mut a = Attribution::new(2);
         for (task, contended) in [(0, true), (1, false)] {
             a.op_begins(task, 0, true, Part::Other);
@@ -578,10 +574,7 @@ mod tests {
 
     #[test]
     fn a_wait_for_loads_in_flight_is_charged_to_the_last_load_as_served() {
-        let mem = crate::memory::Mem {
-            addr: 128,
-            line: 2,
-        };
+        let mem = crate::memory::Mem { addr: 128, line: 2 };
         let mut a = Attribution::new(1);
         a.op_begins(0, 0, true, Part::Other);
         a.step_starts(0, 0, &Step::load(mem, Symbol::FutexHash), None);
@@ -608,9 +601,27 @@ mod tests {
             latency_ps: 10_000,
             unbalanced_ops: 0,
             charges: vec![
-                (at(0), Total { ps: 1_000, count: 1 }),
-                (at(64), Total { ps: 2_000, count: 1 }),
-                (Charge::of(Part::Syscall), Total { ps: 7_000, count: 2 }),
+                (
+                    at(0),
+                    Total {
+                        ps: 1_000,
+                        count: 1,
+                    },
+                ),
+                (
+                    at(64),
+                    Total {
+                        ps: 2_000,
+                        count: 1,
+                    },
+                ),
+                (
+                    Charge::of(Part::Syscall),
+                    Total {
+                        ps: 7_000,
+                        count: 2,
+                    },
+                ),
             ],
         };
         let spent = breakdown.named(|_| "chain".to_string());
@@ -619,6 +630,9 @@ mod tests {
         assert_eq!(spent.rows[1].ps, 3_000);
         assert_eq!(spent.rows[1].count_per_op, 1.0);
         assert_eq!(spent.rows[1].field.as_deref(), Some("chain"));
-        assert_eq!(spent.rows.iter().map(|r| r.ps).sum::<u64>(), spent.latency_ps);
+        assert_eq!(
+            spent.rows.iter().map(|r| r.ps).sum::<u64>(),
+            spent.latency_ps
+        );
     }
 }

@@ -562,6 +562,9 @@ impl Engine<'_> {
         ) {
             Some(turn) => {
                 self.schedule_turn(turn);
+                if let Some(a) = self.attribution.as_deref_mut() {
+                    a.served(task, Served::Queued);
+                }
                 true
             }
             None => false,
