@@ -176,3 +176,61 @@ pub fn section(md: &mut String, cells: &[Cell]) {
     let _ = writeln!(md, "{INTRO}");
     md.push_str(&render(&explained, Format::Markdown));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::attribution::Part;
+    use crate::symbol::Symbol;
+
+    fn row(part: Part, symbol: Option<Symbol>, ns_per_op: f64) -> TimeRow {
+        TimeRow {
+            part,
+            symbol,
+            served: None,
+            field: None,
+            ps: (ns_per_op * 1000.0) as u64,
+            count: 1,
+            ns_per_op,
+            count_per_op: 1.0,
+        }
+    }
+
+    fn spent(rows: Vec<TimeRow>) -> TimeSpent {
+        TimeSpent {
+            ops: 1,
+            latency_ps: rows.iter().map(|r| r.ps).sum(),
+            unbalanced_ops: 0,
+            rows,
+        }
+    }
+
+    #[test]
+    fn the_tables_total_the_mean_latency_and_name_what_separates_the_designs() {
+        let old = spent(vec![row(Part::Syscall, None, 90.0)]);
+        let new = spent(vec![
+            row(Part::Syscall, None, 90.0),
+            row(Part::Access, Some(Symbol::FutexPrivateHashGet), 16.0),
+        ]);
+        let explained = [
+            Explained::new("-".into(), "v6.16", 1, &old),
+            Explained::new("-".into(), "v6.17", 1, &new),
+        ];
+        let md = render(&explained, Format::Markdown);
+        assert!(
+            md.contains("| 100.0% | 106.00 | | total: the mean latency |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 84.9% | 90.00 | 1.00 | syscall entry/exit |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("v6.17 against v6.16 at -: 106.00 against 90.00 ns per op; per op, +16.00 ns in futex_private_hash_get."),
+            "{md}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&explained, Format::Json)).unwrap();
+        assert_eq!(json[1]["rows"][1]["symbol"], "futex_private_hash_get");
+    }
+}
