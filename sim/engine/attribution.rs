@@ -2,8 +2,11 @@
 //! from its start to its end, charged to what the task waited on during it
 //! (a step's access and how the directory served it, a compute step, a lock
 //! another task held, sleep...). Kept only when a run's options ask for it
-//! (`RunOptions::explain`); a run that does not keeps none, and the engine
-//! pays one branch at each point where a task's time advances.
+//! (`RunOptions::explain`). The engine is generic over what it tells
+//! (`Attribute`): a run that does not ask runs the engine built for
+//! `Unattributed`, whose every call compiles to nothing, so its event loop
+//! is the one it was before attribution existed; the one branch is the
+//! scenario's choice of engine.
 //!
 //! The accounting telescopes: each task keeps the instant up to which its
 //! op's time is charged and what it has waited on since. A step's start,
@@ -242,9 +245,64 @@ pub struct Total {
     pub count: u64,
 }
 
+/// What the engine tells of a task's time, at each point where it
+/// advances: an op begins, a step starts, the directory serves a request,
+/// a compute step runs, a lock is taken, an op returns or is measured.
+pub trait Attribute {
+    /// The task's op begins at `now`, waiting on `part` until its first
+    /// step: afresh when each op is measured, else (an iteration of ops
+    /// measured as one) after the stretch since the last op.
+    fn op_begins(&mut self, task: u32, now: Ps, afresh: bool, part: Part);
+    /// A step of the task's script starts at `now`; `atomic` is the
+    /// address of the op's user atomic.
+    fn step_starts(&mut self, task: u32, now: Ps, step: &Step, atomic: Option<u64>);
+    /// The directory answered the task's request as `served`.
+    fn served(&mut self, task: u32, served: Served);
+    /// A compute step (and those right after it) runs from the stretch's
+    /// start: each of `costs`, priced as `price` says, is charged in turn,
+    /// and whatever the step takes beyond them is the CPU's, shared.
+    fn computed(&mut self, task: u32, costs: &[Step], price: impl Fn(Cost) -> Ps);
+    /// The task took the lock it asked for at `at`; `contended` when it
+    /// waited for another holder, so that the wait, not the atomic, is
+    /// what its stretch was spent on.
+    fn acquired(&mut self, task: u32, at: Ps, contended: bool);
+    /// The task's op returned at `now`; until its next op begins, the task
+    /// waits for its CPU.
+    fn op_returned(&mut self, task: u32, now: Ps);
+    /// What the task measures (an op, or an iteration) ended at `now`,
+    /// begun at `start`: its parts are checked against its latency and,
+    /// when `counted`, kept.
+    fn measured(&mut self, task: u32, now: Ps, start: Ps, counted: bool);
+    /// What the run found, if it attributed anything.
+    fn finish(self) -> Option<Breakdown>;
+}
+
+/// A run that keeps no attribution: every call is nothing.
+pub struct Unattributed;
+
+impl Attribute for Unattributed {
+    #[inline(always)]
+    fn op_begins(&mut self, _: u32, _: Ps, _: bool, _: Part) {}
+    #[inline(always)]
+    fn step_starts(&mut self, _: u32, _: Ps, _: &Step, _: Option<u64>) {}
+    #[inline(always)]
+    fn served(&mut self, _: u32, _: Served) {}
+    #[inline(always)]
+    fn computed(&mut self, _: u32, _: &[Step], _: impl Fn(Cost) -> Ps) {}
+    #[inline(always)]
+    fn acquired(&mut self, _: u32, _: Ps, _: bool) {}
+    #[inline(always)]
+    fn op_returned(&mut self, _: u32, _: Ps) {}
+    #[inline(always)]
+    fn measured(&mut self, _: u32, _: Ps, _: Ps, _: bool) {}
+    fn finish(self) -> Option<Breakdown> {
+        None
+    }
+}
+
 /// The run's attribution: every task's op in flight, and the totals of
 /// the counted ops.
-pub(super) struct Attribution {
+pub struct Attribution {
     accounts: Vec<Account>,
     totals: BTreeMap<Charge, Total>,
     ops: u64,
@@ -291,10 +349,15 @@ impl Attribution {
         a.since = now;
     }
 
-    /// The task's op begins at `now`, waiting on `part` until its first
-    /// step: afresh when each op is measured, else (an iteration of ops
-    /// measured as one) after the stretch since the last op.
-    pub(super) fn op_begins(&mut self, task: u32, now: Ps, afresh: bool, part: Part) {
+    fn waits_on(&mut self, task: u32, on: Charge, on_load: bool) {
+        let a = &mut self.accounts[task as usize];
+        a.on = on;
+        a.on_load = on_load;
+    }
+}
+
+impl Attribute for Attribution {
+    fn op_begins(&mut self, task: u32, now: Ps, afresh: bool, part: Part) {
         if afresh {
             let a = &mut self.accounts[task as usize];
             a.parts.clear();
@@ -305,15 +368,7 @@ impl Attribution {
         self.waits_on(task, Charge::of(part), false);
     }
 
-    fn waits_on(&mut self, task: u32, on: Charge, on_load: bool) {
-        let a = &mut self.accounts[task as usize];
-        a.on = on;
-        a.on_load = on_load;
-    }
-
-    /// A step of the task's script starts at `now`; `atomic` is the
-    /// address of the op's user atomic.
-    pub(super) fn step_starts(&mut self, task: u32, now: Ps, step: &Step, atomic: Option<u64>) {
+    fn step_starts(&mut self, task: u32, now: Ps, step: &Step, atomic: Option<u64>) {
         self.close(task, now);
         let mut on = Charge::of_step(step, atomic);
         if on.part == Part::LoadsInFlight {
@@ -327,8 +382,7 @@ impl Attribution {
         self.waits_on(task, on, matches!(step, Step::Load(_)));
     }
 
-    /// The directory answered the task's request as `served`.
-    pub(super) fn served(&mut self, task: u32, served: Served) {
+    fn served(&mut self, task: u32, served: Served) {
         let a = &mut self.accounts[task as usize];
         if a.on.served.is_some() {
             a.on.served = Some(served);
@@ -338,10 +392,7 @@ impl Attribution {
         }
     }
 
-    /// A compute step (and those right after it) runs from the stretch's
-    /// start: each of `costs`, priced as `price` says, is charged in turn,
-    /// and whatever the step takes beyond them is the CPU's, shared.
-    pub(super) fn computed(&mut self, task: u32, costs: &[Step], price: impl Fn(Cost) -> Ps) {
+    fn computed(&mut self, task: u32, costs: &[Step], price: impl Fn(Cost) -> Ps) {
         let a = &mut self.accounts[task as usize];
         for step in costs {
             if let Step::Compute(cost) = *step {
@@ -353,10 +404,7 @@ impl Attribution {
         a.on = Charge::of(Part::CpuShared);
     }
 
-    /// The task took the lock it asked for at `at`; `contended` when it
-    /// waited for another holder, so that the wait, not the atomic, is
-    /// what its stretch was spent on.
-    pub(super) fn acquired(&mut self, task: u32, at: Ps, contended: bool) {
+    fn acquired(&mut self, task: u32, at: Ps, contended: bool) {
         if contended {
             let a = &mut self.accounts[task as usize];
             a.on.part = Part::LockWait;
@@ -371,17 +419,12 @@ impl Attribution {
         };
     }
 
-    /// The task's op returned at `now`; until its next op begins, the task
-    /// waits for its CPU.
-    pub(super) fn op_returned(&mut self, task: u32, now: Ps) {
+    fn op_returned(&mut self, task: u32, now: Ps) {
         self.close(task, now);
         self.waits_on(task, Charge::of(Part::CpuShared), false);
     }
 
-    /// What the task measures (an op, or an iteration) ended at `now`,
-    /// begun at `start`: its parts are checked against its latency and,
-    /// when `counted`, kept.
-    pub(super) fn measured(&mut self, task: u32, now: Ps, start: Ps, counted: bool) {
+    fn measured(&mut self, task: u32, now: Ps, start: Ps, counted: bool) {
         self.op_returned(task, now);
         let a = &mut self.accounts[task as usize];
         if counted {
@@ -399,13 +442,13 @@ impl Attribution {
         a.parts.clear();
     }
 
-    pub(super) fn finish(self) -> Breakdown {
-        Breakdown {
+    fn finish(self) -> Option<Breakdown> {
+        Some(Breakdown {
             ops: self.ops,
             latency_ps: self.latency_ps,
             unbalanced_ops: self.unbalanced_ops,
             charges: self.totals.into_iter().collect(),
-        }
+        })
     }
 }
 
@@ -523,7 +566,9 @@ mod tests {
         // The compute ended 5 ns late: its sibling's share.
         a.step_starts(0, 86_000, &Step::OpDone, None);
         a.measured(0, 86_000, 1_000, true);
-        let b = a.finish();
+        let b = a
+            .finish()
+            .expect("an attribution finishes with its breakdown");
         assert_eq!(b.ops, 1);
         assert_eq!(b.unbalanced_ops, 0);
         assert_eq!(b.latency_ps, 85_000);
@@ -546,7 +591,9 @@ mod tests {
         a.measured(0, 7_000, 0, false);
         a.op_begins(0, 9_000, true, Part::Spin);
         a.measured(0, 10_000, 9_000, true);
-        let b = a.finish();
+        let b = a
+            .finish()
+            .expect("an attribution finishes with its breakdown");
         assert_eq!((b.ops, b.latency_ps, b.unbalanced_ops), (1, 1_000, 0));
         assert_eq!(b.charges.len(), 1);
         assert_eq!(b.charges[0].0.part, Part::Spin);
@@ -563,7 +610,9 @@ mod tests {
             a.acquired(task, 40_000, contended);
             a.measured(task, 40_000, 0, true);
         }
-        let b = a.finish();
+        let b = a
+            .finish()
+            .expect("an attribution finishes with its breakdown");
         let parts: Vec<(Part, Option<Served>)> =
             b.charges.iter().map(|(c, _)| (c.part, c.served)).collect();
         assert_eq!(
@@ -581,7 +630,9 @@ mod tests {
         a.served(0, Served::RmtHitm);
         a.step_starts(0, 1_000, &Step::Join, None);
         a.measured(0, 90_000, 0, true);
-        let b = a.finish();
+        let b = a
+            .finish()
+            .expect("an attribution finishes with its breakdown");
         let waited = b
             .charges
             .iter()

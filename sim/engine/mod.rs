@@ -24,9 +24,9 @@
 //! compute (`Cpus`), spin.rs the spinners of each watched line
 //! (`Spinners`), sched.rs which task runs where (`Sched`), metrics.rs what
 //! the run counts, attribution.rs where each counted op's time went (kept
-//! only when the run asks: `Engine::explaining`). The lock protocols' state is the kernel's
-//! (kernel::spinlock), and so are the scripts the engine runs, a
-//! wake-up's (kernel::ttwu) among them.
+//! only when the run asks: `Engine::explaining`). The lock protocols'
+//! state is the kernel's (kernel::spinlock), and so are the scripts the
+//! engine runs, a wake-up's (kernel::ttwu) among them.
 
 pub mod attribution;
 mod event;
@@ -46,7 +46,7 @@ use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{RunWindow, TaskSpec, Timeline};
-use attribution::{Attribution, Breakdown};
+use attribution::{Attribute, Attribution, Breakdown, Unattributed};
 use event::{Event, MAX_LINE_QUEUES};
 use memory_order::Cpus;
 use metrics::{Metrics, Recorder};
@@ -80,7 +80,9 @@ pub struct Outcome {
 /// more than any run's tasks make at once.
 pub const STALL_EVENTS: u64 = 10_000_000;
 
-pub struct Engine<'a> {
+/// The engine, generic over what it tells of each task's time
+/// (attribution.rs): nothing, unless the run asks.
+pub struct Engine<'a, A: Attribute = Unattributed> {
     m: &'a Machine,
     memory: &'a MemoryMap,
     futex: FutexSystem,
@@ -92,8 +94,8 @@ pub struct Engine<'a> {
     record: Recorder,
     cpus: Cpus,
     sched: Sched,
-    /// Where each counted op's time goes; None unless the run asks.
-    attribution: Option<Box<Attribution>>,
+    /// Where each counted op's time goes, when the run asks.
+    attribution: A,
 }
 
 impl<'a> Engine<'a> {
@@ -152,17 +154,31 @@ impl<'a> Engine<'a> {
             record,
             cpus: Cpus::new(m),
             sched,
-            attribution: None,
+            attribution: Unattributed,
         }
     }
 
     /// The run charges each counted op's time to what its task waited on
     /// (attribution.rs); every other result stays as without it.
-    pub fn explaining(mut self) -> Engine<'a> {
-        self.attribution = Some(Box::new(Attribution::new(self.tasks.len())));
-        self
+    pub fn explaining(self) -> Engine<'a, Attribution> {
+        Engine {
+            attribution: Attribution::new(self.tasks.len()),
+            m: self.m,
+            memory: self.memory,
+            futex: self.futex,
+            dir: self.dir,
+            queue: self.queue,
+            tasks: self.tasks,
+            locks: self.locks,
+            spinners: self.spinners,
+            record: self.record,
+            cpus: self.cpus,
+            sched: self.sched,
+        }
     }
+}
 
+impl<'a, A: Attribute> Engine<'a, A> {
     /// Runs every task from time zero until the window closes and every
     /// operation in flight has finished. Never inlined into its caller: a
     /// profile of the event loop counts what runs under this symbol.
@@ -237,7 +253,7 @@ impl<'a> Engine<'a> {
             timeline,
             stalled_at,
             resizes,
-            breakdown: self.attribution.map(|a| a.finish()),
+            breakdown: self.attribution.finish(),
         }
     }
 
