@@ -36,6 +36,16 @@ fn perf_hash(spec: MachineSpec, design: &str, threads: u32, futexes: u32) -> Sce
     }
 }
 
+/// 32 threads' 256 futexes in a private hash of 16 slots (`-b 16`): every
+/// bucket lock is fought over.
+fn contended() -> Scenario {
+    let mut s = perf_hash(machine("icx-2s").unwrap(), "v6.17", 32, 8);
+    if let WorkloadSpec::PerfHash(perf) = &mut s.workload {
+        perf.buckets = 16;
+    }
+    s
+}
+
 fn explained(s: &Scenario) -> RunRecord {
     s.simulate_with(RunOptions { explain: true }).unwrap().0
 }
@@ -63,14 +73,9 @@ fn assert_balanced(r: &RunRecord) {
 
 #[test]
 fn every_op_s_parts_sum_exactly_to_its_latency_under_contention_and_sleep() {
-    let contended = explained(&perf_hash(
-        machine("icx-2s").unwrap(),
-        "aligned-3.14",
-        16,
-        1,
-    ));
-    assert_balanced(&contended);
-    assert_eq!(spent(&contended).ops, contended.ops);
+    let fought = explained(&contended());
+    assert_balanced(&fought);
+    assert_eq!(spent(&fought).ops, fought.ops);
     let sleeping = Scenario {
         workload: WorkloadSpec::PerfWake(PerfWake {
             threads: Some(8),
@@ -145,9 +150,9 @@ fn a_dearer_syscall_raises_only_the_syscall_row_by_the_difference_per_op() {
 fn a_contended_bucket_shows_a_lock_wait_an_uncontended_one_lacks() {
     let spec = machine("icx-2s").unwrap();
     let lock_wait = |r: &RunRecord| ns(r, |row| row.part == Part::LockWait);
-    let contended = explained(&perf_hash(spec.clone(), "aligned-3.14", 16, 1));
-    let alone = explained(&perf_hash(spec, "aligned-3.14", 1, 8));
-    assert!(lock_wait(&contended) > 1.0, "{}", lock_wait(&contended));
+    let fought = explained(&contended());
+    let alone = explained(&perf_hash(spec, "v6.17", 1, 8));
+    assert!(lock_wait(&fought) > 1.0, "{}", lock_wait(&fought));
     assert_eq!(lock_wait(&alone), 0.0);
 }
 
