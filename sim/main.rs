@@ -32,6 +32,10 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print a run's perf c2c tables as `perf c2c report --stdio` prints them.
     C2c(cli::c2c::C2cArgs),
+    /// Print where each design's op spends its time at one point of a
+    /// config: part by part (syscall, key, hash, each access and how it was
+    /// served, lock wait, sleep, wake-up), like perf annotate.
+    Explain(cli::explain::ExplainArgs),
     /// Compare two result sets point by point (for example before and after
     /// a layout change).
     Diff(cli::diff::DiffArgs),
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => cli::merge::run(&args),
         Command::Report(args) => cli::report::run(&args, &mut out),
         Command::C2c(args) => cli::c2c::run(&args, &mut out),
+        Command::Explain(args) => cli::explain::run(&args, &mut out),
         Command::Diff(args) => cli::diff::run(&args, &mut out),
         Command::Validate(args) => cli::validate::run(&args, &mut out),
         Command::Calibrate(args) => cli::calibrate::run(&args, &mut out),

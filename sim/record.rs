@@ -10,6 +10,7 @@ use crate::symbol::Symbol;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+use crate::engine::attribution::TimeSpent;
 use crate::engine::Outcome;
 use crate::kernel::futex_hash::{FutexHash, TableSel};
 use crate::machine::Machine;
@@ -67,6 +68,10 @@ pub struct RunRecord {
     /// any other workload.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupRecord>,
+    /// Where the counted ops' time went (`futexsim explain`); absent
+    /// unless the run was asked to attribute it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_spent: Option<TimeSpent>,
 }
 
 /// A group of a run's tasks read apart in its record (`GroupRecord`): a
@@ -259,6 +264,16 @@ impl RunRecord {
                     }
                 })
                 .collect(),
+            time_spent: out.breakdown.map(|b| {
+                b.named(|addr| {
+                    let region = memory
+                        .regions()
+                        .iter()
+                        .find(|r| addr >= r.base && addr < r.base + r.len.max(1))
+                        .map_or("", |r| r.name.as_str());
+                    field_label(&describe(hash, region, addr))
+                })
+            }),
         }
     }
 
@@ -1021,6 +1036,37 @@ impl fmt::Display for Occupant {
     }
 }
 
+/// What an access touched, for the rows of a run's time: a bucket's
+/// field (a private hash's bucket's apart), a private hash header, or the
+/// region; never which bucket, so that one field's accesses make one row.
+fn field_label(occupant: &Occupant) -> String {
+    match occupant {
+        Occupant::Bucket { bucket, field } => {
+            let table = match bucket.table {
+                BucketTable::Global => "bucket",
+                BucketTable::Private { .. } => "private bucket",
+            };
+            format!("{table} {}", field.map_or(PADDING, FieldName::as_str))
+        }
+        other => without_indices(&other.to_string()),
+    }
+}
+
+/// A region's name with each CPU, process or table number in it as `N`
+/// ("cpu N per-cpu"): every CPU's copy of a per-CPU line is one row.
+fn without_indices(name: &str) -> String {
+    name.split(' ')
+        .map(|word| {
+            let number = word.trim_end_matches(',');
+            match !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+                true => word.replacen(number, "N", 1),
+                false => word.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Names the byte at `addr`: a bucket's field, a private hash header, or the region.
 fn describe(hash: &FutexHash, region: &str, addr: u64) -> Occupant {
     // A process's outgrown tables are named as its private hash's.
@@ -1184,6 +1230,16 @@ mod tests {
             assert_eq!(Occupant::parse(text), Occupant::Region(text.into()));
             assert_eq!(Occupant::parse(text).to_string(), text);
         }
+    }
+
+    #[test]
+    fn a_region_s_cpu_process_and_table_numbers_read_as_n() {
+        assert_eq!(without_indices("cpu 17 per-cpu"), "cpu N per-cpu");
+        assert_eq!(
+            without_indices("process 3 private hash, table 12"),
+            "process N private hash, table N"
+        );
+        assert_eq!(without_indices("heap"), "heap");
     }
 
     #[test]

@@ -183,9 +183,23 @@ impl Scenario {
 
     /// Builds the scenario's machine, and simulates it there.
     pub fn simulate(&self) -> Result<(RunRecord, Speed), RunError> {
-        let machine = Machine::new(self.machine.clone())?;
-        self.prepare(&machine)?.simulate()
+        self.simulate_with(RunOptions::default())
     }
+
+    /// `simulate`, with what the run records besides its results as
+    /// `options` asks.
+    pub fn simulate_with(&self, options: RunOptions) -> Result<(RunRecord, Speed), RunError> {
+        let machine = Machine::new(self.machine.clone())?;
+        self.prepare(&machine)?.simulate_with(options)
+    }
+}
+
+/// What a run records besides its results; none of it changes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Attribute each counted op's time to what its task waited on: the
+    /// record's `time_spent` (`futexsim explain`).
+    pub explain: bool,
 }
 
 /// A scenario resolved on its machine, its thread count known: what its
@@ -346,6 +360,12 @@ impl Prepared<'_> {
 
     /// Lays the scenario out, runs the engine on it, and records the run.
     pub fn simulate(&self) -> Result<(RunRecord, Speed), RunError> {
+        self.simulate_with(RunOptions::default())
+    }
+
+    /// `simulate`, with what the run records besides its results as
+    /// `options` asks.
+    pub fn simulate_with(&self, options: RunOptions) -> Result<(RunRecord, Speed), RunError> {
         let machine = self.machine;
         let scenario = self.scenario;
         let laid_out = self.lay_out()?;
@@ -378,7 +398,7 @@ impl Prepared<'_> {
         let task_cpus: Vec<u32> = setup.tasks.iter().map(|t| t.cpu).collect();
         let layout = SchedLayout::new(machine, &mut memory, &task_cpus);
         let (load, out) = beside(analysis, || {
-            Engine::new(
+            let engine = Engine::new(
                 machine,
                 &memory,
                 futex,
@@ -386,8 +406,11 @@ impl Prepared<'_> {
                 lock,
                 scenario.window,
                 layout,
-            )
-            .run()
+            );
+            match options.explain {
+                true => engine.explaining().run(),
+                false => engine.run(),
+            }
         });
         let wall_s = started.elapsed().as_secs_f64();
         let load = load

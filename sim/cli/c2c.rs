@@ -31,26 +31,9 @@ pub fn run(args: &C2cArgs, out: &mut impl Write) -> Result<(), CliError> {
     let cells = summary::cells(&set);
     let point = match &args.point {
         Some(wanted) => {
-            let by_number = wanted.parse::<usize>().ok();
-            cells
-                .iter()
-                .find(|c| Some(c.point) == by_number || c.label == *wanted)
-                .map(|c| c.point)
-                .ok_or_else(|| {
-                    let mut labels: Vec<String> = Vec::new();
-                    for c in &cells {
-                        let known = format!("{} ({})", c.point, c.label);
-                        if !labels.contains(&known) {
-                            labels.push(known);
-                        }
-                    }
-                    CliError::Input(format!(
-                        "{}: no point '{}'; expected a number or label of: {}",
-                        args.dir.display(),
-                        echo(wanted),
-                        labels.join("; ")
-                    ))
-                })?
+            let points: Vec<(usize, &str)> =
+                cells.iter().map(|c| (c.point, c.label.as_str())).collect();
+            crate::cli::choose_point(&args.dir.display().to_string(), wanted, &points)?
         }
         None => summary::busiest_point(&cells).ok_or_else(|| {
             CliError::Input(format!(

@@ -6,6 +6,7 @@ pub mod c2c;
 pub mod calibrate;
 pub mod design;
 pub mod diff;
+pub mod explain;
 pub mod hash;
 pub mod layout;
 pub mod machine;
@@ -173,6 +174,36 @@ pub fn write_signed(path: &Path, text: &str, signature: Signature) -> Result<(),
     Ok(files::write(path, signed.as_bytes(), &|old| {
         signature.verifies(old)
     })?)
+}
+
+/// The point `wanted` names among `points` (each its number and its label,
+/// as a report writes them): its number (0 for the first) or its label;
+/// refused, with every point listed, when it names none. `source` is the
+/// config or directory the points are of.
+pub fn choose_point(
+    source: &str,
+    wanted: &str,
+    points: &[(usize, &str)],
+) -> Result<usize, CliError> {
+    let by_number = wanted.parse::<usize>().ok();
+    points
+        .iter()
+        .find(|(point, label)| Some(*point) == by_number || *label == wanted)
+        .map(|(point, _)| *point)
+        .ok_or_else(|| {
+            let mut labels: Vec<String> = Vec::new();
+            for (point, label) in points {
+                let known = format!("{point} ({label})");
+                if !labels.contains(&known) {
+                    labels.push(known);
+                }
+            }
+            CliError::Input(format!(
+                "{source}: no point '{}'; expected a number or label of: {}",
+                futexsim::echo::echo(wanted),
+                labels.join("; ")
+            ))
+        })
 }
 
 /// Reports a command's failure on stderr in one line and turns it into the

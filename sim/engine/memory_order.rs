@@ -19,6 +19,7 @@
 //! holds. The storing task's own reads of a user word find its value in
 //! the buffer before then (store-to-load forwarding).
 
+use super::attribution::Attribute;
 use super::event::{Event, Waiter};
 use super::{Engine, Redo, Wait};
 use crate::coherence::{AccessKind, Class, Request};
@@ -220,7 +221,7 @@ pub(super) struct Stored {
     pub at_once: bool,
 }
 
-impl Engine<'_> {
+impl<A: Attribute> Engine<'_, A> {
     /// The value of a user word as `task` reads it now: its own store
     /// still in the buffer, or else the value the word's last committed
     /// store left.

@@ -23,10 +23,12 @@
 //! state and its waits, memory_order.rs the CPUs' accesses in flight and
 //! compute (`Cpus`), spin.rs the spinners of each watched line
 //! (`Spinners`), sched.rs which task runs where (`Sched`), metrics.rs what
-//! the run counts. The lock protocols' state is the kernel's
-//! (kernel::spinlock), and so are the scripts the engine runs, a
-//! wake-up's (kernel::ttwu) among them.
+//! the run counts, attribution.rs where each counted op's time went (kept
+//! only when the run asks: `Engine::explaining`). The lock protocols'
+//! state is the kernel's (kernel::spinlock), and so are the scripts the
+//! engine runs, a wake-up's (kernel::ttwu) among them.
 
+pub mod attribution;
 mod event;
 mod memory_order;
 pub mod metrics;
@@ -44,6 +46,7 @@ use crate::machine::{LockKind, Machine, Ps};
 use crate::memory::MemoryMap;
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::task::{RunWindow, TaskSpec, Timeline};
+use attribution::{Attribute, Attribution, Breakdown, Unattributed};
 use event::{Event, MAX_LINE_QUEUES};
 use memory_order::Cpus;
 use metrics::{Metrics, Recorder};
@@ -68,6 +71,8 @@ pub struct Outcome {
     pub stalled_at: Option<Ps>,
     /// Each process's private hash as its growth in the run left it.
     pub resizes: Vec<Option<(u64, ResizesInRun)>>,
+    /// Where the counted ops' time went, when the run asked.
+    pub breakdown: Option<Breakdown>,
 }
 
 /// Events at one simulated instant past which a run counts as stalled
@@ -75,7 +80,9 @@ pub struct Outcome {
 /// more than any run's tasks make at once.
 pub const STALL_EVENTS: u64 = 10_000_000;
 
-pub struct Engine<'a> {
+/// The engine, generic over what it tells of each task's time
+/// (attribution.rs): nothing, unless the run asks.
+pub struct Engine<'a, A: Attribute = Unattributed> {
     m: &'a Machine,
     memory: &'a MemoryMap,
     futex: FutexSystem,
@@ -87,6 +94,8 @@ pub struct Engine<'a> {
     record: Recorder,
     cpus: Cpus,
     sched: Sched,
+    /// Where each counted op's time goes, when the run asks.
+    attribution: A,
 }
 
 impl<'a> Engine<'a> {
@@ -145,9 +154,31 @@ impl<'a> Engine<'a> {
             record,
             cpus: Cpus::new(m),
             sched,
+            attribution: Unattributed,
         }
     }
 
+    /// The run charges each counted op's time to what its task waited on
+    /// (attribution.rs); every other result stays as without it.
+    pub fn explaining(self) -> Engine<'a, Attribution> {
+        Engine {
+            attribution: Attribution::new(self.tasks.len()),
+            m: self.m,
+            memory: self.memory,
+            futex: self.futex,
+            dir: self.dir,
+            queue: self.queue,
+            tasks: self.tasks,
+            locks: self.locks,
+            spinners: self.spinners,
+            record: self.record,
+            cpus: self.cpus,
+            sched: self.sched,
+        }
+    }
+}
+
+impl<'a, A: Attribute> Engine<'a, A> {
     /// Runs every task from time zero until the window closes and every
     /// operation in flight has finished. Never inlined into its caller: a
     /// profile of the event loop counts what runs under this symbol.
@@ -222,6 +253,7 @@ impl<'a> Engine<'a> {
             timeline,
             stalled_at,
             resizes,
+            breakdown: self.attribution.finish(),
         }
     }
 

@@ -42,6 +42,7 @@
 //! per event, and nothing else: no tick is armed and no task waits for a
 //! turn.
 
+use super::attribution::Attribute;
 use super::event::Event;
 use super::{Engine, Spin, Wait};
 use crate::kernel::script::{Cost, LockRef, Step};
@@ -431,7 +432,7 @@ fn slice_end(k: &SchedCosts, from: Ps) -> Ps {
     (from + k.slice).div_ceil(k.tick) * k.tick
 }
 
-impl Engine<'_> {
+impl<A: Attribute> Engine<'_, A> {
     /// An event for a task off its CPU: a sleep's timer makes it runnable;
     /// anything else waits for the task's turn.
     pub(super) fn off_cpu_event(&mut self, task: u32, now: Ps) {

@@ -3,6 +3,7 @@
 //! what it looks at, and what it does next, is the lock protocol's
 //! (kernel::spinlock); this file prices it.
 
+use super::attribution::Attribute;
 use super::event::{Event, Waiter};
 use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, Wait};
@@ -43,7 +44,7 @@ impl Spinners {
     }
 }
 
-impl Engine<'_> {
+impl<A: Attribute> Engine<'_, A> {
     /// The task's event has come: it runs on, or its spin has news.
     /// Always inlined into the event loop, its one caller, with the step
     /// loop inside it (run_script says why).

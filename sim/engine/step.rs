@@ -3,6 +3,8 @@
 //! compute, one lock); the script runs step by step, each priced through
 //! the coherence directory or the machine's costs, until one must wait.
 
+use super::attribution::Attribute;
+use super::attribution::{Part, Served};
 use super::event::{Event, Waiter};
 use super::memory_order::{Carries, Fence};
 use super::{Engine, Redo, Spin, UserAtomic, Wait};
@@ -14,7 +16,7 @@ use crate::memory::{LineId, Mem};
 use crate::symbol::Symbol;
 use crate::task::{AtomicOp, Counting, Done, Op};
 
-impl Engine<'_> {
+impl<A: Attribute> Engine<'_, A> {
     /// Runs a task's script from `now` until it must wait: the entry for
     /// the rarer events (a grant at a line, a protocol's access, a wake).
     #[inline(never)]
@@ -38,6 +40,8 @@ impl Engine<'_> {
                 continue;
             };
             t.pc += 1;
+            let atomic = t.op.atomic.map(|atomic| atomic.word.mem.addr);
+            self.attribution.step_starts(task, now, &step, atomic);
             match self.run_step(task, now, step) {
                 Some(next) => now = next,
                 None => return,
@@ -55,6 +59,9 @@ impl Engine<'_> {
         t.measured.op_start = now;
         t.op.ret = 0;
         let next = t.program.next_op();
+        let afresh = t.measured.counting == Counting::EachOp;
+        self.attribution
+            .op_begins(task, now, afresh, Part::before_steps(&next));
         match next {
             Op::Futex(op) => {
                 self.futex.begin(self.memory, task, now, op, &mut t.script);
@@ -111,8 +118,13 @@ impl Engine<'_> {
                 t.script.extend([Step::Unlock(lock), Step::OpDone]);
             }
             Op::Iteration => {
-                if t.measured.counting == Counting::Iterations && counted {
+                let iterations = t.measured.counting == Counting::Iterations;
+                if iterations && counted {
                     self.record.op_done(task, now - t.measured.iteration_start);
+                }
+                if iterations {
+                    let start = t.measured.iteration_start;
+                    self.attribution.measured(task, now, start, counted);
                 }
                 self.tasks[task as usize].measured.iteration_start = now;
             }
@@ -313,10 +325,14 @@ impl Engine<'_> {
         let costs = &m.costs;
         let mut work = price(costs, c);
         let t = &mut self.tasks[task as usize];
+        let first = t.pc as usize - 1;
         while let Some(&Step::Compute(c)) = t.script.get(t.pc as usize) {
             t.pc += 1;
             work += price(costs, c);
         }
+        let costs_run = &t.script[first..t.pc as usize];
+        self.attribution
+            .computed(task, costs_run, |c| price(costs, c));
         let end = self.compute_end(task, now, work);
         self.note_compute(task, c, end);
         self.queue.push(end, Event::Task(task));
@@ -425,6 +441,9 @@ impl Engine<'_> {
     pub(super) fn acquired(&mut self, task: u32, at: Ps, lock: u32) {
         let t = &mut self.tasks[task as usize];
         t.measured.lock_taken = at;
+        let waited = at.saturating_sub(t.measured.lock_asked);
+        self.attribution
+            .acquired(task, at, waited > self.m.own_cache_ps());
         if self.record.counts(at) {
             let waited = at - t.measured.lock_asked;
             let contended = waited > self.m.own_cache_ps();
@@ -449,8 +468,15 @@ impl Engine<'_> {
     fn op_done(&mut self, task: u32, now: Ps) {
         let counted = self.record.counts(now);
         let t = &mut self.tasks[task as usize];
-        if t.measured.counting == Counting::EachOp && counted {
+        let each_op = t.measured.counting == Counting::EachOp;
+        if each_op && counted {
             self.record.op_done(task, now - t.measured.op_start);
+        }
+        match each_op {
+            true => self
+                .attribution
+                .measured(task, now, t.measured.op_start, counted),
+            false => self.attribution.op_returned(task, now),
         }
         t.program.op_returned(Done {
             now,
@@ -501,6 +527,11 @@ impl Engine<'_> {
         let asked = self.dir.request(
             self.m, t.cpu, now, mem.line, mem.addr, kind, by, waiter, granted,
         );
+        let served = match asked {
+            Request::Served(out) => out.class.into(),
+            Request::Waits(_) => Served::Queued,
+        };
+        self.attribution.served(task, served);
         match asked {
             Request::Served(out) => Some(out),
             Request::Waits(turn) => {
@@ -527,6 +558,7 @@ impl Engine<'_> {
         ) {
             Some(turn) => {
                 self.schedule_turn(turn);
+                self.attribution.served(task, Served::Queued);
                 true
             }
             None => false,

@@ -30,6 +30,7 @@ pub fn files(set: &ResultSet, speed: &SpeedLog) -> std::io::Result<Vec<File>> {
     summary_table(&mut md, set, &cells);
     workload_figures(&mut md, &cells);
     super::private_hash::section(&mut md, &cells);
+    super::time_spent::section(&mut md, &cells);
     comparison(&mut md, set, &cells);
     bimodal_cells(&mut md, set, &cells);
     super::track_record::section(&mut md, &set.designs, &cells);

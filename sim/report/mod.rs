@@ -59,6 +59,7 @@ mod markdown;
 mod private_hash;
 pub mod sensitivity;
 pub mod summary;
+pub mod time_spent;
 pub mod track_record;
 pub mod usl;
 

@@ -825,6 +825,7 @@ fn template_record() -> RunRecord {
         extra: Vec::new(),
         perf_threads: Vec::new(),
         groups: Vec::new(),
+        time_spent: None,
     }
 }
 

@@ -16,6 +16,7 @@ mod config;
 mod design_from_btf;
 mod edited_results;
 mod engine_checks;
+mod explain;
 mod expr_fuzz;
 mod filesystem;
 mod fuzz_config;
