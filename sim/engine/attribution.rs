@@ -344,9 +344,14 @@ impl Attribution {
     /// Charges the task's stretch up to `now` to what it waited on.
     fn close(&mut self, task: u32, now: Ps) {
         let a = &mut self.accounts[task as usize];
-        // Time never runs back; were it to, the op's sum shows it.
-        add(&mut a.parts, a.on, now.saturating_sub(a.since));
-        a.since = now;
+        // An instant before `since` is already charged: a spinner acts on
+        // the lock word as the directory served it, which can be before a
+        // stretch charged since. Moving `since` back would charge that
+        // stretch twice.
+        if now > a.since {
+            add(&mut a.parts, a.on, now - a.since);
+            a.since = now;
+        }
     }
 
     fn waits_on(&mut self, task: u32, on: Charge, on_load: bool) {
@@ -619,6 +624,24 @@ mod tests {
             parts,
             [(Part::Lock, Some(Served::LclHitm)), (Part::LockWait, None)]
         );
+    }
+
+    #[test]
+    fn a_lock_acquired_as_of_an_instant_already_charged_charges_nothing_twice() {
+        let lock = crate::kernel::script::LockRef::new(0, crate::memory::Mem { addr: 64, line: 1 });
+        let mut a = Attribution::new(1);
+        a.op_begins(0, 0, true, Part::Other);
+        a.step_starts(0, 0, &Step::Lock(lock), None);
+        a.step_starts(0, 30_000, &Step::Lock(lock), None);
+        // The spinner acts on the word as served at 25 ns, before the
+        // 30 ns its account has reached.
+        a.acquired(0, 25_000, true);
+        a.measured(0, 50_000, 0, true);
+        let b = a
+            .finish()
+            .expect("an attribution finishes with its breakdown");
+        assert_eq!((b.ops, b.latency_ps, b.unbalanced_ops), (1, 50_000, 0));
+        assert_eq!(b.charges.iter().map(|(_, t)| t.ps).sum::<u64>(), 50_000);
     }
 
     #[test]
