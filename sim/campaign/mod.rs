@@ -29,7 +29,7 @@ use crate::limits::{self, MAX_DIR_NAME_BYTES};
 use crate::machine::{Machine, MachineError};
 use crate::record::Speed;
 use crate::results::{MachineSource, Provenance, ResultSet, RunResult, SpeedLog};
-use crate::scenario::{Prepared, RunError, Scenario, ScenarioError};
+use crate::scenario::{Prepared, RunError, RunOptions, Scenario, ScenarioError};
 use run_file::RunFile;
 pub use run_file::RunFileError;
 use serde::{Deserialize, Serialize};
@@ -365,7 +365,11 @@ impl Campaign {
         let (record, speed) = self
             .prepare(run)
             .map_err(RunError::from)
-            .and_then(|prepared| prepared.simulate())
+            .and_then(|prepared| {
+                prepared.simulate_with(RunOptions {
+                    explain: self.config.points[run.plan.point].run.explain,
+                })
+            })
             .map_err(|e| self.run_error(run, e.to_string()))?;
         let ops = record.ops;
         let file = RunFile {

@@ -56,6 +56,12 @@ pub struct RunSettings {
     /// (task::batch_means); absent, every run takes the whole duration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub half_width_pct: Option<f64>,
+    /// Attributes each counted op's time to what its task waited on
+    /// (sim/engine/attribution.rs): the records carry `time_spent` and the
+    /// report a "Where the time goes" section, as `futexsim explain` prints
+    /// it. Off by default: it costs the event loop a little.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
 }
 
 impl Default for RunSettings {
@@ -67,6 +73,7 @@ impl Default for RunSettings {
             seed: 1,
             max_points: 10_000,
             half_width_pct: None,
+            explain: false,
         }
     }
 }

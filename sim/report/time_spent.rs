@@ -91,8 +91,12 @@ fn markdown(explained: &[Explained]) -> String {
 fn table(md: &mut String, e: &Explained) {
     let _ = writeln!(
         md,
-        "### {} at {} (seed {}): {:.2} ns per op over {} ops\n",
-        e.design, e.point, e.seed, e.mean_latency_ns, e.ops
+        "### {}{} (seed {}): {:.2} ns per op over {} ops\n",
+        e.design,
+        at(&e.point),
+        e.seed,
+        e.mean_latency_ns,
+        e.ops
     );
     let _ = writeln!(
         md,
@@ -153,9 +157,22 @@ fn against(e: &Explained, base: &Explained) -> String {
         false => most.join(", "),
     };
     format!(
-        "{} against {} at {}: {:.2} against {:.2} ns per op; per op, {what}.",
-        e.design, base.design, e.point, e.mean_latency_ns, base.mean_latency_ns
+        "{} against {}{}: {:.2} against {:.2} ns per op; per op, {what}.",
+        e.design,
+        base.design,
+        at(&e.point),
+        e.mean_latency_ns,
+        base.mean_latency_ns
     )
+}
+
+/// " at POINT", or nothing for a config without a sweep, whose one point
+/// is labelled "-" (summary::point_label).
+fn at(point: &str) -> String {
+    match point {
+        "-" => String::new(),
+        _ => format!(" at {point}"),
+    }
 }
 
 /// report.md's "Where the time goes": every point and design whose first

@@ -3,7 +3,7 @@
 //! result, each mechanism moves its own row, and the command prints the
 //! tables and the rows.
 
-use crate::common::futexsim;
+use crate::common::{futexsim, perf_hash_sweep, run_sweep, Scratch};
 use futexsim::engine::attribution::{Part, TimeSpent};
 use futexsim::kernel::table::preset as table;
 use futexsim::machine::presets::preset as machine;
@@ -211,4 +211,29 @@ fn explain_prints_each_design_s_table_and_its_rows_as_json() {
     );
     let far = futexsim(&["explain", config, "--point", "99"]);
     assert_eq!(far.status.code(), Some(2));
+}
+
+#[test]
+fn a_campaign_whose_config_asks_to_explain_reports_where_the_time_goes() {
+    let report = |run: &str, name: &str| {
+        let config = perf_hash_sweep(run, &["v6.16", "v6.17"], "[4]");
+        let (scratch, path) = Scratch::holding(name, "explained.toml", &config);
+        let out = scratch.0.join("out");
+        let done = run_sweep(&path, &out, &["--plain"]);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        let json = std::fs::read_to_string(out.join("results.json")).unwrap();
+        (md, json)
+    };
+    let window = "duration_us = 20\nwarmup_us = 5\nrepetitions = 2";
+    let (md, json) = report(&format!("{window}\nexplain = true"), "explain-on");
+    assert!(md.contains("## Where the time goes"), "{md}");
+    assert!(json.contains("\"time_spent\""));
+    let (md, json) = report(window, "explain-off");
+    assert!(!md.contains("## Where the time goes"));
+    assert!(!json.contains("\"time_spent\""));
 }
