@@ -243,9 +243,18 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("v6.17 against v6.16 at -: 106.00 against 90.00 ns per op; per op, +16.00 ns in futex_private_hash_get."),
+            md.contains("v6.17 against v6.16: 106.00 against 90.00 ns per op; per op, +16.00 ns in futex_private_hash_get."),
             "{md}"
         );
+        assert!(
+            !md.contains(" at -"),
+            "a config without a sweep names no point: {md}"
+        );
+        let swept = render(
+            &[Explained::new("threads=8".into(), "v6.16", 1, &old)],
+            Format::Markdown,
+        );
+        assert!(swept.contains("### v6.16 at threads=8 (seed 1)"), "{swept}");
         let json: serde_json::Value =
             serde_json::from_str(&render(&explained, Format::Json)).unwrap();
         assert_eq!(json[1]["rows"][1]["symbol"], "futex_private_hash_get");
