@@ -50,7 +50,7 @@ impl AccessKind {
 }
 
 /// Where the data came from, as perf c2c names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Class {
     L1Hit,
     /// Clean copy from another cache on the requester's node.

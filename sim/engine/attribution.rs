@@ -112,20 +112,17 @@ impl Part {
     }
 }
 
-/// How an access was served, as perf c2c names the classes; or that it
-/// was not served yet: waiting behind the task's own earlier accesses
-/// (the store buffer's drain, loads in flight), or queued at its busy line.
+/// How an access was served, as perf c2c names the classes (the
+/// directory's own `Class`); or that it was not served yet: waiting behind
+/// the task's own earlier accesses (the store buffer's drain, loads in
+/// flight), or queued at its busy line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Served {
     Ordering,
     Queued,
-    L1Hit,
-    LclHit,
-    RmtHit,
-    LclHitm,
-    RmtHitm,
-    DramLcl,
-    DramRmt,
+    /// Written as the class alone ("L1Hit"), as before it was wrapped.
+    #[serde(untagged)]
+    By(Class),
 }
 
 impl Served {
@@ -134,27 +131,13 @@ impl Served {
         match self {
             Served::Ordering => "ordering",
             Served::Queued => "queued at line",
-            Served::L1Hit => "L1 hit",
-            Served::LclHit => "LLC hit",
-            Served::RmtHit => "remote hit",
-            Served::LclHitm => "local HITM",
-            Served::RmtHitm => "remote HITM",
-            Served::DramLcl => "local DRAM",
-            Served::DramRmt => "remote DRAM",
-        }
-    }
-}
-
-impl From<Class> for Served {
-    fn from(class: Class) -> Served {
-        match class {
-            Class::L1Hit => Served::L1Hit,
-            Class::LclHit => Served::LclHit,
-            Class::RmtHit => Served::RmtHit,
-            Class::LclHitm => Served::LclHitm,
-            Class::RmtHitm => Served::RmtHitm,
-            Class::DramLcl => Served::DramLcl,
-            Class::DramRmt => Served::DramRmt,
+            Served::By(Class::L1Hit) => "L1 hit",
+            Served::By(Class::LclHit) => "LLC hit",
+            Served::By(Class::RmtHit) => "remote hit",
+            Served::By(Class::LclHitm) => "local HITM",
+            Served::By(Class::RmtHitm) => "remote HITM",
+            Served::By(Class::DramLcl) => "local DRAM",
+            Served::By(Class::DramRmt) => "remote DRAM",
         }
     }
 }
@@ -611,7 +594,7 @@ mod tests {
         for (task, contended) in [(0, true), (1, false)] {
             a.op_begins(task, 0, true, Part::Other);
             a.step_starts(task, 0, &Step::Lock(lock), None);
-            a.served(task, Served::LclHitm);
+            a.served(task, Served::By(Class::LclHitm));
             a.acquired(task, 40_000, contended);
             a.measured(task, 40_000, 0, true);
         }
@@ -622,7 +605,10 @@ mod tests {
             b.charges.iter().map(|(c, _)| (c.part, c.served)).collect();
         assert_eq!(
             parts,
-            [(Part::Lock, Some(Served::LclHitm)), (Part::LockWait, None)]
+            [
+                (Part::Lock, Some(Served::By(Class::LclHitm))),
+                (Part::LockWait, None)
+            ]
         );
     }
 
@@ -650,7 +636,7 @@ mod tests {
         let mut a = Attribution::new(1);
         a.op_begins(0, 0, true, Part::Other);
         a.step_starts(0, 0, &Step::load(mem, Symbol::FutexHash), None);
-        a.served(0, Served::RmtHitm);
+        a.served(0, Served::By(Class::RmtHitm));
         a.step_starts(0, 1_000, &Step::Join, None);
         a.measured(0, 90_000, 0, true);
         let b = a
@@ -662,7 +648,7 @@ mod tests {
             .find(|(c, _)| c.part == Part::LoadsInFlight)
             .expect("the join waited");
         assert_eq!(waited.0.by, Some(Symbol::FutexHash));
-        assert_eq!(waited.0.served, Some(Served::RmtHitm));
+        assert_eq!(waited.0.served, Some(Served::By(Class::RmtHitm)));
         assert_eq!(waited.0.addr, Some(128));
         assert_eq!(waited.1.ps, 89_000);
     }

@@ -528,7 +528,7 @@ impl<A: Attribute> Engine<'_, A> {
             self.m, t.cpu, now, mem.line, mem.addr, kind, by, waiter, granted,
         );
         let served = match asked {
-            Request::Served(out) => out.class.into(),
+            Request::Served(out) => Served::By(out.class),
             Request::Waits(_) => Served::Queued,
         };
         self.attribution.served(task, served);
