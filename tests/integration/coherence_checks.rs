@@ -107,12 +107,13 @@ fn idle_figures(profile: &str) -> Vec<Figure> {
         ],
         // Ice Lake's MLC figures stand in for Sierra Forest.
         "srf-2s-192" => vec![f(LocalHitm, 64.2, ICX_MLC), f(RemoteHitm, 127.0, ICX_MLC)],
-        // The E5-2695 v4, Broadwell, for Sandy Bridge-EP; the L3 hit of
+        // The E5-2690, the same Sandy Bridge-EP die at 2.9 GHz, its ring's
+        // part scaled to 2.0 GHz (docs/machines.md 2.3); the L3 hit of
         // Sandy Bridge-E, 30 cycles (techreport.com/articles.x/21987/5) at
         // 2.0 GHz.
         "e5-2650-2s-32" => vec![
-            f(LocalHitm, 44.0, C2C),
-            f(RemoteHitm, 118.0, C2C),
+            f(LocalHitm, 49.3, C2C),
+            f(RemoteHitm, 128.4, C2C),
             f(LocalClean, 15.0, "techreport.com/articles.x/21987/5"),
         ],
         "milan-2s" => vec![
@@ -474,11 +475,13 @@ fn each_fitted_profile_meets_its_core_to_core_round_trips_at_every_level() {
         // The Xeon E5-2695 v4's (43.6, 118.2 ns).
         ("bdx-ex-4s-192", 1, 43.6),
         ("bdx-ex-4s-192", 24, 118.0),
-        ("e5-2650-2s-32", 1, 43.6),
-        ("e5-2650-2s-32", 8, 118.0),
         ("uv-512", 1, 43.6),
         ("uv-4096", 1, 43.6),
         ("vsmp-32", 1, 43.6),
+        // The Xeon E5-2690's (34.0, 113.1 ns at 2.9 GHz), scaled to the
+        // E5-2650's 2.0 GHz as its latencies are.
+        ("e5-2650-2s-32", 1, 49.3),
+        ("e5-2650-2s-32", 8, 128.4),
     ];
     for &(profile, other, measured) in fits {
         let spec = preset(profile).unwrap();
