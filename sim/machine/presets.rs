@@ -158,6 +158,34 @@ mod tests {
         }
     }
 
+    /// A page size the kernel maps a futex table with must fit in some
+    /// level of the part's TLBs: one that neither level holds would make
+    /// every access to the table walk, which no shipped part does. Nehalem,
+    /// with no 1 GiB entries, maps its direct map with 2 MiB pages; the
+    /// C920's first level holds no 2 MiB entry, but its jTLB does.
+    #[test]
+    fn every_profiles_tlbs_hold_each_page_size_its_kernel_maps_the_tables_with() {
+        use crate::machine::tlb::{KernelMapping, Translation};
+        let mappings = [
+            KernelMapping::Image,
+            KernelMapping::DirectMap,
+            KernelMapping::Vmalloc,
+            KernelMapping::VmallocHuge,
+        ];
+        for name in names() {
+            let spec = preset(name).unwrap();
+            let Some(tlb) = &spec.tlb else { continue };
+            let t = Translation::resolve(tlb, &spec.background, spec.topology.page_size).unwrap();
+            for mapping in mappings {
+                let page = t.page_of(mapping).index();
+                assert!(
+                    t.l1[page].ways > 0 || t.stlb[page].ways > 0,
+                    "{name}: no TLB level holds the {mapping:?} pages"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_single_socket_128_core_part_is_one_node_of_sixteen_core_complexes() {
         let m = Machine::new(preset("bergamo-1s-256").unwrap()).unwrap();
