@@ -128,28 +128,31 @@ mod tests {
         assert_eq!(Machine::new(preset("vsmp-32").unwrap()).unwrap().cpus(), 32);
     }
 
-    /// Every Intel profile states its part's facts and a kernel, so its
+    /// Every x86 profile, Intel and AMD, states its part's facts and a kernel, so its
     /// syscall pays what that kernel selects on that part; two cannot:
     /// the guest, whose host part is not stated, and Sierra Forest, whose
     /// BHI enumeration was not found.
     #[test]
-    fn every_intel_profile_but_the_guest_and_sierra_forest_states_its_cpu_facts_and_kernel() {
-        let intel = [
+    fn every_x86_profile_but_the_guest_and_sierra_forest_states_its_cpu_facts_and_kernel() {
+        let x86 = [
             "bdx-ex-4s-192",
+            "bergamo-1s-256",
             "clx-2s",
             "clx-8s-448",
             "clx-ap-2s-192",
             "cpl-4s-224",
             "e5-2650-2s-32",
+            "genoa-2s-384",
             "gnr-2s-384",
             "icx-2s",
+            "milan-2s",
             "skl-2s-104",
             "spr-2s-96",
             "uv-4096",
             "uv-512",
             "vsmp-32",
         ];
-        for name in intel {
+        for name in x86 {
             let kernel = preset(name).unwrap().kernel;
             assert!(kernel.cpu.is_some() && kernel.version.is_some(), "{name}");
         }

@@ -225,6 +225,10 @@ pub enum ProfileError {
     NotADuration { what: String, ns: f64 },
     #[error("kernel.clock_ghz = {ghz} must be a clock from {MIN_GHZ} to {MAX_GHZ} GHz")]
     Clock { ghz: f64 },
+    #[error(
+        "kernel.returns = {returns} must be a count of kernel returns from 0 to {MAX_RETURNS}"
+    )]
+    Returns { returns: f64 },
     #[error("scheduler.tick_hz = {hz} must be from 100 to 1000 (CONFIG_HZ)")]
     TickHz { hz: u32 },
     #[error("{what}: a group of nodes = 0; it must be at least 1")]
@@ -341,6 +345,11 @@ impl MachineSpec {
         }
         if let Some(ns) = k.fitted_ibrs {
             check_ns("kernel.fitted_ibrs", ns)?;
+        }
+        if let Some(returns) = k.returns {
+            if !(returns.is_finite() && (0.0..=MAX_RETURNS).contains(&returns)) {
+                return Err(ProfileError::Returns { returns });
+            }
         }
         let stated = k.kpti || k.mitigations.as_ref().is_some_and(|m| !m.is_empty());
         if stated && k.cpu.is_none() && k.syscall.is_none() {
@@ -793,6 +802,11 @@ pub struct KernelCosts {
     /// defence whose measurement names no clock to scale it by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fitted_ibrs: Option<f64>,
+    /// How many kernel functions return in one futex syscall: what the
+    /// safe return (`safe-ret`) prices per return. Unmeasured; 16 when not
+    /// written (docs/machines.md §2.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub returns: Option<f64>,
     /// Entry and exit of one syscall, mitigations included, in ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall: Option<f64>,
@@ -817,6 +831,17 @@ const SYSCALL_CYCLES: f64 = 85.0 * CALIBRATION_GHZ;
 const FUTEX_KEY_PRIVATE_CYCLES: f64 = 8.0 * CALIBRATION_GHZ;
 const FUTEX_KEY_SHARED_CYCLES: f64 = 60.0 * CALIBRATION_GHZ;
 const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
+/// The kernel functions that return in one futex syscall, counted on the
+/// call chain of a FUTEX_WAIT that finds the word changed in 6.x (do_syscall_64,
+/// x64_sys_call, __x64_sys_futex, do_futex, futex_wait, __futex_wait,
+/// futex_wait_setup, get_futex_key, futex_q_lock, futex_hash, the lock and
+/// unlock, futex_q_unlock, the user read, and the entry and exit work):
+/// about 16. Not measured (the return counters ex_ret_near_ret:k would
+/// give it): plausibly 10-40.
+const RETURNS_PER_SYSCALL: f64 = 16.0;
+/// More returns than any syscall's path makes: a bound that catches a
+/// duration or a cycle count written in its place.
+const MAX_RETURNS: f64 = 10_000.0;
 
 /// The kernel's own costs of one machine, in ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -851,9 +876,10 @@ impl KernelCosts {
         let Some(cpu) = self.cpu else {
             return 0.0;
         };
+        let returns = self.returns.unwrap_or(RETURNS_PER_SYSCALL);
         let price = |m: Mitigation| match (m, self.fitted_ibrs) {
             (Mitigation::Ibrs, Some(fitted)) => fitted,
-            _ => cpu.syscall_ns(m, self.clock_ghz),
+            _ => cpu.syscall_ns(m, self.clock_ghz, returns),
         };
         self.applied().into_iter().map(price).sum()
     }
@@ -885,6 +911,7 @@ impl Default for KernelCosts {
             cpu: None,
             mitigations: None,
             fitted_ibrs: None,
+            returns: None,
             syscall: None,
             futex_key_private: None,
             futex_key_shared: None,
@@ -1200,12 +1227,72 @@ mod tests {
     }
 
     #[test]
+    fn the_amd_profiles_pay_the_safe_return_their_kernels_select_and_intels_do_not() {
+        let syscall = |spec: &MachineSpec| spec.kernel.ns().syscall;
+        let off = |spec: &MachineSpec| {
+            let mut bare = spec.clone();
+            bare.kernel.mitigations = Some(Vec::new());
+            bare
+        };
+        for name in ["milan-2s", "genoa-2s-384", "bergamo-1s-256"] {
+            let spec = crate::machine::presets::preset(name).unwrap();
+            assert!(
+                spec.kernel.applied().contains(&Mitigation::SafeRet),
+                "{name}"
+            );
+            assert!(syscall(&spec) > syscall(&off(&spec)), "{name}");
+            // Each kernel return more is one more forced miss.
+            let mut longer = spec.clone();
+            longer.kernel.returns = Some(17.0);
+            let miss = 13.0 / spec.kernel.clock_ghz;
+            assert!(
+                (syscall(&longer) - syscall(&spec) - miss).abs() < 1e-9,
+                "{name}"
+            );
+            // A kernel before SRSO's safe return (6.5) does not pay it.
+            let mut before = spec.clone();
+            before.kernel.version = Some(KernelVersion::new(6, 4));
+            assert!(
+                !before.kernel.applied().contains(&Mitigation::SafeRet),
+                "{name}"
+            );
+        }
+        // Milan's 6.16 runs no retpoline on the syscall path and no branch
+        // history clear: the safe return alone.
+        let milan = crate::machine::presets::preset("milan-2s").unwrap();
+        assert_eq!(milan.kernel.applied(), vec![Mitigation::SafeRet]);
+        // An Intel part's returns cost nothing more: none goes through a thunk.
+        let mut icx = crate::machine::presets::preset("icx-2s").unwrap();
+        let before = syscall(&icx);
+        icx.kernel.returns = Some(40.0);
+        assert_eq!(syscall(&icx), before);
+    }
+
+    #[test]
+    fn a_count_of_returns_that_is_no_count_is_refused() {
+        let mut spec = crate::machine::presets::preset("milan-2s").unwrap();
+        spec.kernel.returns = Some(-1.0);
+        let e = spec.check_times().unwrap_err().to_string();
+        assert!(e.contains("kernel.returns = -1"), "{e}");
+    }
+
+    #[test]
     fn an_unknown_mitigation_is_refused_with_the_known_ones() {
         let e = toml::from_str::<KernelCosts>("mitigations = [\"pti\", \"srso\"]")
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown variant `srso`"), "{e}");
-        for known in ["`pti`", "`ibrs`", "`retpoline`", "`mds`", "`bhi`"] {
+        for known in [
+            "`pti`",
+            "`ibrs`",
+            "`retpoline`",
+            "`mds`",
+            "`bhi`",
+            "`retpoline-lfence`",
+            "`untrain-ret`",
+            "`safe-ret`",
+            "`ibpb-entry`",
+        ] {
             assert!(e.contains(known), "{e}");
         }
     }
