@@ -1311,6 +1311,7 @@ mod tests {
             "`untrain-ret`",
             "`safe-ret`",
             "`ibpb-entry`",
+            "`tsa`",
         ] {
             assert!(e.contains(known), "{e}");
         }
