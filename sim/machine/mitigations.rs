@@ -11,18 +11,54 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A kernel release, major and minor (`"6.9"`): what decides which
-/// defences a part gets. Release candidates count as their release.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+/// A kernel release, major and minor (`"6.9"`), or one of its release
+/// candidates (`"6.16-rc1"`): what decides which defences a part gets. A
+/// candidate comes before its release and after the release before it, so a
+/// defence merged late in a cycle (TSA's, in 6.16-rc6) is absent from the
+/// earlier candidates of that cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct KernelVersion {
     pub major: u16,
     pub minor: u16,
+    /// The release candidate, or none for the release itself.
+    pub rc: Option<u16>,
 }
 
 impl KernelVersion {
     pub const fn new(major: u16, minor: u16) -> Self {
-        KernelVersion { major, minor }
+        KernelVersion {
+            major,
+            minor,
+            rc: None,
+        }
+    }
+
+    pub const fn candidate(major: u16, minor: u16, rc: u16) -> Self {
+        KernelVersion {
+            major,
+            minor,
+            rc: Some(rc),
+        }
+    }
+
+    /// Where the version sits in time: a release sorts after all of its
+    /// candidates.
+    fn order_key(&self) -> (u16, u16, u32) {
+        let rc = self.rc.map_or(u32::MAX, u32::from);
+        (self.major, self.minor, rc)
+    }
+}
+
+impl PartialOrd for KernelVersion {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for KernelVersion {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order_key().cmp(&other.order_key())
     }
 }
 
@@ -30,11 +66,18 @@ impl TryFrom<String> for KernelVersion {
     type Error = String;
 
     fn try_from(text: String) -> Result<Self, String> {
-        let refuse = || format!("kernel version `{text}` must be MAJOR.MINOR, such as \"6.9\"");
-        let (major, minor) = text.split_once('.').ok_or_else(refuse)?;
+        let refuse = || {
+            format!("kernel version `{text}` must be MAJOR.MINOR or MAJOR.MINOR-rcN, such as \"6.9\" or \"6.16-rc1\"")
+        };
+        let (release, rc) = match text.split_once("-rc") {
+            Some((release, rc)) => (release, Some(rc.parse().map_err(|_| refuse())?)),
+            None => (text.as_str(), None),
+        };
+        let (major, minor) = release.split_once('.').ok_or_else(refuse)?;
         Ok(KernelVersion {
             major: major.parse().map_err(|_| refuse())?,
             minor: minor.parse().map_err(|_| refuse())?,
+            rc,
         })
     }
 }
@@ -47,7 +90,11 @@ impl From<KernelVersion> for String {
 
 impl fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
+        write!(f, "{}.{}", self.major, self.minor)?;
+        match self.rc {
+            Some(rc) => write!(f, "-rc{rc}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -83,12 +130,18 @@ const AUTO_IBRS_FROM: KernelVersion = KernelVersion::new(6, 3);
 /// The SRSO ("Inception") safe return on Zen 1 to Zen 4 (v6.5:
 /// fb3bd914b3ec, "x86/srso: Add a Speculative RAS Overflow mitigation").
 const SRSO_FROM: KernelVersion = KernelVersion::new(6, 5);
+/// The Transient Scheduler Attacks buffer clear on Zen 3 and Zen 4
+/// (d8010d4ba43e, "x86/bugs: Add a Transient Scheduler Attacks
+/// mitigation"), merged on the disclosure day, 2025-07-08, between
+/// v6.16-rc5 and v6.16-rc6: its first tag is 6.16-rc6.
+const TSA_FROM: KernelVersion = KernelVersion::candidate(6, 16, 6);
 
 /// A defence the kernel runs on every syscall entry and exit, named as its
 /// command line names it (`pti=`, `spectre_v2=ibrs`, `spectre_v2=retpoline`,
-/// `mds=`, `spectre_bhi=`, `retbleed=`, `spec_rstack_overflow=`). See
-/// docs/machines.md for the ones not priced (RSB filling on a context
-/// switch, Indirect Target Selection's thunks, TSA's VERW on Zen 3 and 4).
+/// `mds=`, `spectre_bhi=`, `retbleed=`, `spec_rstack_overflow=`, `tsa=`).
+/// See docs/machines.md for the ones not priced (RSB filling on a context
+/// switch, Indirect Target Selection's aligned thunks, which add only
+/// direct jumps the core predicts to a futex syscall).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mitigation {
@@ -125,6 +178,10 @@ pub enum Mitigation {
     /// (`retbleed=ibpb`, `spec_rstack_overflow=ibpb`): never the default,
     /// stated outright where a machine booted with it.
     IbpbEntry,
+    /// The Transient Scheduler Attacks clear (`tsa=on`, the default): VERW
+    /// on every return to user space, on AMD Zen 3 and Zen 4 with the
+    /// microcode that makes VERW clear the buffers, from 6.16-rc6.
+    Tsa,
 }
 
 /// The cores whose defences were measured instruction by instruction
@@ -179,7 +236,9 @@ impl MeasuredCore {
 
     /// VERW with the MD_CLEAR microcode. Ice Lake and the AMD cores are not
     /// open to MDS and were not measured; Cascade Lake's stands in, the
-    /// latest core that clears.
+    /// latest core that clears. It stands in too for the VERW that TSA's
+    /// microcode makes clear the buffers on Zen 3 and Zen 4, which nobody
+    /// has measured: plausibly 50-610 cycles (docs/machines.md §2.2).
     fn verw_cycles(self) -> f64 {
         match self {
             MeasuredCore::Broadwell => 610.0,
@@ -304,6 +363,14 @@ pub struct CpuFacts {
     /// families 0x17 and 0x19, Zen 1 to Zen 4).
     #[serde(default)]
     pub srso: bool,
+    /// Open to TSA with the microcode that mitigates it: the kernel marks
+    /// X86_BUG_TSA on family 0x19 (Zen 3 and Zen 4) parts that enumerate
+    /// neither TSA_SQ_NO nor TSA_L1_NO, and sets VERW_CLEAR where the
+    /// microcode revision is at least amd_tsa_microcode's for the model
+    /// (arch/x86/kernel/cpu/amd.c, tsa_init). Without that microcode the
+    /// kernel reports "Vulnerable: No microcode" and clears nothing.
+    #[serde(default)]
+    pub tsa: bool,
 }
 
 /// spectre_v2_select_mitigation()'s choice on a part.
@@ -400,6 +467,14 @@ impl CpuFacts {
         if safe_ret {
             applied.push(Mitigation::SafeRet);
         }
+        // tsa_select_mitigation(), 6.16-rc6: CONFIG_MITIGATION_TSA's
+        // default is the full clear, which sets X86_FEATURE_CLEAR_CPU_BUF,
+        // the VERW that MDS uses, on every return to user space. From 6.17
+        // the attack-vector controls keep it while user/kernel is
+        // mitigated, as it is by default.
+        if amd && self.tsa && version >= TSA_FROM {
+            applied.push(Mitigation::Tsa);
+        }
         applied
     }
 
@@ -419,7 +494,7 @@ impl CpuFacts {
             Mitigation::Pti => 2.0 * core.cr3_write_cycles() + PTI_REFILL_CYCLES,
             Mitigation::Retpoline => core.retpoline_cycles(),
             Mitigation::RetpolineLfence => core.lfence_retpoline_cycles(),
-            Mitigation::Mds => core.verw_cycles(),
+            Mitigation::Mds | Mitigation::Tsa => core.verw_cycles(),
             Mitigation::Bhi => core.bhb_clear_cycles(),
             // zen_untrain_ret: an LFENCE and one return it makes miss; the
             // jump to the return thunk in place of each `ret` is a direct
@@ -448,6 +523,7 @@ mod tests {
         bhi_ctrl: false,
         auto_ibrs: false,
         srso: false,
+        tsa: false,
     };
     const SKYLAKE_SP: CpuFacts = CpuFacts {
         priced_as: MeasuredCore::SkylakeClient,
@@ -464,6 +540,7 @@ mod tests {
         bhi_ctrl: false,
         auto_ibrs: false,
         srso: false,
+        tsa: false,
     };
     const SAPPHIRE_RAPIDS: CpuFacts = CpuFacts {
         priced_as: MeasuredCore::IceLakeServer,
@@ -481,6 +558,7 @@ mod tests {
         bhi_ctrl: false,
         auto_ibrs: false,
         srso: true,
+        tsa: false,
     };
     /// EPYC 7003 (Milan): open to SRSO only.
     const ZEN3: CpuFacts = CpuFacts {
@@ -588,6 +666,40 @@ mod tests {
         assert_eq!(ZEN4.selected(v(6, 9)), vec![SafeRet]);
     }
 
+    /// Zen 3 with the 2025 microcode whose VERW clears the buffers.
+    const ZEN3_TSA: CpuFacts = CpuFacts { tsa: true, ..ZEN3 };
+
+    #[test]
+    fn a_zen_3_clears_its_buffers_on_return_from_6_16_rc6_and_not_before() {
+        assert_eq!(ZEN3_TSA.selected(v(6, 17)), vec![SafeRet, Tsa]);
+        assert_eq!(ZEN3_TSA.selected(v(6, 16)), vec![SafeRet, Tsa]);
+        assert_eq!(
+            ZEN3_TSA.selected(KernelVersion::candidate(6, 16, 6)),
+            vec![SafeRet, Tsa]
+        );
+        // The private-hash series' 6.16-rc1 predates the clear.
+        assert_eq!(
+            ZEN3_TSA.selected(KernelVersion::candidate(6, 16, 1)),
+            vec![SafeRet]
+        );
+        assert_eq!(ZEN3_TSA.selected(v(6, 15)), vec![SafeRet]);
+        // A part without the microcode, or not open to TSA, clears nothing.
+        assert_eq!(ZEN3.selected(v(6, 17)), vec![SafeRet]);
+        // TSA is AMD's: an Intel part stating it gets no clear of it.
+        let intel = CpuFacts {
+            tsa: true,
+            ..CASCADE_LAKE
+        };
+        assert!(!intel.selected(v(6, 17)).contains(&Tsa));
+    }
+
+    #[test]
+    fn the_tsa_clear_costs_a_verw_at_the_profiles_clock() {
+        let at = |ghz| ZEN3_TSA.syscall_ns(Tsa, ghz, RETURNS);
+        assert_eq!(at(3.6), 458.0 / 3.6);
+        assert!(at(2.25) > at(3.6));
+    }
+
     #[test]
     fn the_safe_return_costs_a_forced_miss_for_every_kernel_return() {
         // Zen 3: an LFENCE of 30 cycles and 17 misses of 13, at 3.7 GHz.
@@ -616,5 +728,18 @@ mod tests {
         assert!(read("6").is_err());
         assert!(read("six.nine").is_err());
         assert_eq!(String::from(v(5, 19)), "5.19");
+    }
+
+    #[test]
+    fn a_release_candidate_comes_after_the_last_release_and_before_its_own() {
+        let read = |s: &str| KernelVersion::try_from(s.to_string());
+        let rc1 = KernelVersion::candidate(6, 16, 1);
+        assert_eq!(read("6.16-rc1"), Ok(rc1));
+        assert_eq!(String::from(rc1), "6.16-rc1");
+        assert!(v(6, 15) < rc1);
+        assert!(rc1 < KernelVersion::candidate(6, 16, 6));
+        assert!(KernelVersion::candidate(6, 16, 6) < v(6, 16));
+        assert!(read("6.16-rc").is_err());
+        assert!(read("6.16-rcx").is_err());
     }
 }

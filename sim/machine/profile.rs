@@ -1269,6 +1269,25 @@ mod tests {
     }
 
     #[test]
+    fn an_amd_profile_pays_the_tsa_clear_only_where_its_kernel_has_it() {
+        for name in ["milan-2s", "genoa-2s-384", "bergamo-1s-256"] {
+            let stated = crate::machine::presets::preset(name).unwrap();
+            // Each profile's kernel (6.16-rc1, 6.6) predates 6.16-rc6.
+            assert!(
+                !stated.kernel.applied().contains(&Mitigation::Tsa),
+                "{name}"
+            );
+            let mut later = stated.clone();
+            later.kernel.version = Some(KernelVersion::new(6, 16));
+            assert!(later.kernel.applied().contains(&Mitigation::Tsa), "{name}");
+            // One VERW a syscall, Cascade Lake's 458 cycles standing in.
+            let added = later.kernel.ns().syscall - stated.kernel.ns().syscall;
+            let verw = 458.0 / stated.kernel.clock_ghz;
+            assert!((added - verw).abs() < 1e-9, "{name}: {added}");
+        }
+    }
+
+    #[test]
     fn a_count_of_returns_that_is_no_count_is_refused() {
         let mut spec = crate::machine::presets::preset("milan-2s").unwrap();
         spec.kernel.returns = Some(-1.0);
@@ -1292,6 +1311,7 @@ mod tests {
             "`untrain-ret`",
             "`safe-ret`",
             "`ibpb-entry`",
+            "`tsa`",
         ] {
             assert!(e.contains(known), "{e}");
         }
