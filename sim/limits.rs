@@ -44,6 +44,10 @@ pub const MAX_NS: f64 = 1e7;
 /// high enough that no cycle count becomes more than MAX_NS.
 pub const MIN_GHZ: f64 = 0.01;
 pub const MAX_GHZ: f64 = 100.0;
+/// The kernel returns a profile may say one syscall makes (`kernel.returns`):
+/// more than any syscall's path makes, a bound that catches a duration or a
+/// cycle count written in its place.
+pub const MAX_RETURNS: f64 = 10_000.0;
 
 /// The most bytes all of a design's tables may take together: far beyond
 /// any kernel's (2^24 slots of 64-byte buckets), and as much as the

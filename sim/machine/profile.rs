@@ -5,7 +5,7 @@ use super::mitigations::{CpuFacts, KernelVersion, Mitigation};
 use super::plausible::Plausible;
 use super::tlb::{BackgroundSpec, TlbSpec};
 use super::{ns_to_ps, LockKind, Ps};
-use crate::limits::{MAX_GHZ, MAX_NS, MIN_GHZ};
+use crate::limits::{MAX_GHZ, MAX_NS, MAX_RETURNS, MIN_GHZ};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -839,9 +839,6 @@ const JHASH2_CYCLES: f64 = 4.0 * CALIBRATION_GHZ;
 /// about 16. Not measured (the return counters ex_ret_near_ret:k would
 /// give it): plausibly 10-40.
 const RETURNS_PER_SYSCALL: f64 = 16.0;
-/// More returns than any syscall's path makes: a bound that catches a
-/// duration or a cycle count written in its place.
-const MAX_RETURNS: f64 = 10_000.0;
 
 /// The kernel's own costs of one machine, in ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
